@@ -1,0 +1,80 @@
+package vm
+
+import "unsafe"
+
+// Engine support: what an engine other than the interpreter (package jit)
+// needs from a Program and an Env. The interpreter does not use these.
+
+// Constant returns the 64-bit value that the lddw at slot i loads, with
+// map references resolved. Slot i must be the first slot of an lddw.
+func (p *Program) Constant(i int) uint64 { return p.code[i].imm }
+
+// HelperAt returns the helper that the call instruction at slot i calls.
+// Slot i must be a helper call (not a local call or callx).
+func (p *Program) HelperAt(i int) HelperFunc { return p.funcs[p.code[i].imm] }
+
+// BeginRun prepares e for a run of p by an engine: it makes p the running
+// program, clears the helper status, and returns the run's budget.
+func (e *Env) BeginRun(p *Program) (budget uint64) {
+	e.prog = p
+	e.clearStatus()
+	if e.budget != 0 {
+		return e.budget
+	}
+	return p.budget
+}
+
+// Args returns r1..r5 of the next run.
+func (e *Env) Args() *[5]uint64 { return &e.args }
+
+// StackBase returns the address of the lowest byte of the run's stack of
+// StackSize bytes; r10 starts at StackBase() + StackSize.
+func (e *Env) StackBase() uint64 { return e.stackLo }
+
+// Packet returns the packet of LD_ABS/LD_IND loads.
+func (e *Env) Packet() []byte { return e.packet }
+
+// SetProgram records p as the running program, for an engine that returns
+// from a bpf-to-bpf call into a caller after the callee made a tail call.
+func (e *Env) SetProgram(p *Program) { e.prog = p }
+
+// HelperStatus reports whether the last helper call stopped the run,
+// failed it or asked for a tail call. It is cheap: engines call
+// HelperResult only when it returns true.
+func (e *Env) HelperStatus() bool { return e.status != 0 }
+
+// HelperResult tells an engine what to do after a helper called at slot pc
+// set a status: continue in next (a tail call, already made the running
+// program), or end the run with r0 and err.
+func (e *Env) HelperResult(pc int) (next *Program, r0 uint64, err error) {
+	if e.status&statusTailCall == 0 {
+		r0, err = e.finish(pc)
+		return nil, r0, err
+	}
+	next, _, _ = e.takeTailCall()
+	return next, 0, nil
+}
+
+// Layout of the region lists that RegionTables exposes, so that generated
+// code can walk them: each entry is RegionSize bytes with the first
+// address at RegionLoOffset, the end (exclusive) at RegionHiOffset, and a
+// writable byte (0 or 1) at RegionWritableOffset.
+const (
+	RegionSize           = unsafe.Sizeof(region{})
+	RegionLoOffset       = unsafe.Offsetof(region{}.lo)
+	RegionHiOffset       = unsafe.Offsetof(region{}.hi)
+	RegionWritableOffset = unsafe.Offsetof(region{}.writable)
+)
+
+// RegionTables returns the first entry and the length of the run's region
+// list and of the running program's static regions (global data), the two
+// lists that checked accesses outside the stack are matched against. The
+// lists stay valid until a helper runs (AddRegion may move them) or the
+// Env is reset; an engine reads them again after every helper call.
+func (e *Env) RegionTables() (env unsafe.Pointer, envLen int, prog unsafe.Pointer, progLen int) {
+	env, envLen = unsafe.Pointer(unsafe.SliceData(e.regions)), len(e.regions)
+	if e.prog != nil {
+		prog, progLen = unsafe.Pointer(unsafe.SliceData(e.prog.regions)), len(e.prog.regions)
+	}
+	return env, envLen, prog, progLen
+}

@@ -1,0 +1,239 @@
+package vm
+
+import (
+	"runtime"
+	"sync/atomic"
+	"unsafe"
+)
+
+// region is memory a program may access in checked mode: [lo, hi).
+type region struct {
+	lo, hi   uint64
+	writable bool
+	// keep holds the memory's Go object so the GC cannot free it while a run
+	// can still reach it through an address in a register.
+	keep unsafe.Pointer
+}
+
+func (r *region) contains(addr, size uint64) bool {
+	return addr >= r.lo && addr <= r.hi && size <= r.hi-addr
+}
+
+// Env is the state of one program run: its arguments, its stack, the memory
+// regions it may access, and the channel through which helpers talk back to
+// the engine. An Env is not safe for concurrent use; give each goroutine its
+// own (Program.Run does so from a pool) and reuse it across runs to avoid
+// allocation.
+type Env struct {
+	args    [5]uint64
+	stack   *[StackSize]byte
+	stackLo uint64
+
+	// regions the run may access besides the stack: the context, memory the
+	// embedder registered, memory helpers returned.
+	regions []region
+	packet  []byte
+	budget  uint64
+
+	// Set by helpers, read by the engine after each helper call.
+	status    uint8
+	stopR0    uint64
+	err       error
+	tailProg  *Program
+	tailCalls int
+
+	prog   *Program // the program running now (tail calls change it)
+	regs   [16]uint64
+	depth  int
+	frames [MaxCallDepth]frame
+	cpu    int
+
+	// What interpret reports when it stops with whyFault.
+	faultAddr uint64
+	faultSize int
+	faultErr  error
+
+	// Data is free for the embedder and its helpers (for example the
+	// tracepoint that fired); the engines never look at it.
+	Data any
+}
+
+// frame is the caller state a bpf-to-bpf call saves.
+type frame struct {
+	retPC  int32
+	prog   *Program  // the caller, which a tail call in the callee may not be
+	callee [4]uint64 // r6..r9
+}
+
+const (
+	statusStop = 1 << iota
+	statusFail
+	statusTailCall
+)
+
+var nextCPU atomic.Uint32
+
+// NewEnv returns an empty Env with its own stack.
+func NewEnv() *Env {
+	e := &Env{stack: new([StackSize]byte)}
+	e.stackLo = uint64(uintptr(unsafe.Pointer(e.stack)))
+	e.cpu = int(nextCPU.Add(1)-1) % runtime.NumCPU()
+	return e
+}
+
+// Reset forgets the arguments, regions, packet, budget and Data of the last
+// run so that the Env can be reused. It keeps allocated capacity.
+func (e *Env) Reset() {
+	e.args = [5]uint64{}
+	clear(e.regions)
+	e.regions = e.regions[:0]
+	e.packet = nil
+	e.budget = 0
+	e.Data = nil
+	e.clearStatus()
+}
+
+func (e *Env) clearStatus() {
+	e.status, e.stopR0, e.err, e.tailProg, e.tailCalls = 0, 0, nil, nil, 0
+}
+
+// SetContext makes mem the program's context: r1 = its address, r2 = its
+// length, and the run may read and write it.
+func (e *Env) SetContext(mem []byte) {
+	if len(mem) == 0 {
+		e.args[0], e.args[1] = 0, 0
+		return
+	}
+	p := unsafe.Pointer(unsafe.SliceData(mem))
+	e.AddRegion(p, uintptr(len(mem)), true)
+	e.args[0], e.args[1] = uint64(uintptr(p)), uint64(len(mem))
+}
+
+// SetContextPointer makes the size bytes at p the program's context (r1 = p,
+// r2 = size). p must point to memory that stays valid for the run, such as a
+// Go object the caller keeps alive.
+func (e *Env) SetContextPointer(p unsafe.Pointer, size uintptr, writable bool) {
+	e.AddRegion(p, size, writable)
+	e.args[0], e.args[1] = uint64(uintptr(p)), uint64(size)
+}
+
+// SetArg sets argument register r(i+1), i in 0..4, overriding what
+// SetContext put there.
+func (e *Env) SetArg(i int, v uint64) { e.args[i] = v }
+
+// SetPacket sets the packet that the legacy LD_ABS/LD_IND loads read. The
+// packet is read-only to those instructions and is not a region.
+func (e *Env) SetPacket(pkt []byte) { e.packet = pkt }
+
+// SetBudget limits this run to n instructions (0: the program's budget).
+func (e *Env) SetBudget(n uint64) { e.budget = n }
+
+// AddRegion lets the run access the size bytes at p. Helpers call it for
+// memory they hand to the program (map values, ring buffer records). The
+// memory must stay valid until the run ends; the Env keeps p reachable for
+// the GC until Reset.
+func (e *Env) AddRegion(p unsafe.Pointer, size uintptr, writable bool) {
+	lo := uint64(uintptr(p))
+	hi := lo + uint64(size)
+	if size == 0 || hi < lo {
+		return
+	}
+	// Helpers often hand out the same memory again (a lookup in a loop):
+	// do not grow the list when the newest region already covers it.
+	if n := len(e.regions); n > 0 {
+		last := &e.regions[n-1]
+		if last.contains(lo, uint64(size)) && (last.writable || !writable) {
+			return
+		}
+	}
+	e.regions = append(e.regions, region{lo: lo, hi: hi, writable: writable, keep: p})
+}
+
+// AddBytes lets the run access b.
+func (e *Env) AddBytes(b []byte, writable bool) {
+	if len(b) > 0 {
+		e.AddRegion(unsafe.Pointer(unsafe.SliceData(b)), uintptr(len(b)), writable)
+	}
+}
+
+// allowed reports whether the run may access size bytes at addr.
+func (e *Env) allowed(addr, size uint64, write bool) bool {
+	if addr-e.stackLo <= StackSize-size {
+		return true
+	}
+	return e.inRegions(addr, size, write)
+}
+
+// inRegions reports whether a region other than the stack allows the
+// access. It is small enough for the compiler to inline into the
+// interpreter's loop. Exec appends the program's static regions to the
+// Env's for the duration of a run, so one list covers all.
+func (e *Env) inRegions(addr, size uint64, write bool) bool {
+	for i := range e.regions {
+		r := &e.regions[i]
+		if addr >= r.lo && addr <= r.hi && size <= r.hi-addr && (r.writable || !write) {
+			return true
+		}
+	}
+	return false
+}
+
+// Pointer checks that the program may access size bytes at addr and returns
+// them as a pointer. Helpers use it for every pointer argument.
+func (e *Env) Pointer(addr, size uint64, write bool) (unsafe.Pointer, bool) {
+	if size == 0 || !e.allowed(addr, size, write) {
+		return nil, false
+	}
+	return hostPointer(addr), true
+}
+
+// Bytes is Pointer as a byte slice.
+func (e *Env) Bytes(addr, size uint64, write bool) ([]byte, bool) {
+	p, ok := e.Pointer(addr, size, write)
+	if !ok {
+		return nil, false
+	}
+	return unsafe.Slice((*byte)(p), size), true
+}
+
+// Stop ends the run after the current helper returns, with r0 = r0.
+func (e *Env) Stop(r0 uint64) {
+	e.status |= statusStop
+	e.stopR0 = r0
+}
+
+// Fail ends the run after the current helper returns, with err.
+func (e *Env) Fail(err error) {
+	e.status |= statusFail
+	e.err = err
+}
+
+// TailCall makes the run continue in p, from its first instruction, with
+// the current context in r1, when the current helper returns. It is what
+// bpf_tail_call does when its target exists.
+//
+// It returns false, and changes nothing, once the run has made MaxTailCalls
+// tail calls; bpf_tail_call then fails and the caller continues, as in Linux.
+func (e *Env) TailCall(p *Program) bool {
+	if p == nil || e.tailCalls >= MaxTailCalls {
+		return false
+	}
+	e.tailCalls++
+	e.status |= statusTailCall
+	e.tailProg = p
+	return true
+}
+
+// Program returns the program running now.
+func (e *Env) Program() *Program { return e.prog }
+
+// CPU returns the CPU slot of this Env, for per-CPU maps and
+// bpf_get_smp_processor_id. It is fixed for the Env's life; concurrent Envs
+// may share a slot when there are more of them than CPUs.
+func (e *Env) CPU() int { return e.cpu }
+
+// hostPointer turns a program address into a Go pointer. Program addresses
+// are host addresses that an earlier check proved to lie in a region.
+func hostPointer(addr uint64) unsafe.Pointer {
+	return *(*unsafe.Pointer)(unsafe.Pointer(&addr))
+}

@@ -1,0 +1,160 @@
+package vm
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+)
+
+// Exec runs the program in the interpreter with the arguments, regions and
+// budget set on e, and returns r0. Errors are *RunError values.
+func (p *Program) Exec(e *Env) (uint64, error) {
+	e.prog = p
+	e.clearStatus()
+	budget := e.budget
+	if budget == 0 {
+		budget = p.budget
+	}
+	if len(p.regions) == 0 {
+		return e.run(budget)
+	}
+	own := len(e.regions)
+	e.regions = append(e.regions, p.regions...)
+	r0, err := e.run(budget)
+	clear(e.regions[own:])
+	e.regions = e.regions[:own]
+	return r0, err
+}
+
+// callHelper calls a helper. A helper is Go code the embedder wrote; its
+// panic must not take the host down with it.
+func (e *Env) callHelper(fn HelperFunc, pc int) (r0 uint64, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = &RunError{PC: pc, Err: fmt.Errorf("%w: %v", ErrHelperPanicked, v)}
+		}
+	}()
+	r := &e.regs
+	return fn(e, r[1], r[2], r[3], r[4], r[5]), nil
+}
+
+// Reasons interpret stops.
+const (
+	whyExit = iota + 1
+	whyCall
+	whyFault
+	whyBudget
+	whyCallDepth
+	whyPacket
+	whyReturn
+	whyInvalid
+)
+
+// run drives interpret: it sets up the registers, and does what interpret
+// leaves to it (helper calls, tail calls, packet loads, building errors).
+func (e *Env) run(budget uint64) (uint64, error) {
+	r := &e.regs
+	// Registers the program has not written read as zero, not as what an
+	// earlier run left.
+	r[0], r[6], r[7], r[8], r[9] = 0, 0, 0, 0, 0
+	r[1], r[2], r[3], r[4], r[5] = e.args[0], e.args[1], e.args[2], e.args[3], e.args[4]
+	r[10] = e.stackLo + StackSize
+	for e.depth > 0 { // left by a run that failed inside a call
+		e.depth--
+		e.frames[e.depth].prog = nil
+	}
+	pc := 0
+	for {
+		var why uint8
+		pc, budget, why = e.interpret(pc, budget)
+		at := pc - 1 // the instruction that stopped the loop
+		switch why {
+		case whyExit:
+			return r[0], nil
+		case whyCall:
+			in := &e.prog.code[at]
+			var fn HelperFunc
+			if in.op == opCall {
+				fn = e.prog.funcs[in.imm]
+			} else if n := r[in.dst&15]; n <= 1<<31-1 {
+				fn = e.prog.helpers[int32(n)].Func
+			}
+			if fn == nil {
+				return 0, &RunError{PC: at, Err: ErrUnknownHelper}
+			}
+			r0, err := e.callHelper(fn, at)
+			if err != nil {
+				return 0, err
+			}
+			r[0] = r0
+			if e.status != 0 {
+				if e.status&statusTailCall == 0 {
+					return e.finish(at)
+				}
+				e.status &^= statusTailCall
+				if e.depth > 0 && e.frames[e.depth-1].prog == nil {
+					// Remember whom the callee returns to.
+					e.frames[e.depth-1].prog = e.prog
+				}
+				e.prog = e.tailProg
+				pc = 0
+			}
+		case whyReturn: // from a callee that made a tail call
+			f := &e.frames[e.depth]
+			e.prog, f.prog = f.prog, nil
+		case whyPacket:
+			in := &e.prog.code[at]
+			off := int64(int32(in.imm))
+			if in.op >= opLdIndB {
+				off = int64(int32(uint32(r[in.src&15]) + uint32(in.imm)))
+			}
+			v, ok := loadPacket(e.packet, off, packetLoadSize[in.op])
+			if !ok {
+				return 0, nil
+			}
+			r[0] = v
+		case whyFault:
+			return 0, &RunError{PC: at, Addr: e.faultAddr, Size: e.faultSize, Err: e.faultErr}
+		case whyBudget:
+			return 0, &RunError{PC: at, Err: ErrBudgetExceeded}
+		case whyCallDepth:
+			return 0, &RunError{PC: at, Err: ErrCallDepth}
+		default:
+			return 0, &RunError{PC: at, Err: ErrUnknownOpcode}
+		}
+	}
+}
+
+var packetLoadSize = [...]int{opLdAbsB: 1, opLdAbsH: 2, opLdAbsW: 4, opLdIndB: 1, opLdIndH: 2, opLdIndW: 4}
+
+// finish turns the status a helper left into the run's result.
+func (e *Env) finish(pc int) (uint64, error) {
+	if e.status&statusFail != 0 {
+		return 0, &RunError{PC: pc, Err: e.err}
+	}
+	return e.stopR0, nil
+}
+
+// fault records a failed access for run to report.
+func (e *Env) fault(addr uint64, size int, err error) uint8 {
+	e.faultAddr, e.faultSize, e.faultErr = addr, size, err
+	return whyFault
+}
+
+// loadPacket implements LD_ABS/LD_IND: a big-endian load from the packet.
+// ok is false when the load is outside the packet, which ends the run with
+// r0 = 0, as in Linux.
+func loadPacket(pkt []byte, off int64, size int) (uint64, bool) {
+	if off < 0 || off > math.MaxInt32 || off+int64(size) > int64(len(pkt)) {
+		return 0, false
+	}
+	b := pkt[off:]
+	switch size {
+	case 1:
+		return uint64(b[0]), true
+	case 2:
+		return uint64(binary.BigEndian.Uint16(b)), true
+	default:
+		return uint64(binary.BigEndian.Uint32(b)), true
+	}
+}

@@ -1,0 +1,17 @@
+package vm
+
+// HelperFunc is the Go side of an eBPF helper call: it receives r1..r5 and
+// returns r0. It may inspect and change the run through env (read program
+// memory with env.Pointer/Bytes, hand out memory with env.AddRegion, end the
+// run with env.Stop/Fail, switch programs with env.TailCall). It must not
+// keep env after it returns.
+type HelperFunc func(env *Env, r1, r2, r3, r4, r5 uint64) uint64
+
+// Helper is a helper function with its name, for messages.
+type Helper struct {
+	Name string
+	Func HelperFunc
+}
+
+// Helpers maps helper numbers (as in Linux's bpf_func_id) to helpers.
+type Helpers map[int32]Helper

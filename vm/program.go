@@ -1,0 +1,174 @@
+package vm
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"sync"
+	"unsafe"
+
+	ciliumasm "github.com/cilium/ebpf/asm"
+
+	"github.com/uebpf/uebpf/asm"
+)
+
+// DefaultBudget is the instruction budget of a run when neither the program
+// nor the Env sets one: about a second of interpretation.
+const DefaultBudget = 1 << 30
+
+// Map is a map that a program references through lddw (BPF_PSEUDO_MAP_FD or
+// BPF_PSEUDO_MAP_VALUE). The VM treats it as opaque; helpers know its
+// concrete type.
+type Map any
+
+// DirectMemory is implemented by maps whose values programs address
+// directly, such as arrays holding global data. Flags carries
+// BPF_F_RDONLY_PROG (0x80), which makes the memory read-only to programs.
+type DirectMemory interface {
+	Memory() []byte
+	Flags() uint32
+}
+
+const flagReadOnlyProg = 0x80
+
+// ProgramSpec describes a program before it is loaded.
+type ProgramSpec struct {
+	Name         string
+	Instructions []asm.Instruction
+	// Maps are the maps the program's lddw instructions refer to by index.
+	// Programs loaded with the same Maps slice share map pointers, so a
+	// map pointer stays valid across tail calls between them.
+	Maps []Map
+}
+
+// Options tune how a program is loaded.
+type Options struct {
+	// Helpers the program may call. A call to a number not in this set is
+	// a load error.
+	Helpers Helpers
+	// Budget is the default instruction budget of a run (DefaultBudget if 0).
+	Budget uint64
+}
+
+// Program is a validated, pre-decoded program. It is immutable and safe for
+// concurrent use.
+type Program struct {
+	name    string
+	insns   []asm.Instruction
+	code    []insn
+	funcs   []HelperFunc // helpers by call-site index
+	helpers Helpers
+	maps    []Map
+	regions []region // global data the program addresses directly
+	budget  uint64
+	envs    sync.Pool
+}
+
+// Load validates spec and prepares it to run.
+func Load(spec *ProgramSpec, opts *Options) (*Program, error) {
+	if opts == nil {
+		opts = &Options{}
+	}
+	p := &Program{
+		name:    spec.Name,
+		insns:   spec.Instructions,
+		helpers: opts.Helpers,
+		maps:    spec.Maps,
+		budget:  opts.Budget,
+	}
+	if p.budget == 0 {
+		p.budget = DefaultBudget
+	}
+	if err := p.decode(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// LoadBytes loads raw little-endian bytecode.
+func LoadBytes(name string, code []byte, opts *Options) (*Program, error) {
+	insns, err := asm.Decode(code)
+	if err != nil {
+		return nil, fmt.Errorf("program %s: %w", name, err)
+	}
+	return Load(&ProgramSpec{Name: name, Instructions: insns}, opts)
+}
+
+// LoadCilium loads cilium/ebpf instructions. References (maps, functions)
+// must already be resolved to constants and offsets.
+func LoadCilium(name string, insns ciliumasm.Instructions, opts *Options) (*Program, error) {
+	var buf bytes.Buffer
+	if err := insns.Marshal(&buf, binary.LittleEndian); err != nil {
+		return nil, fmt.Errorf("program %s: %w", name, err)
+	}
+	return LoadBytes(name, buf.Bytes(), opts)
+}
+
+// Name returns the program's name.
+func (p *Program) Name() string { return p.name }
+
+// Instructions returns the program's instruction slots. Callers must not
+// modify them.
+func (p *Program) Instructions() []asm.Instruction { return p.insns }
+
+// Maps returns the maps the program references. Callers must not modify it.
+func (p *Program) Maps() []Map { return p.maps }
+
+// Helpers returns the helper set the program was loaded with.
+func (p *Program) Helpers() Helpers { return p.helpers }
+
+// Budget returns the program's default instruction budget.
+func (p *Program) Budget() uint64 { return p.budget }
+
+// MapPointer returns the value a program sees in a register loaded with a
+// reference to Maps()[i]: the address of that entry of the map table.
+func (p *Program) MapPointer(i int) uint64 {
+	return uint64(uintptr(unsafe.Pointer(&p.maps[i])))
+}
+
+// Map resolves a map pointer that a program passed to a helper. It returns
+// false for any value that is not one of the program's map pointers.
+func (e *Env) Map(ptr uint64) (Map, bool) {
+	maps := e.prog.maps
+	if len(maps) == 0 {
+		return nil, false
+	}
+	const size = uint64(unsafe.Sizeof(maps[0]))
+	off := ptr - uint64(uintptr(unsafe.Pointer(&maps[0])))
+	if off%size != 0 || off/size >= uint64(len(maps)) {
+		return nil, false
+	}
+	return maps[off/size], true
+}
+
+// Run runs the program with mem as its context (r1 = its address, r2 = its
+// length) and returns r0. It takes an Env from the program's pool.
+func (p *Program) Run(mem []byte) (uint64, error) {
+	e := p.getEnv()
+	e.SetContext(mem)
+	r0, err := p.Exec(e)
+	p.putEnv(e)
+	return r0, err
+}
+
+// RunPointer runs the program with the size bytes at ctx as its context.
+// The caller keeps ctx alive for the duration of the call.
+func (p *Program) RunPointer(ctx unsafe.Pointer, size uintptr) (uint64, error) {
+	e := p.getEnv()
+	e.SetContextPointer(ctx, size, true)
+	r0, err := p.Exec(e)
+	p.putEnv(e)
+	return r0, err
+}
+
+func (p *Program) getEnv() *Env {
+	if e, ok := p.envs.Get().(*Env); ok {
+		return e
+	}
+	return NewEnv()
+}
+
+func (p *Program) putEnv(e *Env) {
+	e.Reset()
+	p.envs.Put(e)
+}
