@@ -89,6 +89,7 @@ const (
 	PseudoKfuncCall = 2 // call: kernel function, not available in userspace
 	PseudoMapFD     = 1 // lddw: imm is an index into ProgramSpec.Maps
 	PseudoMapValue  = 2 // lddw: imm is a map index, the next imm an offset into its value
+	PseudoFunc      = 4 // lddw: imm is the pc-relative address of a function (a callback)
 )
 
 // Frequently used complete opcodes.

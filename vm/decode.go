@@ -79,6 +79,7 @@ func (p *Program) decode() error {
 				if ins.Offset != 0 {
 					return fail("%w: lddw offset %d", ErrInvalidField, ins.Offset)
 				}
+				p.lddwIndex = i
 				value, err := p.lddwValue(ins, p.insns[i+1])
 				if err != nil {
 					return fail("%w", err)
@@ -136,6 +137,11 @@ func (p *Program) decode() error {
 			return fail("%w", ErrWriteToR10)
 		}
 		p.code[i] = d
+	}
+	for _, t := range p.callbacks {
+		if lddwTail[t] {
+			return &LoadError{Program: p.name, Err: fmt.Errorf("%w: callback at %d", ErrJumpIntoLDDW, t)}
+		}
 	}
 	for _, t := range targets {
 		if t.to < 0 || t.to >= n {
@@ -269,6 +275,13 @@ func (p *Program) lddwValue(lo, hi asm.Instruction) (uint64, error) {
 			return 0, fmt.Errorf("%w: map index %d of %d", ErrUnresolvedMap, lo.Imm, len(p.maps))
 		}
 		return p.MapPointer(int(lo.Imm)), nil
+	case asm.PseudoFunc:
+		target := p.lddwIndex + 1 + int(lo.Imm)
+		if target < 0 || target >= len(p.insns) || hi.Imm != 0 {
+			return 0, fmt.Errorf("%w: function at %d outside the program", ErrJumpOutOfRange, target)
+		}
+		p.callbacks = append(p.callbacks, target)
+		return funcTag | uint64(target), nil
 	case asm.PseudoMapValue:
 		if lo.Imm < 0 || int(lo.Imm) >= len(p.maps) {
 			return 0, fmt.Errorf("%w: map index %d of %d", ErrUnresolvedMap, lo.Imm, len(p.maps))

@@ -13,15 +13,30 @@ func (p *Program) Constant(i int) uint64 { return p.code[i].imm }
 // Slot i must be a helper call (not a local call or callx).
 func (p *Program) HelperAt(i int) HelperFunc { return p.funcs[p.code[i].imm] }
 
-// BeginRun prepares e for a run of p by an engine: it makes p the running
-// program, clears the helper status, and returns the run's budget.
-func (e *Env) BeginRun(p *Program) (budget uint64) {
+// BeginRun prepares e for a run of p by an engine, as Exec does for the
+// interpreter: it makes p the running program, clears the helper status,
+// adds p's static regions to the run's, and returns the run's budget and
+// a mark to pass to EndRun.
+func (e *Env) BeginRun(p *Program) (budget uint64, mark int) {
 	e.prog = p
 	e.clearStatus()
-	if e.budget != 0 {
-		return e.budget
+	budget = e.budget
+	if budget == 0 {
+		budget = p.budget
 	}
-	return p.budget
+	mark = len(e.regions)
+	if len(p.regions) != 0 {
+		e.regions = append(e.regions, p.regions...)
+	}
+	return budget, mark
+}
+
+// EndRun undoes what BeginRun added to e's regions.
+func (e *Env) EndRun(mark int) {
+	if len(e.regions) > mark {
+		clear(e.regions[mark:])
+		e.regions = e.regions[:mark]
+	}
 }
 
 // Args returns r1..r5 of the next run.
@@ -51,11 +66,12 @@ func (e *Env) HelperResult(pc int) (next *Program, r0 uint64, err error) {
 		r0, err = e.finish(pc)
 		return nil, r0, err
 	}
-	next, _, _ = e.takeTailCall()
-	return next, 0, nil
+	e.status &^= statusTailCall
+	e.prog = e.tailProg
+	return e.prog, 0, nil
 }
 
-// Layout of the region lists that RegionTables exposes, so that generated
+// Layout of the region list that Regions exposes, so that generated
 // code can walk them: each entry is RegionSize bytes with the first
 // address at RegionLoOffset, the end (exclusive) at RegionHiOffset, and a
 // writable byte (0 or 1) at RegionWritableOffset.
@@ -66,15 +82,25 @@ const (
 	RegionWritableOffset = unsafe.Offsetof(region{}.writable)
 )
 
-// RegionTables returns the first entry and the length of the run's region
-// list and of the running program's static regions (global data), the two
-// lists that checked accesses outside the stack are matched against. The
-// lists stay valid until a helper runs (AddRegion may move them) or the
-// Env is reset; an engine reads them again after every helper call.
-func (e *Env) RegionTables() (env unsafe.Pointer, envLen int, prog unsafe.Pointer, progLen int) {
-	env, envLen = unsafe.Pointer(unsafe.SliceData(e.regions)), len(e.regions)
-	if e.prog != nil {
-		prog, progLen = unsafe.Pointer(unsafe.SliceData(e.prog.regions)), len(e.prog.regions)
-	}
-	return env, envLen, prog, progLen
+// Regions returns the first entry and the length of the run's region
+// list, which checked accesses outside the stack are matched against. The
+// list stays valid until a helper runs (AddRegion may move it) or the Env
+// is reset; an engine reads it again after every helper call.
+func (e *Env) Regions() (first unsafe.Pointer, n int) {
+	return unsafe.Pointer(unsafe.SliceData(e.regions)), len(e.regions)
 }
+
+// SetCallFunction installs the engine's implementation of
+// Env.CallFunction for the current run (nil: the interpreter's). An engine
+// sets it when a run begins.
+func (e *Env) SetCallFunction(f func(e *Env, fn uint64, args [5]uint64) (uint64, error)) {
+	e.callFunction = f
+}
+
+// Callbacks returns the slots of the functions whose addresses the program
+// loads with lddw (BPF_PSEUDO_FUNC); such an lddw loads FuncValue(slot).
+func (p *Program) Callbacks() []int { return p.callbacks }
+
+// FuncValue is the value a program sees for the address of the function
+// at slot, and passes to helpers that take callbacks.
+func FuncValue(slot int) uint64 { return funcTag | uint64(slot) }

@@ -42,11 +42,16 @@ type Env struct {
 	tailProg  *Program
 	tailCalls int
 
-	prog   *Program // the program running now (tail calls change it)
-	regs   [16]uint64
-	depth  int
-	frames [MaxCallDepth]frame
-	cpu    int
+	prog       *Program // the program running now (tail calls change it)
+	regs       [16]uint64
+	depth      int
+	base       int    // the depth at which exit ends the run (callbacks run deeper)
+	budgetLeft uint64 // the budget, while a helper runs
+	// callFunction is CallFunction of the engine running the program, when
+	// that is not the interpreter.
+	callFunction func(e *Env, fn uint64, args [5]uint64) (uint64, error)
+	frames       [MaxCallDepth]frame
+	cpu          int
 
 	// What interpret reports when it stops with whyFault.
 	faultAddr uint64
@@ -95,6 +100,7 @@ func (e *Env) Reset() {
 
 func (e *Env) clearStatus() {
 	e.status, e.stopR0, e.err, e.tailProg, e.tailCalls = 0, 0, nil, nil, 0
+	e.callFunction = nil
 }
 
 // SetContext makes mem the program's context: r1 = its address, r2 = its

@@ -14,10 +14,8 @@ var (
 	ErrBudgetExceeded  = errors.New("instruction budget exceeded")
 	ErrCallDepth       = errors.New("bpf-to-bpf call depth exceeded")
 	ErrUnknownHelper   = errors.New("call to a helper that is not registered")
-	ErrTailCallLimit   = errors.New("too many tail calls")
 	ErrHelperPanicked  = errors.New("helper panicked")
-	ErrStopped         = errors.New("run stopped by a helper")
-	errInvalidTailCall = errors.New("tail call target is not a *vm.Program")
+	ErrInvalidCallback = errors.New("invalid callback")
 )
 
 // RunError is the error a run ends with when the program does something it

@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
+	"unsafe"
 )
 
 // Exec runs the program in the interpreter with the arguments, regions and
@@ -50,8 +52,8 @@ const (
 	whyInvalid
 )
 
-// run drives interpret: it sets up the registers, and does what interpret
-// leaves to it (helper calls, tail calls, packet loads, building errors).
+// run sets up the registers and runs the program from its first
+// instruction.
 func (e *Env) run(budget uint64) (uint64, error) {
 	r := &e.regs
 	// Registers the program has not written read as zero, not as what an
@@ -63,14 +65,23 @@ func (e *Env) run(budget uint64) (uint64, error) {
 		e.depth--
 		e.frames[e.depth].prog = nil
 	}
-	pc := 0
+	e.base = 0
+	r0, _, err := e.drive(0, budget)
+	return r0, err
+}
+
+// drive runs interpret from pc and does what interpret leaves to it:
+// helper calls, tail calls, packet loads, building errors. It returns when
+// the frame at e.base exits.
+func (e *Env) drive(pc int, budget uint64) (uint64, uint64, error) {
+	r := &e.regs
 	for {
 		var why uint8
 		pc, budget, why = e.interpret(pc, budget)
 		at := pc - 1 // the instruction that stopped the loop
 		switch why {
 		case whyExit:
-			return r[0], nil
+			return r[0], budget, nil
 		case whyCall:
 			in := &e.prog.code[at]
 			var fn HelperFunc
@@ -80,23 +91,21 @@ func (e *Env) run(budget uint64) (uint64, error) {
 				fn = e.prog.helpers[int32(n)].Func
 			}
 			if fn == nil {
-				return 0, &RunError{PC: at, Err: ErrUnknownHelper}
+				return 0, budget, &RunError{PC: at, Err: ErrUnknownHelper}
 			}
+			e.budgetLeft = budget
 			r0, err := e.callHelper(fn, at)
+			budget = e.budgetLeft
 			if err != nil {
-				return 0, err
+				return 0, budget, err
 			}
 			r[0] = r0
 			if e.status != 0 {
 				if e.status&statusTailCall == 0 {
-					return e.finish(at)
+					r0, err := e.finish(at)
+					return r0, budget, err
 				}
-				e.status &^= statusTailCall
-				if e.depth > 0 && e.frames[e.depth-1].prog == nil {
-					// Remember whom the callee returns to.
-					e.frames[e.depth-1].prog = e.prog
-				}
-				e.prog = e.tailProg
+				e.takeTailCall()
 				pc = 0
 			}
 		case whyReturn: // from a callee that made a tail call
@@ -110,17 +119,17 @@ func (e *Env) run(budget uint64) (uint64, error) {
 			}
 			v, ok := loadPacket(e.packet, off, packetLoadSize[in.op])
 			if !ok {
-				return 0, nil
+				return 0, budget, nil
 			}
 			r[0] = v
 		case whyFault:
-			return 0, &RunError{PC: at, Addr: e.faultAddr, Size: e.faultSize, Err: e.faultErr}
+			return 0, budget, &RunError{PC: at, Addr: e.faultAddr, Size: e.faultSize, Err: e.faultErr}
 		case whyBudget:
-			return 0, &RunError{PC: at, Err: ErrBudgetExceeded}
+			return 0, budget, &RunError{PC: at, Err: ErrBudgetExceeded}
 		case whyCallDepth:
-			return 0, &RunError{PC: at, Err: ErrCallDepth}
+			return 0, budget, &RunError{PC: at, Err: ErrCallDepth}
 		default:
-			return 0, &RunError{PC: at, Err: ErrUnknownOpcode}
+			return 0, budget, &RunError{PC: at, Err: ErrUnknownOpcode}
 		}
 	}
 }
@@ -157,4 +166,53 @@ func loadPacket(pkt []byte, off int64, size int) (uint64, bool) {
 	default:
 		return uint64(binary.BigEndian.Uint32(b)), true
 	}
+}
+
+// takeTailCall switches the run to the program a helper asked for and
+// returns it.
+func (e *Env) takeTailCall() (*Program, unsafe.Pointer, int) {
+	e.status &^= statusTailCall
+	if e.depth > 0 && e.frames[e.depth-1].prog == nil {
+		// Remember whom the callee returns to.
+		e.frames[e.depth-1].prog = e.prog
+	}
+	e.prog = e.tailProg
+	return e.prog, unsafe.Pointer(unsafe.SliceData(e.prog.code)), 0
+}
+
+// funcTag marks the values that lddw loads for function addresses
+// (BPF_PSEUDO_FUNC), so that CallFunction can tell them from other numbers.
+const funcTag = 0xfeed << 48
+
+// CallFunction calls a function of the running program, such as the
+// callback that a program passes to bpf_loop, with r1..r5 = args, and
+// returns its r0. fn is the value the program loaded with lddw
+// (BPF_PSEUDO_FUNC). The callback runs in a new stack frame and counts
+// against the run's call depth and instruction budget. Only helpers call
+// it, while the run is in progress.
+func (e *Env) CallFunction(fn uint64, args [5]uint64) (uint64, error) {
+	if e.callFunction != nil { // another engine runs the program
+		return e.callFunction(e, fn, args)
+	}
+	target := int(fn &^ funcTag)
+	if fn&funcTag != funcTag || !slices.Contains(e.prog.callbacks, target) {
+		return 0, fmt.Errorf("%w: %#x is not a function of the program", ErrInvalidCallback, fn)
+	}
+	if e.depth+1 >= MaxCallDepth {
+		return 0, ErrCallDepth
+	}
+	saved, savedBase, savedProg, depth := e.regs, e.base, e.prog, e.depth
+	e.depth++
+	e.base = e.depth
+	r := &e.regs
+	r[0], r[6], r[7], r[8], r[9] = 0, 0, 0, 0, 0
+	r[1], r[2], r[3], r[4], r[5] = args[0], args[1], args[2], args[3], args[4]
+	r[10] = saved[10] - StackFrameSize
+	r0, budget, err := e.drive(target, e.budgetLeft)
+	e.budgetLeft = budget
+	for i := depth; i < e.depth; i++ { // frames a failed callback left
+		e.frames[i].prog = nil
+	}
+	e.depth, e.base, e.regs, e.prog = depth, savedBase, saved, savedProg
+	return r0, err
 }

@@ -7,10 +7,12 @@ package vm
 // keep env after it returns.
 type HelperFunc func(env *Env, r1, r2, r3, r4, r5 uint64) uint64
 
-// Helper is a helper function with its name, for messages.
+// Helper is a helper function with its name, for messages, and its
+// prototype, for the verifier (nil: the verifier refuses calls to it).
 type Helper struct {
-	Name string
-	Func HelperFunc
+	Name  string
+	Func  HelperFunc
+	Proto *Prototype
 }
 
 // Helpers maps helper numbers (as in Linux's bpf_func_id) to helpers.

@@ -1497,7 +1497,7 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 			r[10] -= StackFrameSize
 			pc = int(in.off)
 		case opExit:
-			if e.depth == 0 {
+			if e.depth == e.base { // the frame the run or the callback started in
 				return pc, budget, whyExit
 			}
 			e.depth--

@@ -60,8 +60,12 @@ type Program struct {
 	helpers Helpers
 	maps    []Map
 	regions []region // global data the program addresses directly
-	budget  uint64
-	envs    sync.Pool
+	// callbacks are the functions whose addresses lddw (BPF_PSEUDO_FUNC)
+	// loads, for helpers such as bpf_loop.
+	callbacks []int
+	lddwIndex int // slot of the lddw being decoded
+	budget    uint64
+	envs      sync.Pool
 }
 
 // Load validates spec and prepares it to run.

@@ -242,7 +242,7 @@ const footer = `	case opCall, opCallX:
 			r[10] -= StackFrameSize
 			pc = int(in.off)
 		case opExit:
-			if e.depth == 0 {
+			if e.depth == e.base { // the frame the run or the callback started in
 				return pc, budget, whyExit
 			}
 			e.depth--
