@@ -39,9 +39,9 @@ func Interpreter(insns []asm.Instruction, helpers vm.Helpers) (Program, error) {
 // Run assembles t and runs it on engine. It returns nil when the result is
 // the expected one.
 func (t *Test) Run(engine Engine) error {
-	insns, err := asm.Assemble(t.Asm)
+	insns, err := t.Instructions()
 	if err != nil {
-		return fmt.Errorf("%s: assemble: %w", t.Name, err)
+		return fmt.Errorf("%s: %w", t.Name, err)
 	}
 	p, err := engine(insns, Helpers())
 	if err != nil {
