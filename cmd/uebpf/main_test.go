@@ -1,0 +1,145 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/uebpf/uebpf/asm"
+	"github.com/uebpf/uebpf/internal/conformance"
+)
+
+func runCLI(t *testing.T, stdin string, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := run(args, strings.NewReader(stdin), &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
+func suite(t *testing.T) (string, []*conformance.Test) {
+	dir, ok := conformance.SharedDir()
+	if !ok {
+		t.Skip("conformance suite not found (../shared/conformance or $UEBPF_CONFORMANCE_DIR)")
+	}
+	tests, err := conformance.LoadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, tests
+}
+
+func TestConformanceCommand(t *testing.T) {
+	dir, tests := suite(t)
+	for name := range engines {
+		t.Run(name, func(t *testing.T) {
+			code, out, _ := runCLI(t, "", "conformance", "--engine", name, dir)
+			want := strconv.Itoa(len(tests)) + " passed, 0 failed\n"
+			if code != 0 || !strings.HasSuffix(out, want) {
+				t.Fatalf("exit %d, output:\n%s", code, out)
+			}
+		})
+	}
+}
+
+func TestConformanceCommandReportsFailures(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "good.data"), []byte("-- asm\nmov %r0, 1\nexit\n-- result\n0x1\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "bad.data"), []byte("-- asm\nmov %r0, 2\nexit\n-- result\n0x1\n"), 0o644)
+	code, out, _ := runCLI(t, "", "conformance", dir)
+	if code != 1 || !strings.Contains(out, "FAIL bad: r0 = 0x2, want 0x1") || !strings.HasSuffix(out, "1 passed, 1 failed\n") {
+		t.Fatalf("exit %d, output:\n%s", code, out)
+	}
+}
+
+// TestPluginProtocol drives the built binary the way the upstream
+// bpf_conformance runner does: memory as the first argument, the program
+// on stdin, both in the protocol's hex format, r0 in hex on stdout.
+func TestPluginProtocol(t *testing.T) {
+	_, tests := suite(t)
+	bin := filepath.Join(t.TempDir(), "uebpf")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	for name := range engines {
+		option := "--engine=" + name
+		if name == "interpreter" {
+			option = "--interpret"
+		}
+		t.Run(name, func(t *testing.T) {
+			for _, tc := range tests {
+				insns, err := tc.Instructions()
+				if err != nil {
+					t.Fatal(err)
+				}
+				var args []string
+				if len(tc.Mem) > 0 {
+					args = append(args, conformance.PluginHex(tc.Mem))
+				}
+				cmd := exec.Command(bin, append([]string{"plugin"}, append(args, option)...)...)
+				cmd.Stdin = strings.NewReader(conformance.PluginHex(asm.Encode(nil, insns)) + "\n")
+				out, err := cmd.Output()
+				if err != nil {
+					t.Errorf("%s: %v", tc.Name, err)
+					continue
+				}
+				got, err := strconv.ParseUint(strings.TrimPrefix(strings.TrimSpace(string(out)), "0x"), 16, 64)
+				if err != nil || got != tc.Result {
+					t.Errorf("%s: plugin printed %q, want %#x", tc.Name, out, tc.Result)
+				}
+			}
+		})
+	}
+}
+
+func TestRunAndDisasm(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "sum.s")
+	os.WriteFile(src, []byte("mov %r0, 0\nadd %r2, %r1\nloop:\nldxb %r3, [%r1]\nadd %r0, %r3\nadd %r1, 1\njlt %r1, %r2, loop\nexit\n"), 0o644)
+	raw := filepath.Join(dir, "sum.bin")
+	os.WriteFile(raw, asm.Encode(nil, asm.MustAssemble("mov %r0, %r2\nexit")), 0o644)
+	mem := filepath.Join(dir, "mem")
+	os.WriteFile(mem, []byte{1, 2, 3}, 0o644)
+
+	cases := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"run", "--mem-hex", "01020304", src}, 0, "0xa\n"},
+		{[]string{"run", "--mem-hex", "01 02", src}, 0, "0x3\n"},
+		{[]string{"run", "--mem", mem, raw}, 0, "0x3\n"},
+		{[]string{"run", src, "--mem", mem, "--repeat", "50"}, 0, "median"},
+		{[]string{"disasm", src}, 0, "jlt %r1, %r2, L2\n"},
+		{[]string{"run", "--engine", "nope", src}, 2, ""},
+		{[]string{"run", "--mem", mem, "--mem-hex", "00", src}, 2, ""},
+		{[]string{"run", filepath.Join(dir, "missing")}, 1, ""},
+		{[]string{"frobnicate"}, 2, ""},
+	}
+	for _, tc := range cases {
+		code, out, stderr := runCLI(t, "", tc.args...)
+		if code != tc.code || !strings.Contains(out, tc.want) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q", tc.args, code, out, stderr)
+		}
+	}
+}
+
+func TestPluginErrors(t *testing.T) {
+	cases := []struct {
+		stdin string
+		args  []string
+	}{
+		{"zz\n", nil},                             // not hex
+		{"95  00  00\n", nil},                     // not whole slots
+		{"07  00  00  00  01  00  00  00\n", nil}, // falls off the end
+		{"95  00  00  00  00  00  00  00\n", []string{"--frob"}},
+	}
+	for _, tc := range cases {
+		if code, _, _ := runCLI(t, tc.stdin, append([]string{"plugin"}, tc.args...)...); code == 0 {
+			t.Errorf("plugin %v with %q: exit 0", tc.args, tc.stdin)
+		}
+	}
+}
