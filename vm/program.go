@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	ciliumasm "github.com/cilium/ebpf/asm"
@@ -66,6 +67,7 @@ type Program struct {
 	lddwIndex int // slot of the lddw being decoded
 	budget    uint64
 	envs      sync.Pool
+	spare     atomic.Pointer[Env]
 }
 
 // Load validates spec and prepares it to run.
@@ -165,7 +167,13 @@ func (p *Program) RunPointer(ctx unsafe.Pointer, size uintptr) (uint64, error) {
 	return r0, err
 }
 
+// getEnv takes an Env for one run: the program's spare one when it is
+// free (one atomic swap, the common case of one caller at a time), else
+// one from the pool.
 func (p *Program) getEnv() *Env {
+	if e := p.spare.Swap(nil); e != nil {
+		return e
+	}
 	if e, ok := p.envs.Get().(*Env); ok {
 		return e
 	}
@@ -174,5 +182,7 @@ func (p *Program) getEnv() *Env {
 
 func (p *Program) putEnv(e *Env) {
 	e.Reset()
-	p.envs.Put(e)
+	if !p.spare.CompareAndSwap(nil, e) {
+		p.envs.Put(e)
+	}
 }

@@ -5,6 +5,7 @@
 //	uebpf disasm PROGRAM
 //	uebpf conformance [--engine E] DIR
 //	uebpf plugin [MEMHEX] [--interpret | --engine E]
+//	uebpf engines
 //
 // PROGRAM is raw bytecode (8-byte little-endian slots, such as the .text
 // of a clang object extracted with llvm-objcopy) or a file in the
@@ -17,6 +18,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 )
 
 const usage = `usage:
@@ -24,6 +26,7 @@ const usage = `usage:
   uebpf disasm PROGRAM
   uebpf conformance [--engine E] DIR
   uebpf plugin [MEMHEX] [--interpret | --engine E]
+  uebpf engines
 
 engines: %s
 `
@@ -48,6 +51,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = conformanceCommand(args[1:], stdout)
 	case "plugin":
 		err = pluginCommand(args[1:], stdin, stdout)
+	case "engines":
+		fmt.Fprintln(stdout, strings.ReplaceAll(engineNames(), ", ", "\n"))
 	case "help", "-h", "--help":
 		fmt.Fprintf(stdout, usage, engineNames())
 		return 0
