@@ -111,6 +111,9 @@ func BenchmarkInterpreter(b *testing.B) {
 			if _, err := p.Exec(env); err != nil {
 				b.Fatal(err)
 			}
+			if env.Executed() != uint64(bp.insns) {
+				b.Fatalf("executed %d instructions, the table says %v", env.Executed(), bp.insns)
+			}
 			b.ReportAllocs()
 			b.ResetTimer()
 			for b.Loop() {

@@ -65,9 +65,6 @@ func (p *Program) decode() error {
 			default:
 				targets = append(targets, struct{ from, to int }{i, target})
 				d.off = int32(target)
-				if target <= i && op != opCallLocal {
-					d.op += backDelta
-				}
 			}
 		case asm.ClassLD:
 			switch {
@@ -156,7 +153,7 @@ func (p *Program) decode() error {
 		last--
 	}
 	switch p.code[last].op {
-	case opExit, opJa, opJa + backDelta:
+	case opExit, opJa:
 	default:
 		return &LoadError{Program: p.name, Index: last, Err: ErrFallsOffEnd}
 	}

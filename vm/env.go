@@ -47,6 +47,7 @@ type Env struct {
 	depth      int
 	base       int    // the depth at which exit ends the run (callbacks run deeper)
 	budgetLeft uint64 // the budget, while a helper runs
+	executed   uint64 // instructions the last run executed
 	// callFunction is CallFunction of the engine running the program, when
 	// that is not the interpreter.
 	callFunction func(e *Env, fn uint64, args [5]uint64) (uint64, error)
@@ -229,6 +230,10 @@ func (e *Env) TailCall(p *Program) bool {
 	e.tailProg = p
 	return true
 }
+
+// Executed returns how many instructions the last run executed (callbacks
+// included), as charged to its budget.
+func (e *Env) Executed() uint64 { return e.executed }
 
 // Program returns the program running now.
 func (e *Env) Program() *Program { return e.prog }

@@ -66,7 +66,8 @@ func (e *Env) run(budget uint64) (uint64, error) {
 		e.frames[e.depth].prog = nil
 	}
 	e.base = 0
-	r0, _, err := e.drive(0, budget)
+	r0, left, err := e.drive(0, budget)
+	e.executed = budget - left
 	return r0, err
 }
 
@@ -142,6 +143,16 @@ func (e *Env) finish(pc int) (uint64, error) {
 		return 0, &RunError{PC: pc, Err: e.err}
 	}
 	return e.stopR0, nil
+}
+
+// charge takes n instructions from the budget on the way out of
+// interpret, turning why into whyBudget when the budget cannot pay.
+func (e *Env) charge(budget *uint64, n int, why uint8) uint8 {
+	if uint64(n) > *budget {
+		return whyBudget
+	}
+	*budget -= uint64(n)
+	return why
 }
 
 // fault records a failed access for run to report.

@@ -17,6 +17,7 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 	r := &e.regs
 	stackLo := e.stackLo
 	code := unsafe.Pointer(unsafe.SliceData(e.prog.code))
+	start := pc // where the current straight-line stretch began
 	for {
 		// Validation proved that every reachable pc lies inside the program.
 		in := (*insn)(unsafe.Add(code, uintptr(pc)*unsafe.Sizeof(insn{})))
@@ -221,585 +222,452 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 			pc++ // skip the second slot
 		case opJeqK:
 			if r[in.dst&15] == in.imm {
-				pc = int(in.off)
-			}
-		case opJeqK + backDelta:
-			if r[in.dst&15] == in.imm {
-				t := int(in.off)
-				if uint64(pc-t) > budget {
+				if n := uint64(pc - start); n > budget {
 					return pc, budget, whyBudget
+				} else {
+					budget -= n
 				}
-				budget -= uint64(pc - t)
-				pc = t
+				pc = int(in.off)
+				start = pc
 			}
 		case opJeqX:
 			if r[in.dst&15] == r[in.src&15] {
-				pc = int(in.off)
-			}
-		case opJeqX + backDelta:
-			if r[in.dst&15] == r[in.src&15] {
-				t := int(in.off)
-				if uint64(pc-t) > budget {
+				if n := uint64(pc - start); n > budget {
 					return pc, budget, whyBudget
+				} else {
+					budget -= n
 				}
-				budget -= uint64(pc - t)
-				pc = t
+				pc = int(in.off)
+				start = pc
 			}
 		case opJeq32K:
 			if uint32(r[in.dst&15]) == uint32(in.imm) {
-				pc = int(in.off)
-			}
-		case opJeq32K + backDelta:
-			if uint32(r[in.dst&15]) == uint32(in.imm) {
-				t := int(in.off)
-				if uint64(pc-t) > budget {
+				if n := uint64(pc - start); n > budget {
 					return pc, budget, whyBudget
+				} else {
+					budget -= n
 				}
-				budget -= uint64(pc - t)
-				pc = t
+				pc = int(in.off)
+				start = pc
 			}
 		case opJeq32X:
 			if uint32(r[in.dst&15]) == uint32(r[in.src&15]) {
-				pc = int(in.off)
-			}
-		case opJeq32X + backDelta:
-			if uint32(r[in.dst&15]) == uint32(r[in.src&15]) {
-				t := int(in.off)
-				if uint64(pc-t) > budget {
+				if n := uint64(pc - start); n > budget {
 					return pc, budget, whyBudget
+				} else {
+					budget -= n
 				}
-				budget -= uint64(pc - t)
-				pc = t
+				pc = int(in.off)
+				start = pc
 			}
 		case opJgtK:
 			if r[in.dst&15] > in.imm {
-				pc = int(in.off)
-			}
-		case opJgtK + backDelta:
-			if r[in.dst&15] > in.imm {
-				t := int(in.off)
-				if uint64(pc-t) > budget {
+				if n := uint64(pc - start); n > budget {
 					return pc, budget, whyBudget
+				} else {
+					budget -= n
 				}
-				budget -= uint64(pc - t)
-				pc = t
+				pc = int(in.off)
+				start = pc
 			}
 		case opJgtX:
 			if r[in.dst&15] > r[in.src&15] {
-				pc = int(in.off)
-			}
-		case opJgtX + backDelta:
-			if r[in.dst&15] > r[in.src&15] {
-				t := int(in.off)
-				if uint64(pc-t) > budget {
+				if n := uint64(pc - start); n > budget {
 					return pc, budget, whyBudget
+				} else {
+					budget -= n
 				}
-				budget -= uint64(pc - t)
-				pc = t
+				pc = int(in.off)
+				start = pc
 			}
 		case opJgt32K:
 			if uint32(r[in.dst&15]) > uint32(in.imm) {
-				pc = int(in.off)
-			}
-		case opJgt32K + backDelta:
-			if uint32(r[in.dst&15]) > uint32(in.imm) {
-				t := int(in.off)
-				if uint64(pc-t) > budget {
+				if n := uint64(pc - start); n > budget {
 					return pc, budget, whyBudget
+				} else {
+					budget -= n
 				}
-				budget -= uint64(pc - t)
-				pc = t
+				pc = int(in.off)
+				start = pc
 			}
 		case opJgt32X:
 			if uint32(r[in.dst&15]) > uint32(r[in.src&15]) {
-				pc = int(in.off)
-			}
-		case opJgt32X + backDelta:
-			if uint32(r[in.dst&15]) > uint32(r[in.src&15]) {
-				t := int(in.off)
-				if uint64(pc-t) > budget {
+				if n := uint64(pc - start); n > budget {
 					return pc, budget, whyBudget
+				} else {
+					budget -= n
 				}
-				budget -= uint64(pc - t)
-				pc = t
+				pc = int(in.off)
+				start = pc
 			}
 		case opJgeK:
 			if r[in.dst&15] >= in.imm {
-				pc = int(in.off)
-			}
-		case opJgeK + backDelta:
-			if r[in.dst&15] >= in.imm {
-				t := int(in.off)
-				if uint64(pc-t) > budget {
+				if n := uint64(pc - start); n > budget {
 					return pc, budget, whyBudget
+				} else {
+					budget -= n
 				}
-				budget -= uint64(pc - t)
-				pc = t
+				pc = int(in.off)
+				start = pc
 			}
 		case opJgeX:
 			if r[in.dst&15] >= r[in.src&15] {
-				pc = int(in.off)
-			}
-		case opJgeX + backDelta:
-			if r[in.dst&15] >= r[in.src&15] {
-				t := int(in.off)
-				if uint64(pc-t) > budget {
+				if n := uint64(pc - start); n > budget {
 					return pc, budget, whyBudget
+				} else {
+					budget -= n
 				}
-				budget -= uint64(pc - t)
-				pc = t
+				pc = int(in.off)
+				start = pc
 			}
 		case opJge32K:
 			if uint32(r[in.dst&15]) >= uint32(in.imm) {
-				pc = int(in.off)
-			}
-		case opJge32K + backDelta:
-			if uint32(r[in.dst&15]) >= uint32(in.imm) {
-				t := int(in.off)
-				if uint64(pc-t) > budget {
+				if n := uint64(pc - start); n > budget {
 					return pc, budget, whyBudget
+				} else {
+					budget -= n
 				}
-				budget -= uint64(pc - t)
-				pc = t
+				pc = int(in.off)
+				start = pc
 			}
 		case opJge32X:
 			if uint32(r[in.dst&15]) >= uint32(r[in.src&15]) {
-				pc = int(in.off)
-			}
-		case opJge32X + backDelta:
-			if uint32(r[in.dst&15]) >= uint32(r[in.src&15]) {
-				t := int(in.off)
-				if uint64(pc-t) > budget {
+				if n := uint64(pc - start); n > budget {
 					return pc, budget, whyBudget
+				} else {
+					budget -= n
 				}
-				budget -= uint64(pc - t)
-				pc = t
+				pc = int(in.off)
+				start = pc
 			}
 		case opJsetK:
 			if r[in.dst&15]&in.imm != 0 {
-				pc = int(in.off)
-			}
-		case opJsetK + backDelta:
-			if r[in.dst&15]&in.imm != 0 {
-				t := int(in.off)
-				if uint64(pc-t) > budget {
+				if n := uint64(pc - start); n > budget {
 					return pc, budget, whyBudget
+				} else {
+					budget -= n
 				}
-				budget -= uint64(pc - t)
-				pc = t
+				pc = int(in.off)
+				start = pc
 			}
 		case opJsetX:
 			if r[in.dst&15]&r[in.src&15] != 0 {
-				pc = int(in.off)
-			}
-		case opJsetX + backDelta:
-			if r[in.dst&15]&r[in.src&15] != 0 {
-				t := int(in.off)
-				if uint64(pc-t) > budget {
+				if n := uint64(pc - start); n > budget {
 					return pc, budget, whyBudget
+				} else {
+					budget -= n
 				}
-				budget -= uint64(pc - t)
-				pc = t
+				pc = int(in.off)
+				start = pc
 			}
 		case opJset32K:
 			if uint32(r[in.dst&15])&uint32(in.imm) != 0 {
-				pc = int(in.off)
-			}
-		case opJset32K + backDelta:
-			if uint32(r[in.dst&15])&uint32(in.imm) != 0 {
-				t := int(in.off)
-				if uint64(pc-t) > budget {
+				if n := uint64(pc - start); n > budget {
 					return pc, budget, whyBudget
+				} else {
+					budget -= n
 				}
-				budget -= uint64(pc - t)
-				pc = t
+				pc = int(in.off)
+				start = pc
 			}
 		case opJset32X:
 			if uint32(r[in.dst&15])&uint32(r[in.src&15]) != 0 {
-				pc = int(in.off)
-			}
-		case opJset32X + backDelta:
-			if uint32(r[in.dst&15])&uint32(r[in.src&15]) != 0 {
-				t := int(in.off)
-				if uint64(pc-t) > budget {
+				if n := uint64(pc - start); n > budget {
 					return pc, budget, whyBudget
+				} else {
+					budget -= n
 				}
-				budget -= uint64(pc - t)
-				pc = t
+				pc = int(in.off)
+				start = pc
 			}
 		case opJneK:
 			if r[in.dst&15] != in.imm {
-				pc = int(in.off)
-			}
-		case opJneK + backDelta:
-			if r[in.dst&15] != in.imm {
-				t := int(in.off)
-				if uint64(pc-t) > budget {
+				if n := uint64(pc - start); n > budget {
 					return pc, budget, whyBudget
+				} else {
+					budget -= n
 				}
-				budget -= uint64(pc - t)
-				pc = t
+				pc = int(in.off)
+				start = pc
 			}
 		case opJneX:
 			if r[in.dst&15] != r[in.src&15] {
-				pc = int(in.off)
-			}
-		case opJneX + backDelta:
-			if r[in.dst&15] != r[in.src&15] {
-				t := int(in.off)
-				if uint64(pc-t) > budget {
+				if n := uint64(pc - start); n > budget {
 					return pc, budget, whyBudget
+				} else {
+					budget -= n
 				}
-				budget -= uint64(pc - t)
-				pc = t
+				pc = int(in.off)
+				start = pc
 			}
 		case opJne32K:
 			if uint32(r[in.dst&15]) != uint32(in.imm) {
-				pc = int(in.off)
-			}
-		case opJne32K + backDelta:
-			if uint32(r[in.dst&15]) != uint32(in.imm) {
-				t := int(in.off)
-				if uint64(pc-t) > budget {
+				if n := uint64(pc - start); n > budget {
 					return pc, budget, whyBudget
+				} else {
+					budget -= n
 				}
-				budget -= uint64(pc - t)
-				pc = t
+				pc = int(in.off)
+				start = pc
 			}
 		case opJne32X:
 			if uint32(r[in.dst&15]) != uint32(r[in.src&15]) {
-				pc = int(in.off)
-			}
-		case opJne32X + backDelta:
-			if uint32(r[in.dst&15]) != uint32(r[in.src&15]) {
-				t := int(in.off)
-				if uint64(pc-t) > budget {
+				if n := uint64(pc - start); n > budget {
 					return pc, budget, whyBudget
+				} else {
+					budget -= n
 				}
-				budget -= uint64(pc - t)
-				pc = t
+				pc = int(in.off)
+				start = pc
 			}
 		case opJltK:
 			if r[in.dst&15] < in.imm {
-				pc = int(in.off)
-			}
-		case opJltK + backDelta:
-			if r[in.dst&15] < in.imm {
-				t := int(in.off)
-				if uint64(pc-t) > budget {
+				if n := uint64(pc - start); n > budget {
 					return pc, budget, whyBudget
+				} else {
+					budget -= n
 				}
-				budget -= uint64(pc - t)
-				pc = t
+				pc = int(in.off)
+				start = pc
 			}
 		case opJltX:
 			if r[in.dst&15] < r[in.src&15] {
-				pc = int(in.off)
-			}
-		case opJltX + backDelta:
-			if r[in.dst&15] < r[in.src&15] {
-				t := int(in.off)
-				if uint64(pc-t) > budget {
+				if n := uint64(pc - start); n > budget {
 					return pc, budget, whyBudget
+				} else {
+					budget -= n
 				}
-				budget -= uint64(pc - t)
-				pc = t
+				pc = int(in.off)
+				start = pc
 			}
 		case opJlt32K:
 			if uint32(r[in.dst&15]) < uint32(in.imm) {
-				pc = int(in.off)
-			}
-		case opJlt32K + backDelta:
-			if uint32(r[in.dst&15]) < uint32(in.imm) {
-				t := int(in.off)
-				if uint64(pc-t) > budget {
+				if n := uint64(pc - start); n > budget {
 					return pc, budget, whyBudget
+				} else {
+					budget -= n
 				}
-				budget -= uint64(pc - t)
-				pc = t
+				pc = int(in.off)
+				start = pc
 			}
 		case opJlt32X:
 			if uint32(r[in.dst&15]) < uint32(r[in.src&15]) {
-				pc = int(in.off)
-			}
-		case opJlt32X + backDelta:
-			if uint32(r[in.dst&15]) < uint32(r[in.src&15]) {
-				t := int(in.off)
-				if uint64(pc-t) > budget {
+				if n := uint64(pc - start); n > budget {
 					return pc, budget, whyBudget
+				} else {
+					budget -= n
 				}
-				budget -= uint64(pc - t)
-				pc = t
+				pc = int(in.off)
+				start = pc
 			}
 		case opJleK:
 			if r[in.dst&15] <= in.imm {
-				pc = int(in.off)
-			}
-		case opJleK + backDelta:
-			if r[in.dst&15] <= in.imm {
-				t := int(in.off)
-				if uint64(pc-t) > budget {
+				if n := uint64(pc - start); n > budget {
 					return pc, budget, whyBudget
+				} else {
+					budget -= n
 				}
-				budget -= uint64(pc - t)
-				pc = t
+				pc = int(in.off)
+				start = pc
 			}
 		case opJleX:
 			if r[in.dst&15] <= r[in.src&15] {
-				pc = int(in.off)
-			}
-		case opJleX + backDelta:
-			if r[in.dst&15] <= r[in.src&15] {
-				t := int(in.off)
-				if uint64(pc-t) > budget {
+				if n := uint64(pc - start); n > budget {
 					return pc, budget, whyBudget
+				} else {
+					budget -= n
 				}
-				budget -= uint64(pc - t)
-				pc = t
+				pc = int(in.off)
+				start = pc
 			}
 		case opJle32K:
 			if uint32(r[in.dst&15]) <= uint32(in.imm) {
-				pc = int(in.off)
-			}
-		case opJle32K + backDelta:
-			if uint32(r[in.dst&15]) <= uint32(in.imm) {
-				t := int(in.off)
-				if uint64(pc-t) > budget {
+				if n := uint64(pc - start); n > budget {
 					return pc, budget, whyBudget
+				} else {
+					budget -= n
 				}
-				budget -= uint64(pc - t)
-				pc = t
+				pc = int(in.off)
+				start = pc
 			}
 		case opJle32X:
 			if uint32(r[in.dst&15]) <= uint32(r[in.src&15]) {
-				pc = int(in.off)
-			}
-		case opJle32X + backDelta:
-			if uint32(r[in.dst&15]) <= uint32(r[in.src&15]) {
-				t := int(in.off)
-				if uint64(pc-t) > budget {
+				if n := uint64(pc - start); n > budget {
 					return pc, budget, whyBudget
+				} else {
+					budget -= n
 				}
-				budget -= uint64(pc - t)
-				pc = t
+				pc = int(in.off)
+				start = pc
 			}
 		case opJsgtK:
 			if int64(r[in.dst&15]) > int64(in.imm) {
-				pc = int(in.off)
-			}
-		case opJsgtK + backDelta:
-			if int64(r[in.dst&15]) > int64(in.imm) {
-				t := int(in.off)
-				if uint64(pc-t) > budget {
+				if n := uint64(pc - start); n > budget {
 					return pc, budget, whyBudget
+				} else {
+					budget -= n
 				}
-				budget -= uint64(pc - t)
-				pc = t
+				pc = int(in.off)
+				start = pc
 			}
 		case opJsgtX:
 			if int64(r[in.dst&15]) > int64(r[in.src&15]) {
-				pc = int(in.off)
-			}
-		case opJsgtX + backDelta:
-			if int64(r[in.dst&15]) > int64(r[in.src&15]) {
-				t := int(in.off)
-				if uint64(pc-t) > budget {
+				if n := uint64(pc - start); n > budget {
 					return pc, budget, whyBudget
+				} else {
+					budget -= n
 				}
-				budget -= uint64(pc - t)
-				pc = t
+				pc = int(in.off)
+				start = pc
 			}
 		case opJsgt32K:
 			if int32(r[in.dst&15]) > int32(in.imm) {
-				pc = int(in.off)
-			}
-		case opJsgt32K + backDelta:
-			if int32(r[in.dst&15]) > int32(in.imm) {
-				t := int(in.off)
-				if uint64(pc-t) > budget {
+				if n := uint64(pc - start); n > budget {
 					return pc, budget, whyBudget
+				} else {
+					budget -= n
 				}
-				budget -= uint64(pc - t)
-				pc = t
+				pc = int(in.off)
+				start = pc
 			}
 		case opJsgt32X:
 			if int32(r[in.dst&15]) > int32(r[in.src&15]) {
-				pc = int(in.off)
-			}
-		case opJsgt32X + backDelta:
-			if int32(r[in.dst&15]) > int32(r[in.src&15]) {
-				t := int(in.off)
-				if uint64(pc-t) > budget {
+				if n := uint64(pc - start); n > budget {
 					return pc, budget, whyBudget
+				} else {
+					budget -= n
 				}
-				budget -= uint64(pc - t)
-				pc = t
+				pc = int(in.off)
+				start = pc
 			}
 		case opJsgeK:
 			if int64(r[in.dst&15]) >= int64(in.imm) {
-				pc = int(in.off)
-			}
-		case opJsgeK + backDelta:
-			if int64(r[in.dst&15]) >= int64(in.imm) {
-				t := int(in.off)
-				if uint64(pc-t) > budget {
+				if n := uint64(pc - start); n > budget {
 					return pc, budget, whyBudget
+				} else {
+					budget -= n
 				}
-				budget -= uint64(pc - t)
-				pc = t
+				pc = int(in.off)
+				start = pc
 			}
 		case opJsgeX:
 			if int64(r[in.dst&15]) >= int64(r[in.src&15]) {
-				pc = int(in.off)
-			}
-		case opJsgeX + backDelta:
-			if int64(r[in.dst&15]) >= int64(r[in.src&15]) {
-				t := int(in.off)
-				if uint64(pc-t) > budget {
+				if n := uint64(pc - start); n > budget {
 					return pc, budget, whyBudget
+				} else {
+					budget -= n
 				}
-				budget -= uint64(pc - t)
-				pc = t
+				pc = int(in.off)
+				start = pc
 			}
 		case opJsge32K:
 			if int32(r[in.dst&15]) >= int32(in.imm) {
-				pc = int(in.off)
-			}
-		case opJsge32K + backDelta:
-			if int32(r[in.dst&15]) >= int32(in.imm) {
-				t := int(in.off)
-				if uint64(pc-t) > budget {
+				if n := uint64(pc - start); n > budget {
 					return pc, budget, whyBudget
+				} else {
+					budget -= n
 				}
-				budget -= uint64(pc - t)
-				pc = t
+				pc = int(in.off)
+				start = pc
 			}
 		case opJsge32X:
 			if int32(r[in.dst&15]) >= int32(r[in.src&15]) {
-				pc = int(in.off)
-			}
-		case opJsge32X + backDelta:
-			if int32(r[in.dst&15]) >= int32(r[in.src&15]) {
-				t := int(in.off)
-				if uint64(pc-t) > budget {
+				if n := uint64(pc - start); n > budget {
 					return pc, budget, whyBudget
+				} else {
+					budget -= n
 				}
-				budget -= uint64(pc - t)
-				pc = t
+				pc = int(in.off)
+				start = pc
 			}
 		case opJsltK:
 			if int64(r[in.dst&15]) < int64(in.imm) {
-				pc = int(in.off)
-			}
-		case opJsltK + backDelta:
-			if int64(r[in.dst&15]) < int64(in.imm) {
-				t := int(in.off)
-				if uint64(pc-t) > budget {
+				if n := uint64(pc - start); n > budget {
 					return pc, budget, whyBudget
+				} else {
+					budget -= n
 				}
-				budget -= uint64(pc - t)
-				pc = t
+				pc = int(in.off)
+				start = pc
 			}
 		case opJsltX:
 			if int64(r[in.dst&15]) < int64(r[in.src&15]) {
-				pc = int(in.off)
-			}
-		case opJsltX + backDelta:
-			if int64(r[in.dst&15]) < int64(r[in.src&15]) {
-				t := int(in.off)
-				if uint64(pc-t) > budget {
+				if n := uint64(pc - start); n > budget {
 					return pc, budget, whyBudget
+				} else {
+					budget -= n
 				}
-				budget -= uint64(pc - t)
-				pc = t
+				pc = int(in.off)
+				start = pc
 			}
 		case opJslt32K:
 			if int32(r[in.dst&15]) < int32(in.imm) {
-				pc = int(in.off)
-			}
-		case opJslt32K + backDelta:
-			if int32(r[in.dst&15]) < int32(in.imm) {
-				t := int(in.off)
-				if uint64(pc-t) > budget {
+				if n := uint64(pc - start); n > budget {
 					return pc, budget, whyBudget
+				} else {
+					budget -= n
 				}
-				budget -= uint64(pc - t)
-				pc = t
+				pc = int(in.off)
+				start = pc
 			}
 		case opJslt32X:
 			if int32(r[in.dst&15]) < int32(r[in.src&15]) {
-				pc = int(in.off)
-			}
-		case opJslt32X + backDelta:
-			if int32(r[in.dst&15]) < int32(r[in.src&15]) {
-				t := int(in.off)
-				if uint64(pc-t) > budget {
+				if n := uint64(pc - start); n > budget {
 					return pc, budget, whyBudget
+				} else {
+					budget -= n
 				}
-				budget -= uint64(pc - t)
-				pc = t
+				pc = int(in.off)
+				start = pc
 			}
 		case opJsleK:
 			if int64(r[in.dst&15]) <= int64(in.imm) {
-				pc = int(in.off)
-			}
-		case opJsleK + backDelta:
-			if int64(r[in.dst&15]) <= int64(in.imm) {
-				t := int(in.off)
-				if uint64(pc-t) > budget {
+				if n := uint64(pc - start); n > budget {
 					return pc, budget, whyBudget
+				} else {
+					budget -= n
 				}
-				budget -= uint64(pc - t)
-				pc = t
+				pc = int(in.off)
+				start = pc
 			}
 		case opJsleX:
 			if int64(r[in.dst&15]) <= int64(r[in.src&15]) {
-				pc = int(in.off)
-			}
-		case opJsleX + backDelta:
-			if int64(r[in.dst&15]) <= int64(r[in.src&15]) {
-				t := int(in.off)
-				if uint64(pc-t) > budget {
+				if n := uint64(pc - start); n > budget {
 					return pc, budget, whyBudget
+				} else {
+					budget -= n
 				}
-				budget -= uint64(pc - t)
-				pc = t
+				pc = int(in.off)
+				start = pc
 			}
 		case opJsle32K:
 			if int32(r[in.dst&15]) <= int32(in.imm) {
-				pc = int(in.off)
-			}
-		case opJsle32K + backDelta:
-			if int32(r[in.dst&15]) <= int32(in.imm) {
-				t := int(in.off)
-				if uint64(pc-t) > budget {
+				if n := uint64(pc - start); n > budget {
 					return pc, budget, whyBudget
+				} else {
+					budget -= n
 				}
-				budget -= uint64(pc - t)
-				pc = t
+				pc = int(in.off)
+				start = pc
 			}
 		case opJsle32X:
 			if int32(r[in.dst&15]) <= int32(r[in.src&15]) {
-				pc = int(in.off)
-			}
-		case opJsle32X + backDelta:
-			if int32(r[in.dst&15]) <= int32(r[in.src&15]) {
-				t := int(in.off)
-				if uint64(pc-t) > budget {
+				if n := uint64(pc - start); n > budget {
 					return pc, budget, whyBudget
+				} else {
+					budget -= n
 				}
-				budget -= uint64(pc - t)
-				pc = t
+				pc = int(in.off)
+				start = pc
 			}
 		case opJa:
-			pc = int(in.off)
-		case opJa + backDelta:
-			t := int(in.off)
-			if uint64(pc-t) > budget {
+			if n := uint64(pc - start); n > budget {
 				return pc, budget, whyBudget
+			} else {
+				budget -= n
 			}
-			budget -= uint64(pc - t)
-			pc = t
+			pc = int(in.off)
+			start = pc
 		case opLdxB:
 			addr := r[in.src&15] + uint64(in.off)
 			if addr-stackLo > StackSize-1 {
@@ -1483,9 +1351,9 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 				}
 			}
 		case opLdAbsB, opLdAbsH, opLdAbsW, opLdIndB, opLdIndH, opLdIndW:
-			return pc, budget, whyPacket
+			return pc, budget, e.charge(&budget, pc-start, whyPacket)
 		case opCall, opCallX:
-			return pc, budget, whyCall
+			return pc, budget, e.charge(&budget, pc-start, whyCall)
 		case opCallLocal:
 			if e.depth+1 >= MaxCallDepth {
 				return pc, budget, whyCallDepth
@@ -1495,14 +1363,26 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 			f.callee = [4]uint64{r[6], r[7], r[8], r[9]}
 			e.depth++
 			r[10] -= StackFrameSize
+			if n := uint64(pc - start); n > budget {
+				return pc, budget, whyBudget
+			} else {
+				budget -= n
+			}
 			pc = int(in.off)
+			start = pc
 		case opExit:
 			if e.depth == e.base { // the frame the run or the callback started in
-				return pc, budget, whyExit
+				return pc, budget, e.charge(&budget, pc-start, whyExit)
 			}
 			e.depth--
 			f := &e.frames[e.depth]
+			if n := uint64(pc - start); n > budget {
+				return pc, budget, whyBudget
+			} else {
+				budget -= n
+			}
 			pc = int(f.retPC)
+			start = pc
 			r[6], r[7], r[8], r[9] = f.callee[0], f.callee[1], f.callee[2], f.callee[3]
 			r[10] += StackFrameSize
 			if f.prog != nil { // the callee made a tail call: run switches back

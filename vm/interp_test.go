@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/uebpf/uebpf/asm"
@@ -184,6 +185,52 @@ func TestRunErrors(t *testing.T) {
 				t.Fatalf("err = %#v, want pc %d", err, tc.pc)
 			}
 		})
+	}
+}
+
+// TestBudgetBoundsCallTrees: a function that calls itself many times in
+// straight-line code makes a call tree exponential in the call depth with
+// no loop anywhere. The budget must still stop it.
+func TestBudgetBoundsCallTrees(t *testing.T) {
+	// r6 counts the depth (the callee sees the caller's r6, and the caller
+	// gets it back): 40 calls a level, 6 levels deep.
+	src := "mov %r6, 0\ncall local f\nexit\nf:\nadd %r6, 1\njgt %r6, 6, +40\n" +
+		strings.Repeat("call local f\n", 40) + "exit"
+	env := vm.NewEnv()
+	env.SetBudget(100_000)
+	_, err := mustLoad(t, src, nil).Exec(env)
+	if !errors.Is(err, vm.ErrBudgetExceeded) {
+		t.Fatalf("err = %v, want %v", err, vm.ErrBudgetExceeded)
+	}
+}
+
+func TestExecutedCountsInstructions(t *testing.T) {
+	cases := []struct {
+		src  string
+		want uint64
+	}{
+		{"mov %r0, 1\nexit", 2},
+		{"mov %r0, 0\nmov %r1, 10\nadd %r0, 3\nsub %r1, 1\njne %r1, 0, -3\nexit", 2 + 10*3 + 1},
+		{"mov %r0, 0\nja +1\nmov %r0, 1\nexit", 3},
+		{"call local f\nexit\nf:\nmov %r0, 2\nexit", 4},
+	}
+	for _, tc := range cases {
+		env := vm.NewEnv()
+		if _, err := mustLoad(t, tc.src, nil).Exec(env); err != nil {
+			t.Fatal(err)
+		}
+		if got := env.Executed(); got != tc.want {
+			t.Errorf("%q: executed %d, want %d", tc.src, got, tc.want)
+		}
+		// A budget of exactly that many instructions is enough; one less is not.
+		env.SetBudget(tc.want)
+		if _, err := mustLoad(t, tc.src, nil).Exec(env); err != nil {
+			t.Errorf("%q with budget %d: %v", tc.src, tc.want, err)
+		}
+		env.SetBudget(tc.want - 1)
+		if _, err := mustLoad(t, tc.src, nil).Exec(env); !errors.Is(err, vm.ErrBudgetExceeded) {
+			t.Errorf("%q with budget %d: err = %v", tc.src, tc.want-1, err)
+		}
 	}
 }
 

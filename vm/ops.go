@@ -186,16 +186,7 @@ const (
 	opCallLocal
 	opCallX
 	opExit
-
-	// opJaBack starts the backward forms of opJa...opJsle32X, in the same
-	// order: taken, they charge the loop they close to the run's budget, so
-	// that straight-line code pays nothing for the budget.
-	opJaBack
-	opLast = opJaBack + (opJsle32X - opJa)
 )
-
-// backDelta turns a jump operation into its backward form.
-const backDelta = opJaBack - opJa
 
 // aluOps maps the opcodes of ordinary ALU instructions (offset 0) to their
 // internal operation.

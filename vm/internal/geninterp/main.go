@@ -31,16 +31,14 @@ func main() {
 	for _, c := range aluCases() {
 		w("case %s:\n%s", c[0], c[1])
 	}
-	// A taken backward jump charges the instructions between its target
-	// and itself: every loop iteration pays for its length, and the code
-	// between back edges is straight and finite.
-	const charge = "t := int(in.off)\nif uint64(pc-t) > budget {\nreturn pc, budget, whyBudget\n}\nbudget -= uint64(pc - t)\npc = t"
+	// The budget is charged when control leaves a straight-line stretch
+	// (a taken jump, a call, an exit, a stop for the driver), by the
+	// stretch's length: the count is exact, and code that does not branch
+	// pays nothing per instruction.
 	for _, c := range jumpCases() {
-		w("case %s:\nif %s {\npc = int(in.off)\n}", c[0], c[1])
-		w("case %s + backDelta:\nif %s {\n%s\n}", c[0], c[1], charge)
+		w("case %s:\nif %s {\n%s\n}", c[0], c[1], jumpTo("int(in.off)"))
 	}
-	w("case opJa:\npc = int(in.off)")
-	w("case opJa + backDelta:\n%s", charge)
+	w("case opJa:\n%s", jumpTo("int(in.off)"))
 	for _, l := range []struct {
 		op   string
 		size int
@@ -94,7 +92,7 @@ func main() {
 			w("ptr := (*%s)(hostPointer(addr))\n%s", width.typ, a[1])
 		}
 	}
-	w("case opLdAbsB, opLdAbsH, opLdAbsW, opLdIndB, opLdIndH, opLdIndW:\nreturn pc, budget, whyPacket")
+	w("case opLdAbsB, opLdAbsH, opLdAbsW, opLdIndB, opLdIndH, opLdIndW:\nreturn pc, budget, %s", leave("whyPacket"))
 	w("%s", footer)
 
 	src, err := format.Source(b.Bytes())
@@ -223,14 +221,15 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 	r := &e.regs
 	stackLo := e.stackLo
 	code := unsafe.Pointer(unsafe.SliceData(e.prog.code))
+	start := pc // where the current straight-line stretch began
 	for {
 		// Validation proved that every reachable pc lies inside the program.
 		in := (*insn)(unsafe.Add(code, uintptr(pc)*unsafe.Sizeof(insn{})))
 		pc++
 		switch in.op {`
 
-const footer = `	case opCall, opCallX:
-			return pc, budget, whyCall
+var footer = `	case opCall, opCallX:
+			return pc, budget, ` + leave("whyCall") + `
 		case opCallLocal:
 			if e.depth+1 >= MaxCallDepth {
 				return pc, budget, whyCallDepth
@@ -240,14 +239,14 @@ const footer = `	case opCall, opCallX:
 			f.callee = [4]uint64{r[6], r[7], r[8], r[9]}
 			e.depth++
 			r[10] -= StackFrameSize
-			pc = int(in.off)
+			` + jumpTo("int(in.off)") + `
 		case opExit:
 			if e.depth == e.base { // the frame the run or the callback started in
-				return pc, budget, whyExit
+				return pc, budget, ` + leave("whyExit") + `
 			}
 			e.depth--
 			f := &e.frames[e.depth]
-			pc = int(f.retPC)
+			` + jumpTo("int(f.retPC)") + `
 			r[6], r[7], r[8], r[9] = f.callee[0], f.callee[1], f.callee[2], f.callee[3]
 			r[10] += StackFrameSize
 			if f.prog != nil { // the callee made a tail call: run switches back
@@ -280,4 +279,22 @@ if !ok {
 	return pc, budget, e.fault(addr, %[1]d, ErrMemoryAccess)
 }
 }`, size, perm)
+}
+
+// jumpTo returns the code that charges the current stretch to the budget
+// and continues at target.
+func jumpTo(target string) string {
+	return fmt.Sprintf(`if n := uint64(pc - start); n > budget {
+return pc, budget, whyBudget
+} else {
+budget -= n
+}
+pc = %s
+start = pc`, target)
+}
+
+// leave returns an expression that charges the current stretch and
+// evaluates to why, for stops that hand control to the driver.
+func leave(why string) string {
+	return fmt.Sprintf("e.charge(&budget, pc-start, %s)", why)
 }
