@@ -42,8 +42,10 @@ type Env struct {
 	tailProg  *Program
 	tailCalls int
 
-	prog       *Program // the program running now (tail calls change it)
-	regs       [16]uint64
+	prog *Program // the program running now (tail calls change it)
+	// regs has a slot for every uint8 so that indexing by an instruction's
+	// register field needs neither a mask nor a bounds check.
+	regs       [256]uint64
 	depth      int
 	base       int    // the depth at which exit ends the run (callbacks run deeper)
 	budgetLeft uint64 // the budget, while a helper runs

@@ -88,7 +88,7 @@ func (e *Env) drive(pc int, budget uint64) (uint64, uint64, error) {
 			var fn HelperFunc
 			if in.op == opCall {
 				fn = e.prog.funcs[in.imm]
-			} else if n := r[in.dst&15]; n <= 1<<31-1 {
+			} else if n := r[in.dst]; n <= 1<<31-1 {
 				fn = e.prog.helpers[int32(n)].Func
 			}
 			if fn == nil {
@@ -116,7 +116,7 @@ func (e *Env) drive(pc int, budget uint64) (uint64, uint64, error) {
 			in := &e.prog.code[at]
 			off := int64(int32(in.imm))
 			if in.op >= opLdIndB {
-				off = int64(int32(uint32(r[in.src&15]) + uint32(in.imm)))
+				off = int64(int32(uint32(r[in.src]) + uint32(in.imm)))
 			}
 			v, ok := loadPacket(e.packet, off, packetLoadSize[in.op])
 			if !ok {
@@ -212,7 +212,9 @@ func (e *Env) CallFunction(fn uint64, args [5]uint64) (uint64, error) {
 	if e.depth+1 >= MaxCallDepth {
 		return 0, ErrCallDepth
 	}
-	saved, savedBase, savedProg, depth := e.regs, e.base, e.prog, e.depth
+	var saved [11]uint64 // r0..r10
+	copy(saved[:], e.regs[:11])
+	savedBase, savedProg, depth := e.base, e.prog, e.depth
 	e.depth++
 	e.base = e.depth
 	r := &e.regs
@@ -224,6 +226,7 @@ func (e *Env) CallFunction(fn uint64, args [5]uint64) (uint64, error) {
 	for i := depth; i < e.depth; i++ { // frames a failed callback left
 		e.frames[i].prog = nil
 	}
-	e.depth, e.base, e.regs, e.prog = depth, savedBase, saved, savedProg
+	copy(e.regs[:11], saved[:])
+	e.depth, e.base, e.prog = depth, savedBase, savedProg
 	return r0, err
 }

@@ -24,204 +24,204 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 		pc++
 		switch in.op {
 		case opAdd64K:
-			r[in.dst&15] += in.imm
+			r[in.dst] += in.imm
 		case opAdd64X:
-			r[in.dst&15] += r[in.src&15]
+			r[in.dst] += r[in.src]
 		case opAdd32K:
-			r[in.dst&15] = uint64(uint32(r[in.dst&15]) + uint32(in.imm))
+			r[in.dst] = uint64(uint32(r[in.dst]) + uint32(in.imm))
 		case opAdd32X:
-			r[in.dst&15] = uint64(uint32(r[in.dst&15]) + uint32(r[in.src&15]))
+			r[in.dst] = uint64(uint32(r[in.dst]) + uint32(r[in.src]))
 		case opSub64K:
-			r[in.dst&15] -= in.imm
+			r[in.dst] -= in.imm
 		case opSub64X:
-			r[in.dst&15] -= r[in.src&15]
+			r[in.dst] -= r[in.src]
 		case opSub32K:
-			r[in.dst&15] = uint64(uint32(r[in.dst&15]) - uint32(in.imm))
+			r[in.dst] = uint64(uint32(r[in.dst]) - uint32(in.imm))
 		case opSub32X:
-			r[in.dst&15] = uint64(uint32(r[in.dst&15]) - uint32(r[in.src&15]))
+			r[in.dst] = uint64(uint32(r[in.dst]) - uint32(r[in.src]))
 		case opMul64K:
-			r[in.dst&15] *= in.imm
+			r[in.dst] *= in.imm
 		case opMul64X:
-			r[in.dst&15] *= r[in.src&15]
+			r[in.dst] *= r[in.src]
 		case opMul32K:
-			r[in.dst&15] = uint64(uint32(r[in.dst&15]) * uint32(in.imm))
+			r[in.dst] = uint64(uint32(r[in.dst]) * uint32(in.imm))
 		case opMul32X:
-			r[in.dst&15] = uint64(uint32(r[in.dst&15]) * uint32(r[in.src&15]))
+			r[in.dst] = uint64(uint32(r[in.dst]) * uint32(r[in.src]))
 		case opOr64K:
-			r[in.dst&15] |= in.imm
+			r[in.dst] |= in.imm
 		case opOr64X:
-			r[in.dst&15] |= r[in.src&15]
+			r[in.dst] |= r[in.src]
 		case opOr32K:
-			r[in.dst&15] = uint64(uint32(r[in.dst&15]) | uint32(in.imm))
+			r[in.dst] = uint64(uint32(r[in.dst]) | uint32(in.imm))
 		case opOr32X:
-			r[in.dst&15] = uint64(uint32(r[in.dst&15]) | uint32(r[in.src&15]))
+			r[in.dst] = uint64(uint32(r[in.dst]) | uint32(r[in.src]))
 		case opAnd64K:
-			r[in.dst&15] &= in.imm
+			r[in.dst] &= in.imm
 		case opAnd64X:
-			r[in.dst&15] &= r[in.src&15]
+			r[in.dst] &= r[in.src]
 		case opAnd32K:
-			r[in.dst&15] = uint64(uint32(r[in.dst&15]) & uint32(in.imm))
+			r[in.dst] = uint64(uint32(r[in.dst]) & uint32(in.imm))
 		case opAnd32X:
-			r[in.dst&15] = uint64(uint32(r[in.dst&15]) & uint32(r[in.src&15]))
+			r[in.dst] = uint64(uint32(r[in.dst]) & uint32(r[in.src]))
 		case opXor64K:
-			r[in.dst&15] ^= in.imm
+			r[in.dst] ^= in.imm
 		case opXor64X:
-			r[in.dst&15] ^= r[in.src&15]
+			r[in.dst] ^= r[in.src]
 		case opXor32K:
-			r[in.dst&15] = uint64(uint32(r[in.dst&15]) ^ uint32(in.imm))
+			r[in.dst] = uint64(uint32(r[in.dst]) ^ uint32(in.imm))
 		case opXor32X:
-			r[in.dst&15] = uint64(uint32(r[in.dst&15]) ^ uint32(r[in.src&15]))
+			r[in.dst] = uint64(uint32(r[in.dst]) ^ uint32(r[in.src]))
 		case opLsh64K:
-			r[in.dst&15] <<= in.imm
+			r[in.dst] <<= in.imm
 		case opLsh64X:
-			r[in.dst&15] <<= r[in.src&15] & 63
+			r[in.dst] <<= r[in.src] & 63
 		case opLsh32K:
-			r[in.dst&15] = uint64(uint32(r[in.dst&15]) << in.imm)
+			r[in.dst] = uint64(uint32(r[in.dst]) << in.imm)
 		case opLsh32X:
-			r[in.dst&15] = uint64(uint32(r[in.dst&15]) << (r[in.src&15] & 31))
+			r[in.dst] = uint64(uint32(r[in.dst]) << (r[in.src] & 31))
 		case opRsh64K:
-			r[in.dst&15] >>= in.imm
+			r[in.dst] >>= in.imm
 		case opRsh64X:
-			r[in.dst&15] >>= r[in.src&15] & 63
+			r[in.dst] >>= r[in.src] & 63
 		case opRsh32K:
-			r[in.dst&15] = uint64(uint32(r[in.dst&15]) >> in.imm)
+			r[in.dst] = uint64(uint32(r[in.dst]) >> in.imm)
 		case opRsh32X:
-			r[in.dst&15] = uint64(uint32(r[in.dst&15]) >> (r[in.src&15] & 31))
+			r[in.dst] = uint64(uint32(r[in.dst]) >> (r[in.src] & 31))
 		case opArsh64K:
-			r[in.dst&15] = uint64(int64(r[in.dst&15]) >> in.imm)
+			r[in.dst] = uint64(int64(r[in.dst]) >> in.imm)
 		case opArsh64X:
-			r[in.dst&15] = uint64(int64(r[in.dst&15]) >> (r[in.src&15] & 63))
+			r[in.dst] = uint64(int64(r[in.dst]) >> (r[in.src] & 63))
 		case opArsh32K:
-			r[in.dst&15] = uint64(uint32(int32(r[in.dst&15]) >> in.imm))
+			r[in.dst] = uint64(uint32(int32(r[in.dst]) >> in.imm))
 		case opArsh32X:
-			r[in.dst&15] = uint64(uint32(int32(r[in.dst&15]) >> (r[in.src&15] & 31)))
+			r[in.dst] = uint64(uint32(int32(r[in.dst]) >> (r[in.src] & 31)))
 		case opMov64K:
-			r[in.dst&15] = in.imm
+			r[in.dst] = in.imm
 		case opMov64X:
-			r[in.dst&15] = r[in.src&15]
+			r[in.dst] = r[in.src]
 		case opMov32K:
-			r[in.dst&15] = uint64(uint32(in.imm))
+			r[in.dst] = uint64(uint32(in.imm))
 		case opMov32X:
-			r[in.dst&15] = uint64(uint32(r[in.src&15]))
+			r[in.dst] = uint64(uint32(r[in.src]))
 		case opDiv64K:
 			if b := in.imm; b != 0 {
-				r[in.dst&15] /= b
+				r[in.dst] /= b
 			} else {
-				r[in.dst&15] = 0
+				r[in.dst] = 0
 			}
 		case opMod64K:
 			if b := in.imm; b != 0 {
-				r[in.dst&15] %= b
+				r[in.dst] %= b
 			}
 		case opSdiv64K:
 			if b := int64(in.imm); b != 0 {
-				r[in.dst&15] = uint64(int64(r[in.dst&15]) / b)
+				r[in.dst] = uint64(int64(r[in.dst]) / b)
 			} else {
-				r[in.dst&15] = 0
+				r[in.dst] = 0
 			}
 		case opSmod64K:
 			if b := int64(in.imm); b != 0 {
-				r[in.dst&15] = uint64(int64(r[in.dst&15]) % b)
+				r[in.dst] = uint64(int64(r[in.dst]) % b)
 			}
 		case opDiv32K:
 			if b := uint32(in.imm); b != 0 {
-				r[in.dst&15] = uint64(uint32(r[in.dst&15]) / b)
+				r[in.dst] = uint64(uint32(r[in.dst]) / b)
 			} else {
-				r[in.dst&15] = 0
+				r[in.dst] = 0
 			}
 		case opMod32K:
 			if b := uint32(in.imm); b != 0 {
-				r[in.dst&15] = uint64(uint32(r[in.dst&15]) % b)
+				r[in.dst] = uint64(uint32(r[in.dst]) % b)
 			} else {
-				r[in.dst&15] = uint64(uint32(r[in.dst&15]))
+				r[in.dst] = uint64(uint32(r[in.dst]))
 			}
 		case opSdiv32K:
 			if b := int32(in.imm); b != 0 {
-				r[in.dst&15] = uint64(uint32(int32(r[in.dst&15]) / b))
+				r[in.dst] = uint64(uint32(int32(r[in.dst]) / b))
 			} else {
-				r[in.dst&15] = 0
+				r[in.dst] = 0
 			}
 		case opSmod32K:
 			if b := int32(in.imm); b != 0 {
-				r[in.dst&15] = uint64(uint32(int32(r[in.dst&15]) % b))
+				r[in.dst] = uint64(uint32(int32(r[in.dst]) % b))
 			} else {
-				r[in.dst&15] = uint64(uint32(r[in.dst&15]))
+				r[in.dst] = uint64(uint32(r[in.dst]))
 			}
 		case opDiv64X:
-			if b := r[in.src&15]; b != 0 {
-				r[in.dst&15] /= b
+			if b := r[in.src]; b != 0 {
+				r[in.dst] /= b
 			} else {
-				r[in.dst&15] = 0
+				r[in.dst] = 0
 			}
 		case opMod64X:
-			if b := r[in.src&15]; b != 0 {
-				r[in.dst&15] %= b
+			if b := r[in.src]; b != 0 {
+				r[in.dst] %= b
 			}
 		case opSdiv64X:
-			if b := int64(r[in.src&15]); b != 0 {
-				r[in.dst&15] = uint64(int64(r[in.dst&15]) / b)
+			if b := int64(r[in.src]); b != 0 {
+				r[in.dst] = uint64(int64(r[in.dst]) / b)
 			} else {
-				r[in.dst&15] = 0
+				r[in.dst] = 0
 			}
 		case opSmod64X:
-			if b := int64(r[in.src&15]); b != 0 {
-				r[in.dst&15] = uint64(int64(r[in.dst&15]) % b)
+			if b := int64(r[in.src]); b != 0 {
+				r[in.dst] = uint64(int64(r[in.dst]) % b)
 			}
 		case opDiv32X:
-			if b := uint32(r[in.src&15]); b != 0 {
-				r[in.dst&15] = uint64(uint32(r[in.dst&15]) / b)
+			if b := uint32(r[in.src]); b != 0 {
+				r[in.dst] = uint64(uint32(r[in.dst]) / b)
 			} else {
-				r[in.dst&15] = 0
+				r[in.dst] = 0
 			}
 		case opMod32X:
-			if b := uint32(r[in.src&15]); b != 0 {
-				r[in.dst&15] = uint64(uint32(r[in.dst&15]) % b)
+			if b := uint32(r[in.src]); b != 0 {
+				r[in.dst] = uint64(uint32(r[in.dst]) % b)
 			} else {
-				r[in.dst&15] = uint64(uint32(r[in.dst&15]))
+				r[in.dst] = uint64(uint32(r[in.dst]))
 			}
 		case opSdiv32X:
-			if b := int32(r[in.src&15]); b != 0 {
-				r[in.dst&15] = uint64(uint32(int32(r[in.dst&15]) / b))
+			if b := int32(r[in.src]); b != 0 {
+				r[in.dst] = uint64(uint32(int32(r[in.dst]) / b))
 			} else {
-				r[in.dst&15] = 0
+				r[in.dst] = 0
 			}
 		case opSmod32X:
-			if b := int32(r[in.src&15]); b != 0 {
-				r[in.dst&15] = uint64(uint32(int32(r[in.dst&15]) % b))
+			if b := int32(r[in.src]); b != 0 {
+				r[in.dst] = uint64(uint32(int32(r[in.dst]) % b))
 			} else {
-				r[in.dst&15] = uint64(uint32(r[in.dst&15]))
+				r[in.dst] = uint64(uint32(r[in.dst]))
 			}
 		case opNeg64:
-			r[in.dst&15] = -r[in.dst&15]
+			r[in.dst] = -r[in.dst]
 		case opNeg32:
-			r[in.dst&15] = uint64(uint32(-int32(r[in.dst&15])))
+			r[in.dst] = uint64(uint32(-int32(r[in.dst])))
 		case opMovsx8to64:
-			r[in.dst&15] = uint64(int64(int8(r[in.src&15])))
+			r[in.dst] = uint64(int64(int8(r[in.src])))
 		case opMovsx16to64:
-			r[in.dst&15] = uint64(int64(int16(r[in.src&15])))
+			r[in.dst] = uint64(int64(int16(r[in.src])))
 		case opMovsx32to64:
-			r[in.dst&15] = uint64(int64(int32(r[in.src&15])))
+			r[in.dst] = uint64(int64(int32(r[in.src])))
 		case opMovsx8to32:
-			r[in.dst&15] = uint64(uint32(int32(int8(r[in.src&15]))))
+			r[in.dst] = uint64(uint32(int32(int8(r[in.src]))))
 		case opMovsx16to32:
-			r[in.dst&15] = uint64(uint32(int32(int16(r[in.src&15]))))
+			r[in.dst] = uint64(uint32(int32(int16(r[in.src]))))
 		case opBswap16:
-			r[in.dst&15] = uint64(bits.ReverseBytes16(uint16(r[in.dst&15])))
+			r[in.dst] = uint64(bits.ReverseBytes16(uint16(r[in.dst])))
 		case opBswap32:
-			r[in.dst&15] = uint64(bits.ReverseBytes32(uint32(r[in.dst&15])))
+			r[in.dst] = uint64(bits.ReverseBytes32(uint32(r[in.dst])))
 		case opBswap64:
-			r[in.dst&15] = bits.ReverseBytes64(r[in.dst&15])
+			r[in.dst] = bits.ReverseBytes64(r[in.dst])
 		case opLe16:
-			r[in.dst&15] = uint64(uint16(r[in.dst&15]))
+			r[in.dst] = uint64(uint16(r[in.dst]))
 		case opLe32:
-			r[in.dst&15] = uint64(uint32(r[in.dst&15]))
+			r[in.dst] = uint64(uint32(r[in.dst]))
 		case opLe64:
 		// a no-op on little-endian hosts
 		case opLDDW:
-			r[in.dst&15] = in.imm
+			r[in.dst] = in.imm
 			pc++ // skip the second slot
 		case opJeqK:
-			if r[in.dst&15] == in.imm {
+			if r[in.dst] == in.imm {
 				if n := uint64(pc - start); n > budget {
 					return pc, budget, whyBudget
 				} else {
@@ -231,7 +231,7 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 				start = pc
 			}
 		case opJeqX:
-			if r[in.dst&15] == r[in.src&15] {
+			if r[in.dst] == r[in.src] {
 				if n := uint64(pc - start); n > budget {
 					return pc, budget, whyBudget
 				} else {
@@ -241,7 +241,7 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 				start = pc
 			}
 		case opJeq32K:
-			if uint32(r[in.dst&15]) == uint32(in.imm) {
+			if uint32(r[in.dst]) == uint32(in.imm) {
 				if n := uint64(pc - start); n > budget {
 					return pc, budget, whyBudget
 				} else {
@@ -251,7 +251,7 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 				start = pc
 			}
 		case opJeq32X:
-			if uint32(r[in.dst&15]) == uint32(r[in.src&15]) {
+			if uint32(r[in.dst]) == uint32(r[in.src]) {
 				if n := uint64(pc - start); n > budget {
 					return pc, budget, whyBudget
 				} else {
@@ -261,7 +261,7 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 				start = pc
 			}
 		case opJgtK:
-			if r[in.dst&15] > in.imm {
+			if r[in.dst] > in.imm {
 				if n := uint64(pc - start); n > budget {
 					return pc, budget, whyBudget
 				} else {
@@ -271,7 +271,7 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 				start = pc
 			}
 		case opJgtX:
-			if r[in.dst&15] > r[in.src&15] {
+			if r[in.dst] > r[in.src] {
 				if n := uint64(pc - start); n > budget {
 					return pc, budget, whyBudget
 				} else {
@@ -281,7 +281,7 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 				start = pc
 			}
 		case opJgt32K:
-			if uint32(r[in.dst&15]) > uint32(in.imm) {
+			if uint32(r[in.dst]) > uint32(in.imm) {
 				if n := uint64(pc - start); n > budget {
 					return pc, budget, whyBudget
 				} else {
@@ -291,7 +291,7 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 				start = pc
 			}
 		case opJgt32X:
-			if uint32(r[in.dst&15]) > uint32(r[in.src&15]) {
+			if uint32(r[in.dst]) > uint32(r[in.src]) {
 				if n := uint64(pc - start); n > budget {
 					return pc, budget, whyBudget
 				} else {
@@ -301,7 +301,7 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 				start = pc
 			}
 		case opJgeK:
-			if r[in.dst&15] >= in.imm {
+			if r[in.dst] >= in.imm {
 				if n := uint64(pc - start); n > budget {
 					return pc, budget, whyBudget
 				} else {
@@ -311,7 +311,7 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 				start = pc
 			}
 		case opJgeX:
-			if r[in.dst&15] >= r[in.src&15] {
+			if r[in.dst] >= r[in.src] {
 				if n := uint64(pc - start); n > budget {
 					return pc, budget, whyBudget
 				} else {
@@ -321,7 +321,7 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 				start = pc
 			}
 		case opJge32K:
-			if uint32(r[in.dst&15]) >= uint32(in.imm) {
+			if uint32(r[in.dst]) >= uint32(in.imm) {
 				if n := uint64(pc - start); n > budget {
 					return pc, budget, whyBudget
 				} else {
@@ -331,7 +331,7 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 				start = pc
 			}
 		case opJge32X:
-			if uint32(r[in.dst&15]) >= uint32(r[in.src&15]) {
+			if uint32(r[in.dst]) >= uint32(r[in.src]) {
 				if n := uint64(pc - start); n > budget {
 					return pc, budget, whyBudget
 				} else {
@@ -341,7 +341,7 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 				start = pc
 			}
 		case opJsetK:
-			if r[in.dst&15]&in.imm != 0 {
+			if r[in.dst]&in.imm != 0 {
 				if n := uint64(pc - start); n > budget {
 					return pc, budget, whyBudget
 				} else {
@@ -351,7 +351,7 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 				start = pc
 			}
 		case opJsetX:
-			if r[in.dst&15]&r[in.src&15] != 0 {
+			if r[in.dst]&r[in.src] != 0 {
 				if n := uint64(pc - start); n > budget {
 					return pc, budget, whyBudget
 				} else {
@@ -361,7 +361,7 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 				start = pc
 			}
 		case opJset32K:
-			if uint32(r[in.dst&15])&uint32(in.imm) != 0 {
+			if uint32(r[in.dst])&uint32(in.imm) != 0 {
 				if n := uint64(pc - start); n > budget {
 					return pc, budget, whyBudget
 				} else {
@@ -371,7 +371,7 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 				start = pc
 			}
 		case opJset32X:
-			if uint32(r[in.dst&15])&uint32(r[in.src&15]) != 0 {
+			if uint32(r[in.dst])&uint32(r[in.src]) != 0 {
 				if n := uint64(pc - start); n > budget {
 					return pc, budget, whyBudget
 				} else {
@@ -381,7 +381,7 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 				start = pc
 			}
 		case opJneK:
-			if r[in.dst&15] != in.imm {
+			if r[in.dst] != in.imm {
 				if n := uint64(pc - start); n > budget {
 					return pc, budget, whyBudget
 				} else {
@@ -391,7 +391,7 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 				start = pc
 			}
 		case opJneX:
-			if r[in.dst&15] != r[in.src&15] {
+			if r[in.dst] != r[in.src] {
 				if n := uint64(pc - start); n > budget {
 					return pc, budget, whyBudget
 				} else {
@@ -401,7 +401,7 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 				start = pc
 			}
 		case opJne32K:
-			if uint32(r[in.dst&15]) != uint32(in.imm) {
+			if uint32(r[in.dst]) != uint32(in.imm) {
 				if n := uint64(pc - start); n > budget {
 					return pc, budget, whyBudget
 				} else {
@@ -411,7 +411,7 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 				start = pc
 			}
 		case opJne32X:
-			if uint32(r[in.dst&15]) != uint32(r[in.src&15]) {
+			if uint32(r[in.dst]) != uint32(r[in.src]) {
 				if n := uint64(pc - start); n > budget {
 					return pc, budget, whyBudget
 				} else {
@@ -421,7 +421,7 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 				start = pc
 			}
 		case opJltK:
-			if r[in.dst&15] < in.imm {
+			if r[in.dst] < in.imm {
 				if n := uint64(pc - start); n > budget {
 					return pc, budget, whyBudget
 				} else {
@@ -431,7 +431,7 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 				start = pc
 			}
 		case opJltX:
-			if r[in.dst&15] < r[in.src&15] {
+			if r[in.dst] < r[in.src] {
 				if n := uint64(pc - start); n > budget {
 					return pc, budget, whyBudget
 				} else {
@@ -441,7 +441,7 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 				start = pc
 			}
 		case opJlt32K:
-			if uint32(r[in.dst&15]) < uint32(in.imm) {
+			if uint32(r[in.dst]) < uint32(in.imm) {
 				if n := uint64(pc - start); n > budget {
 					return pc, budget, whyBudget
 				} else {
@@ -451,7 +451,7 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 				start = pc
 			}
 		case opJlt32X:
-			if uint32(r[in.dst&15]) < uint32(r[in.src&15]) {
+			if uint32(r[in.dst]) < uint32(r[in.src]) {
 				if n := uint64(pc - start); n > budget {
 					return pc, budget, whyBudget
 				} else {
@@ -461,7 +461,7 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 				start = pc
 			}
 		case opJleK:
-			if r[in.dst&15] <= in.imm {
+			if r[in.dst] <= in.imm {
 				if n := uint64(pc - start); n > budget {
 					return pc, budget, whyBudget
 				} else {
@@ -471,7 +471,7 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 				start = pc
 			}
 		case opJleX:
-			if r[in.dst&15] <= r[in.src&15] {
+			if r[in.dst] <= r[in.src] {
 				if n := uint64(pc - start); n > budget {
 					return pc, budget, whyBudget
 				} else {
@@ -481,7 +481,7 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 				start = pc
 			}
 		case opJle32K:
-			if uint32(r[in.dst&15]) <= uint32(in.imm) {
+			if uint32(r[in.dst]) <= uint32(in.imm) {
 				if n := uint64(pc - start); n > budget {
 					return pc, budget, whyBudget
 				} else {
@@ -491,7 +491,7 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 				start = pc
 			}
 		case opJle32X:
-			if uint32(r[in.dst&15]) <= uint32(r[in.src&15]) {
+			if uint32(r[in.dst]) <= uint32(r[in.src]) {
 				if n := uint64(pc - start); n > budget {
 					return pc, budget, whyBudget
 				} else {
@@ -501,7 +501,7 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 				start = pc
 			}
 		case opJsgtK:
-			if int64(r[in.dst&15]) > int64(in.imm) {
+			if int64(r[in.dst]) > int64(in.imm) {
 				if n := uint64(pc - start); n > budget {
 					return pc, budget, whyBudget
 				} else {
@@ -511,7 +511,7 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 				start = pc
 			}
 		case opJsgtX:
-			if int64(r[in.dst&15]) > int64(r[in.src&15]) {
+			if int64(r[in.dst]) > int64(r[in.src]) {
 				if n := uint64(pc - start); n > budget {
 					return pc, budget, whyBudget
 				} else {
@@ -521,7 +521,7 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 				start = pc
 			}
 		case opJsgt32K:
-			if int32(r[in.dst&15]) > int32(in.imm) {
+			if int32(r[in.dst]) > int32(in.imm) {
 				if n := uint64(pc - start); n > budget {
 					return pc, budget, whyBudget
 				} else {
@@ -531,7 +531,7 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 				start = pc
 			}
 		case opJsgt32X:
-			if int32(r[in.dst&15]) > int32(r[in.src&15]) {
+			if int32(r[in.dst]) > int32(r[in.src]) {
 				if n := uint64(pc - start); n > budget {
 					return pc, budget, whyBudget
 				} else {
@@ -541,7 +541,7 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 				start = pc
 			}
 		case opJsgeK:
-			if int64(r[in.dst&15]) >= int64(in.imm) {
+			if int64(r[in.dst]) >= int64(in.imm) {
 				if n := uint64(pc - start); n > budget {
 					return pc, budget, whyBudget
 				} else {
@@ -551,7 +551,7 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 				start = pc
 			}
 		case opJsgeX:
-			if int64(r[in.dst&15]) >= int64(r[in.src&15]) {
+			if int64(r[in.dst]) >= int64(r[in.src]) {
 				if n := uint64(pc - start); n > budget {
 					return pc, budget, whyBudget
 				} else {
@@ -561,7 +561,7 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 				start = pc
 			}
 		case opJsge32K:
-			if int32(r[in.dst&15]) >= int32(in.imm) {
+			if int32(r[in.dst]) >= int32(in.imm) {
 				if n := uint64(pc - start); n > budget {
 					return pc, budget, whyBudget
 				} else {
@@ -571,7 +571,7 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 				start = pc
 			}
 		case opJsge32X:
-			if int32(r[in.dst&15]) >= int32(r[in.src&15]) {
+			if int32(r[in.dst]) >= int32(r[in.src]) {
 				if n := uint64(pc - start); n > budget {
 					return pc, budget, whyBudget
 				} else {
@@ -581,7 +581,7 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 				start = pc
 			}
 		case opJsltK:
-			if int64(r[in.dst&15]) < int64(in.imm) {
+			if int64(r[in.dst]) < int64(in.imm) {
 				if n := uint64(pc - start); n > budget {
 					return pc, budget, whyBudget
 				} else {
@@ -591,7 +591,7 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 				start = pc
 			}
 		case opJsltX:
-			if int64(r[in.dst&15]) < int64(r[in.src&15]) {
+			if int64(r[in.dst]) < int64(r[in.src]) {
 				if n := uint64(pc - start); n > budget {
 					return pc, budget, whyBudget
 				} else {
@@ -601,7 +601,7 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 				start = pc
 			}
 		case opJslt32K:
-			if int32(r[in.dst&15]) < int32(in.imm) {
+			if int32(r[in.dst]) < int32(in.imm) {
 				if n := uint64(pc - start); n > budget {
 					return pc, budget, whyBudget
 				} else {
@@ -611,7 +611,7 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 				start = pc
 			}
 		case opJslt32X:
-			if int32(r[in.dst&15]) < int32(r[in.src&15]) {
+			if int32(r[in.dst]) < int32(r[in.src]) {
 				if n := uint64(pc - start); n > budget {
 					return pc, budget, whyBudget
 				} else {
@@ -621,7 +621,7 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 				start = pc
 			}
 		case opJsleK:
-			if int64(r[in.dst&15]) <= int64(in.imm) {
+			if int64(r[in.dst]) <= int64(in.imm) {
 				if n := uint64(pc - start); n > budget {
 					return pc, budget, whyBudget
 				} else {
@@ -631,7 +631,7 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 				start = pc
 			}
 		case opJsleX:
-			if int64(r[in.dst&15]) <= int64(r[in.src&15]) {
+			if int64(r[in.dst]) <= int64(r[in.src]) {
 				if n := uint64(pc - start); n > budget {
 					return pc, budget, whyBudget
 				} else {
@@ -641,7 +641,7 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 				start = pc
 			}
 		case opJsle32K:
-			if int32(r[in.dst&15]) <= int32(in.imm) {
+			if int32(r[in.dst]) <= int32(in.imm) {
 				if n := uint64(pc - start); n > budget {
 					return pc, budget, whyBudget
 				} else {
@@ -651,7 +651,7 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 				start = pc
 			}
 		case opJsle32X:
-			if int32(r[in.dst&15]) <= int32(r[in.src&15]) {
+			if int32(r[in.dst]) <= int32(r[in.src]) {
 				if n := uint64(pc - start); n > budget {
 					return pc, budget, whyBudget
 				} else {
@@ -669,7 +669,7 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 			pc = int(in.off)
 			start = pc
 		case opLdxB:
-			addr := r[in.src&15] + uint64(in.off)
+			addr := r[in.src] + uint64(in.off)
 			if addr-stackLo > StackSize-1 {
 				ok := false
 				for i := range e.regions {
@@ -683,9 +683,9 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 					return pc, budget, e.fault(addr, 1, ErrMemoryAccess)
 				}
 			}
-			r[in.dst&15] = uint64(*(*uint8)(hostPointer(addr)))
+			r[in.dst] = uint64(*(*uint8)(hostPointer(addr)))
 		case opLdxH:
-			addr := r[in.src&15] + uint64(in.off)
+			addr := r[in.src] + uint64(in.off)
 			if addr-stackLo > StackSize-2 {
 				ok := false
 				for i := range e.regions {
@@ -699,9 +699,9 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 					return pc, budget, e.fault(addr, 2, ErrMemoryAccess)
 				}
 			}
-			r[in.dst&15] = uint64(*(*uint16)(hostPointer(addr)))
+			r[in.dst] = uint64(*(*uint16)(hostPointer(addr)))
 		case opLdxW:
-			addr := r[in.src&15] + uint64(in.off)
+			addr := r[in.src] + uint64(in.off)
 			if addr-stackLo > StackSize-4 {
 				ok := false
 				for i := range e.regions {
@@ -715,9 +715,9 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 					return pc, budget, e.fault(addr, 4, ErrMemoryAccess)
 				}
 			}
-			r[in.dst&15] = uint64(*(*uint32)(hostPointer(addr)))
+			r[in.dst] = uint64(*(*uint32)(hostPointer(addr)))
 		case opLdxDW:
-			addr := r[in.src&15] + uint64(in.off)
+			addr := r[in.src] + uint64(in.off)
 			if addr-stackLo > StackSize-8 {
 				ok := false
 				for i := range e.regions {
@@ -731,9 +731,9 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 					return pc, budget, e.fault(addr, 8, ErrMemoryAccess)
 				}
 			}
-			r[in.dst&15] = *(*uint64)(hostPointer(addr))
+			r[in.dst] = *(*uint64)(hostPointer(addr))
 		case opLdxSB:
-			addr := r[in.src&15] + uint64(in.off)
+			addr := r[in.src] + uint64(in.off)
 			if addr-stackLo > StackSize-1 {
 				ok := false
 				for i := range e.regions {
@@ -747,9 +747,9 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 					return pc, budget, e.fault(addr, 1, ErrMemoryAccess)
 				}
 			}
-			r[in.dst&15] = uint64(int64(*(*int8)(hostPointer(addr))))
+			r[in.dst] = uint64(int64(*(*int8)(hostPointer(addr))))
 		case opLdxSH:
-			addr := r[in.src&15] + uint64(in.off)
+			addr := r[in.src] + uint64(in.off)
 			if addr-stackLo > StackSize-2 {
 				ok := false
 				for i := range e.regions {
@@ -763,9 +763,9 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 					return pc, budget, e.fault(addr, 2, ErrMemoryAccess)
 				}
 			}
-			r[in.dst&15] = uint64(int64(*(*int16)(hostPointer(addr))))
+			r[in.dst] = uint64(int64(*(*int16)(hostPointer(addr))))
 		case opLdxSW:
-			addr := r[in.src&15] + uint64(in.off)
+			addr := r[in.src] + uint64(in.off)
 			if addr-stackLo > StackSize-4 {
 				ok := false
 				for i := range e.regions {
@@ -779,9 +779,9 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 					return pc, budget, e.fault(addr, 4, ErrMemoryAccess)
 				}
 			}
-			r[in.dst&15] = uint64(int64(*(*int32)(hostPointer(addr))))
+			r[in.dst] = uint64(int64(*(*int32)(hostPointer(addr))))
 		case opStB:
-			addr := r[in.dst&15] + uint64(in.off)
+			addr := r[in.dst] + uint64(in.off)
 			if addr-stackLo > StackSize-1 {
 				ok := false
 				for i := range e.regions {
@@ -797,7 +797,7 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 			}
 			*(*uint8)(hostPointer(addr)) = uint8(in.imm)
 		case opStH:
-			addr := r[in.dst&15] + uint64(in.off)
+			addr := r[in.dst] + uint64(in.off)
 			if addr-stackLo > StackSize-2 {
 				ok := false
 				for i := range e.regions {
@@ -813,7 +813,7 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 			}
 			*(*uint16)(hostPointer(addr)) = uint16(in.imm)
 		case opStW:
-			addr := r[in.dst&15] + uint64(in.off)
+			addr := r[in.dst] + uint64(in.off)
 			if addr-stackLo > StackSize-4 {
 				ok := false
 				for i := range e.regions {
@@ -829,7 +829,7 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 			}
 			*(*uint32)(hostPointer(addr)) = uint32(in.imm)
 		case opStDW:
-			addr := r[in.dst&15] + uint64(in.off)
+			addr := r[in.dst] + uint64(in.off)
 			if addr-stackLo > StackSize-8 {
 				ok := false
 				for i := range e.regions {
@@ -845,7 +845,7 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 			}
 			*(*uint64)(hostPointer(addr)) = uint64(in.imm)
 		case opStxB:
-			addr := r[in.dst&15] + uint64(in.off)
+			addr := r[in.dst] + uint64(in.off)
 			if addr-stackLo > StackSize-1 {
 				ok := false
 				for i := range e.regions {
@@ -859,9 +859,9 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 					return pc, budget, e.fault(addr, 1, ErrMemoryAccess)
 				}
 			}
-			*(*uint8)(hostPointer(addr)) = uint8(r[in.src&15])
+			*(*uint8)(hostPointer(addr)) = uint8(r[in.src])
 		case opStxH:
-			addr := r[in.dst&15] + uint64(in.off)
+			addr := r[in.dst] + uint64(in.off)
 			if addr-stackLo > StackSize-2 {
 				ok := false
 				for i := range e.regions {
@@ -875,9 +875,9 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 					return pc, budget, e.fault(addr, 2, ErrMemoryAccess)
 				}
 			}
-			*(*uint16)(hostPointer(addr)) = uint16(r[in.src&15])
+			*(*uint16)(hostPointer(addr)) = uint16(r[in.src])
 		case opStxW:
-			addr := r[in.dst&15] + uint64(in.off)
+			addr := r[in.dst] + uint64(in.off)
 			if addr-stackLo > StackSize-4 {
 				ok := false
 				for i := range e.regions {
@@ -891,9 +891,9 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 					return pc, budget, e.fault(addr, 4, ErrMemoryAccess)
 				}
 			}
-			*(*uint32)(hostPointer(addr)) = uint32(r[in.src&15])
+			*(*uint32)(hostPointer(addr)) = uint32(r[in.src])
 		case opStxDW:
-			addr := r[in.dst&15] + uint64(in.off)
+			addr := r[in.dst] + uint64(in.off)
 			if addr-stackLo > StackSize-8 {
 				ok := false
 				for i := range e.regions {
@@ -907,9 +907,9 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 					return pc, budget, e.fault(addr, 8, ErrMemoryAccess)
 				}
 			}
-			*(*uint64)(hostPointer(addr)) = uint64(r[in.src&15])
+			*(*uint64)(hostPointer(addr)) = uint64(r[in.src])
 		case opAtomicAdd32:
-			addr := r[in.dst&15] + uint64(in.off)
+			addr := r[in.dst] + uint64(in.off)
 			if addr-stackLo > StackSize-4 {
 				ok := false
 				for i := range e.regions {
@@ -927,9 +927,9 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 				return pc, budget, e.fault(addr, 4, ErrMisaligned)
 			}
 			ptr := (*uint32)(hostPointer(addr))
-			atomic.AddUint32(ptr, uint32(r[in.src&15]))
+			atomic.AddUint32(ptr, uint32(r[in.src]))
 		case opAtomicFetchAdd32:
-			addr := r[in.dst&15] + uint64(in.off)
+			addr := r[in.dst] + uint64(in.off)
 			if addr-stackLo > StackSize-4 {
 				ok := false
 				for i := range e.regions {
@@ -947,10 +947,10 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 				return pc, budget, e.fault(addr, 4, ErrMisaligned)
 			}
 			ptr := (*uint32)(hostPointer(addr))
-			v := uint32(r[in.src&15])
-			r[in.src&15] = uint64(atomic.AddUint32(ptr, v) - v)
+			v := uint32(r[in.src])
+			r[in.src] = uint64(atomic.AddUint32(ptr, v) - v)
 		case opAtomicOr32:
-			addr := r[in.dst&15] + uint64(in.off)
+			addr := r[in.dst] + uint64(in.off)
 			if addr-stackLo > StackSize-4 {
 				ok := false
 				for i := range e.regions {
@@ -968,9 +968,9 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 				return pc, budget, e.fault(addr, 4, ErrMisaligned)
 			}
 			ptr := (*uint32)(hostPointer(addr))
-			atomic.OrUint32(ptr, uint32(r[in.src&15]))
+			atomic.OrUint32(ptr, uint32(r[in.src]))
 		case opAtomicFetchOr32:
-			addr := r[in.dst&15] + uint64(in.off)
+			addr := r[in.dst] + uint64(in.off)
 			if addr-stackLo > StackSize-4 {
 				ok := false
 				for i := range e.regions {
@@ -988,9 +988,9 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 				return pc, budget, e.fault(addr, 4, ErrMisaligned)
 			}
 			ptr := (*uint32)(hostPointer(addr))
-			r[in.src&15] = uint64(atomic.OrUint32(ptr, uint32(r[in.src&15])))
+			r[in.src] = uint64(atomic.OrUint32(ptr, uint32(r[in.src])))
 		case opAtomicAnd32:
-			addr := r[in.dst&15] + uint64(in.off)
+			addr := r[in.dst] + uint64(in.off)
 			if addr-stackLo > StackSize-4 {
 				ok := false
 				for i := range e.regions {
@@ -1008,9 +1008,9 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 				return pc, budget, e.fault(addr, 4, ErrMisaligned)
 			}
 			ptr := (*uint32)(hostPointer(addr))
-			atomic.AndUint32(ptr, uint32(r[in.src&15]))
+			atomic.AndUint32(ptr, uint32(r[in.src]))
 		case opAtomicFetchAnd32:
-			addr := r[in.dst&15] + uint64(in.off)
+			addr := r[in.dst] + uint64(in.off)
 			if addr-stackLo > StackSize-4 {
 				ok := false
 				for i := range e.regions {
@@ -1028,9 +1028,9 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 				return pc, budget, e.fault(addr, 4, ErrMisaligned)
 			}
 			ptr := (*uint32)(hostPointer(addr))
-			r[in.src&15] = uint64(atomic.AndUint32(ptr, uint32(r[in.src&15])))
+			r[in.src] = uint64(atomic.AndUint32(ptr, uint32(r[in.src])))
 		case opAtomicXor32:
-			addr := r[in.dst&15] + uint64(in.off)
+			addr := r[in.dst] + uint64(in.off)
 			if addr-stackLo > StackSize-4 {
 				ok := false
 				for i := range e.regions {
@@ -1048,7 +1048,7 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 				return pc, budget, e.fault(addr, 4, ErrMisaligned)
 			}
 			ptr := (*uint32)(hostPointer(addr))
-			v := uint32(r[in.src&15])
+			v := uint32(r[in.src])
 			for {
 				old := atomic.LoadUint32(ptr)
 				if atomic.CompareAndSwapUint32(ptr, old, old^v) {
@@ -1056,7 +1056,7 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 				}
 			}
 		case opAtomicFetchXor32:
-			addr := r[in.dst&15] + uint64(in.off)
+			addr := r[in.dst] + uint64(in.off)
 			if addr-stackLo > StackSize-4 {
 				ok := false
 				for i := range e.regions {
@@ -1074,16 +1074,16 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 				return pc, budget, e.fault(addr, 4, ErrMisaligned)
 			}
 			ptr := (*uint32)(hostPointer(addr))
-			v := uint32(r[in.src&15])
+			v := uint32(r[in.src])
 			for {
 				old := atomic.LoadUint32(ptr)
 				if atomic.CompareAndSwapUint32(ptr, old, old^v) {
-					r[in.src&15] = uint64(old)
+					r[in.src] = uint64(old)
 					break
 				}
 			}
 		case opAtomicXchg32:
-			addr := r[in.dst&15] + uint64(in.off)
+			addr := r[in.dst] + uint64(in.off)
 			if addr-stackLo > StackSize-4 {
 				ok := false
 				for i := range e.regions {
@@ -1101,9 +1101,9 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 				return pc, budget, e.fault(addr, 4, ErrMisaligned)
 			}
 			ptr := (*uint32)(hostPointer(addr))
-			r[in.src&15] = uint64(atomic.SwapUint32(ptr, uint32(r[in.src&15])))
+			r[in.src] = uint64(atomic.SwapUint32(ptr, uint32(r[in.src])))
 		case opAtomicCmpxchg32:
-			addr := r[in.dst&15] + uint64(in.off)
+			addr := r[in.dst] + uint64(in.off)
 			if addr-stackLo > StackSize-4 {
 				ok := false
 				for i := range e.regions {
@@ -1121,7 +1121,7 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 				return pc, budget, e.fault(addr, 4, ErrMisaligned)
 			}
 			ptr := (*uint32)(hostPointer(addr))
-			v := uint32(r[in.src&15])
+			v := uint32(r[in.src])
 			for {
 				old := atomic.LoadUint32(ptr)
 				if old != uint32(r[0]) || atomic.CompareAndSwapUint32(ptr, old, v) {
@@ -1130,7 +1130,7 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 				}
 			}
 		case opAtomicAdd64:
-			addr := r[in.dst&15] + uint64(in.off)
+			addr := r[in.dst] + uint64(in.off)
 			if addr-stackLo > StackSize-8 {
 				ok := false
 				for i := range e.regions {
@@ -1148,9 +1148,9 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 				return pc, budget, e.fault(addr, 8, ErrMisaligned)
 			}
 			ptr := (*uint64)(hostPointer(addr))
-			atomic.AddUint64(ptr, uint64(r[in.src&15]))
+			atomic.AddUint64(ptr, uint64(r[in.src]))
 		case opAtomicFetchAdd64:
-			addr := r[in.dst&15] + uint64(in.off)
+			addr := r[in.dst] + uint64(in.off)
 			if addr-stackLo > StackSize-8 {
 				ok := false
 				for i := range e.regions {
@@ -1168,10 +1168,10 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 				return pc, budget, e.fault(addr, 8, ErrMisaligned)
 			}
 			ptr := (*uint64)(hostPointer(addr))
-			v := uint64(r[in.src&15])
-			r[in.src&15] = uint64(atomic.AddUint64(ptr, v) - v)
+			v := uint64(r[in.src])
+			r[in.src] = uint64(atomic.AddUint64(ptr, v) - v)
 		case opAtomicOr64:
-			addr := r[in.dst&15] + uint64(in.off)
+			addr := r[in.dst] + uint64(in.off)
 			if addr-stackLo > StackSize-8 {
 				ok := false
 				for i := range e.regions {
@@ -1189,9 +1189,9 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 				return pc, budget, e.fault(addr, 8, ErrMisaligned)
 			}
 			ptr := (*uint64)(hostPointer(addr))
-			atomic.OrUint64(ptr, uint64(r[in.src&15]))
+			atomic.OrUint64(ptr, uint64(r[in.src]))
 		case opAtomicFetchOr64:
-			addr := r[in.dst&15] + uint64(in.off)
+			addr := r[in.dst] + uint64(in.off)
 			if addr-stackLo > StackSize-8 {
 				ok := false
 				for i := range e.regions {
@@ -1209,9 +1209,9 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 				return pc, budget, e.fault(addr, 8, ErrMisaligned)
 			}
 			ptr := (*uint64)(hostPointer(addr))
-			r[in.src&15] = uint64(atomic.OrUint64(ptr, uint64(r[in.src&15])))
+			r[in.src] = uint64(atomic.OrUint64(ptr, uint64(r[in.src])))
 		case opAtomicAnd64:
-			addr := r[in.dst&15] + uint64(in.off)
+			addr := r[in.dst] + uint64(in.off)
 			if addr-stackLo > StackSize-8 {
 				ok := false
 				for i := range e.regions {
@@ -1229,9 +1229,9 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 				return pc, budget, e.fault(addr, 8, ErrMisaligned)
 			}
 			ptr := (*uint64)(hostPointer(addr))
-			atomic.AndUint64(ptr, uint64(r[in.src&15]))
+			atomic.AndUint64(ptr, uint64(r[in.src]))
 		case opAtomicFetchAnd64:
-			addr := r[in.dst&15] + uint64(in.off)
+			addr := r[in.dst] + uint64(in.off)
 			if addr-stackLo > StackSize-8 {
 				ok := false
 				for i := range e.regions {
@@ -1249,9 +1249,9 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 				return pc, budget, e.fault(addr, 8, ErrMisaligned)
 			}
 			ptr := (*uint64)(hostPointer(addr))
-			r[in.src&15] = uint64(atomic.AndUint64(ptr, uint64(r[in.src&15])))
+			r[in.src] = uint64(atomic.AndUint64(ptr, uint64(r[in.src])))
 		case opAtomicXor64:
-			addr := r[in.dst&15] + uint64(in.off)
+			addr := r[in.dst] + uint64(in.off)
 			if addr-stackLo > StackSize-8 {
 				ok := false
 				for i := range e.regions {
@@ -1269,7 +1269,7 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 				return pc, budget, e.fault(addr, 8, ErrMisaligned)
 			}
 			ptr := (*uint64)(hostPointer(addr))
-			v := uint64(r[in.src&15])
+			v := uint64(r[in.src])
 			for {
 				old := atomic.LoadUint64(ptr)
 				if atomic.CompareAndSwapUint64(ptr, old, old^v) {
@@ -1277,7 +1277,7 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 				}
 			}
 		case opAtomicFetchXor64:
-			addr := r[in.dst&15] + uint64(in.off)
+			addr := r[in.dst] + uint64(in.off)
 			if addr-stackLo > StackSize-8 {
 				ok := false
 				for i := range e.regions {
@@ -1295,16 +1295,16 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 				return pc, budget, e.fault(addr, 8, ErrMisaligned)
 			}
 			ptr := (*uint64)(hostPointer(addr))
-			v := uint64(r[in.src&15])
+			v := uint64(r[in.src])
 			for {
 				old := atomic.LoadUint64(ptr)
 				if atomic.CompareAndSwapUint64(ptr, old, old^v) {
-					r[in.src&15] = uint64(old)
+					r[in.src] = uint64(old)
 					break
 				}
 			}
 		case opAtomicXchg64:
-			addr := r[in.dst&15] + uint64(in.off)
+			addr := r[in.dst] + uint64(in.off)
 			if addr-stackLo > StackSize-8 {
 				ok := false
 				for i := range e.regions {
@@ -1322,9 +1322,9 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 				return pc, budget, e.fault(addr, 8, ErrMisaligned)
 			}
 			ptr := (*uint64)(hostPointer(addr))
-			r[in.src&15] = uint64(atomic.SwapUint64(ptr, uint64(r[in.src&15])))
+			r[in.src] = uint64(atomic.SwapUint64(ptr, uint64(r[in.src])))
 		case opAtomicCmpxchg64:
-			addr := r[in.dst&15] + uint64(in.off)
+			addr := r[in.dst] + uint64(in.off)
 			if addr-stackLo > StackSize-8 {
 				ok := false
 				for i := range e.regions {
@@ -1342,7 +1342,7 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 				return pc, budget, e.fault(addr, 8, ErrMisaligned)
 			}
 			ptr := (*uint64)(hostPointer(addr))
-			v := uint64(r[in.src&15])
+			v := uint64(r[in.src])
 			for {
 				old := atomic.LoadUint64(ptr)
 				if old != uint64(r[0]) || atomic.CompareAndSwapUint64(ptr, old, v) {

@@ -15,8 +15,8 @@ import (
 )
 
 const (
-	dst = "r[in.dst&15]"
-	src = "r[in.src&15]"
+	dst = "r[in.dst]"
+	src = "r[in.src]"
 )
 
 func main() {
