@@ -1,0 +1,102 @@
+package kbridge_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/cilium/ebpf"
+
+	"github.com/uebpf/uebpf/kbridge"
+	"github.com/uebpf/uebpf/vm"
+)
+
+// VM access to a kernel map value: through the mmap of a BPF_F_MMAPABLE
+// array (no syscall) against a hash map through bpf() (one syscall per
+// lookup). Each run is a lookup plus one access; compare with
+// BenchmarkVMLookupUserArray in package helpers for the VM's own cost.
+
+const benchLookup = `
+	stw [%r10-4], 1
+	lddw %r1, map_by_fd(0)
+	mov %r2, %r10
+	add %r2, -4
+	call 1
+	jeq %r0, 0, out
+`
+
+func benchVM(b *testing.B, src string, m vm.Map) {
+	p := vmProgram(b, src, m)
+	env := vm.NewEnv()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		if _, err := p.Exec(env); err != nil {
+			b.Fatal(err)
+		}
+		env.Reset()
+	}
+}
+
+func BenchmarkVMMmapRead(b *testing.B) {
+	requireKernel(b)
+	a := newMmapArray(b, "bench", 8, 4)
+	benchVM(b, benchLookup+"ldxdw %r0, [%r0+0]\nout:\nexit", a)
+}
+
+func BenchmarkVMMmapAtomicAdd(b *testing.B) {
+	requireKernel(b)
+	a := newMmapArray(b, "bench", 8, 4)
+	benchVM(b, benchLookup+"mov %r1, 1\nlock add [%r0+0], %r1\nout:\nexit", a)
+}
+
+func BenchmarkVMSyscallRead(b *testing.B) {
+	requireKernel(b)
+	m := newKernelMap(b, &ebpf.MapSpec{Type: ebpf.Hash, KeySize: 4, ValueSize: 8, MaxEntries: 4})
+	h := openMap(b, m).(*kbridge.SyscallMap)
+	if err := h.Kernel().Put(uint32(1), uint64(5)); err != nil {
+		b.Fatal(err)
+	}
+	benchVM(b, benchLookup+"ldxdw %r0, [%r0+0]\nout:\nexit", h)
+}
+
+// BenchmarkVMSyscallAdd is the syscall path's read-modify-write: lookup
+// (a copy), add, bpf_map_update_elem. Unlike the mmap path it is not
+// atomic against concurrent writers.
+func BenchmarkVMSyscallAdd(b *testing.B) {
+	requireKernel(b)
+	m := newKernelMap(b, &ebpf.MapSpec{Type: ebpf.Hash, KeySize: 4, ValueSize: 8, MaxEntries: 4})
+	h := openMap(b, m).(*kbridge.SyscallMap)
+	if err := h.Kernel().Put(uint32(1), uint64(5)); err != nil {
+		b.Fatal(err)
+	}
+	benchVM(b, benchLookup+`
+		ldxdw %r1, [%r0+0]
+		add %r1, 1
+		stxdw [%r10-16], %r1
+		lddw %r1, map_by_fd(0)
+		mov %r2, %r10
+		add %r2, -4
+		mov %r3, %r10
+		add %r3, -16
+		mov %r4, 0
+		call 2
+	out:
+		exit`, h)
+}
+
+// BenchmarkVMMmapPerAccess separates the cost of one access from the run
+// and lookup around it: each run does 100 accesses to the looked-up value.
+func BenchmarkVMMmapPerAccess(b *testing.B) {
+	requireKernel(b)
+	for _, bc := range []struct{ name, insn string }{
+		{"read", "ldxdw %r3, [%r0+0]\n"},
+		{"atomic_add", "lock add [%r0+0], %r1\n"},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			a := newMmapArray(b, "bench", 8, 4)
+			src := benchLookup + "mov %r1, 1\n" + strings.Repeat(bc.insn, 100) + "out:\nexit"
+			benchVM(b, src, a)
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/100, "ns/access")
+		})
+	}
+}
