@@ -1,0 +1,85 @@
+// Package maps implements eBPF maps in userspace, with the kernel's
+// semantics and memory layout, for programs run by uebpf's interpreter and
+// JIT and for the Go code around them.
+//
+// It is the lowest layer of uebpf and imports no other uebpf package.
+// Helpers (package helpers) call the raw-pointer API while a program runs;
+// applications use the Go-side API, modelled on cilium/ebpf's *ebpf.Map;
+// kbridge can back array maps with the mmap of a kernel map (NewArrayOn).
+//
+// # Types
+//
+// New creates, after validating the spec like BPF_MAP_CREATE:
+// Array, PerCPUArray, Hash, PerCPUHash, LRUHash, LRUCPUHash, LPMTrie,
+// Queue, Stack, RingBuf and ProgramArray. Every map implements Map; queues
+// and stacks also QueueMap, arrays MemoryMap, ring buffers RingBufMap
+// (consumed with a Reader), program arrays ProgArrayMap.
+//
+// # Layout
+//
+// Values are 8-byte aligned and padded to a multiple of 8 bytes, so eBPF
+// atomic instructions on them are real atomics. An array is one block with
+// element i at i*round_up(ValueSize, 8) (Memory), as in the kernel and in the
+// mmap of a BPF_F_MMAPABLE array. Per-CPU maps hold one value slot per
+// possible CPU (PossibleCPUs); the Go side sees them in the bpf(2) layout.
+// Ring buffers keep the kernel's consumer page / producer page / data layout
+// and record headers.
+//
+// # Errors
+//
+// Errors wrap sentinel errors (ErrKeyNotExist, ErrKeyExist, ErrMapFull,
+// ErrInvalid ...) and name the map. Each sentinel also matches the errno
+// Linux returns for the same condition (errors.Is(err, unix.ENOENT)), and
+// Errno gives the negative errno a helper returns to the program. The
+// raw-pointer API returns errors preallocated per map, so failing calls do
+// not allocate either.
+//
+// # Go-side encoding
+//
+// Keys and values are []byte of the exact size, unsafe.Pointer,
+// encoding.BinaryMarshaler/BinaryUnmarshaler, or fixed-size values as
+// encoding/binary defines them (native byte order); see encoding.go. Per-CPU
+// values are slices with one element per possible CPU. Queues and stacks use
+// a nil key: Update pushes, Lookup peeks, LookupAndDelete pops.
+//
+// # Concurrency
+//
+// Every map is safe for any mix of concurrent program-side and Go-side
+// calls.
+//
+//   - Arrays take no locks at all. Program-side updates are a plain memcpy,
+//     like the kernel's; Go-side reads and writes copy 8-byte words
+//     atomically, so a counter that programs update with atomic
+//     instructions is never torn.
+//   - Hash maps (all four kinds) look up without locking: bucket heads,
+//     chain links, hash tags and keys are read with atomic loads, chains end
+//     in a per-bucket "nulls" marker (like the kernel's hlist_nulls) so a
+//     reader that was led astray by a recycled element notices and retries.
+//     Writers lock a stripe of 1024 padded mutexes chosen by bucket. Values
+//     of existing keys are updated in place (as with BPF_F_LOCK in the
+//     kernel), so a pointer a program holds keeps seeing the live value.
+//     Go-side lookups copy the value under the bucket's lock, so they never
+//     return the value of a recycled element. See hash.go and lru.go.
+//   - The LPM trie looks up without locking under a sequence counter
+//     (retrying if a writer changed the trie's shape); writers take a mutex.
+//   - Queues and stacks use one mutex; ring buffer producers one mutex for
+//     reservation, commits are lock-free (the kernel's protocol).
+//   - Program arrays are slots read with one atomic load.
+//
+// # Lifetime of value pointers
+//
+// LookupElem returns a pointer into storage the map owns: slabs of []uint64
+// allocated when the map is created (or, for BPF_F_NO_PREALLOC and very
+// large maps, as it fills) and never released while the map is reachable.
+// The pointer therefore stays valid memory even if another goroutine deletes
+// the element while the program runs. Deleted hash, LRU and trie elements
+// are recycled for later inserts, exactly like the kernel's preallocated hash
+// maps: a program that keeps using a pointer after its element was deleted
+// may see (and write) the value of a different key that reused the slot. Go's
+// garbage collector does not see addresses held in eBPF registers, so
+// whoever runs a program keeps the maps it uses reachable for the run.
+//
+// Read-only and write-only flags: BPF_F_RDONLY_PROG / BPF_F_WRONLY_PROG are
+// reported by ReadOnlyProg/WriteOnlyProg for the verifier and helpers to
+// enforce; BPF_F_RDONLY / BPF_F_WRONLY and Freeze are enforced on the Go side.
+package maps
