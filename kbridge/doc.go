@@ -44,12 +44,11 @@
 //     fresh copy of the value, allocated for that call. It never changes
 //     and stays valid while anything (the run's region list) refers to it.
 //   - A write through that pointer could not reach the kernel, so it is
-//     refused instead of silently lost: the Helpers wrapper hands copies to
-//     programs read-only, and a store or atomic to a copy ends the run with
-//     a *vm.RunError naming the pc. Programs write with
-//     bpf_map_update_elem (and delete with bpf_map_delete_elem), which are
-//     syscalls. Load programs that use kernel maps with
-//     Helpers(helpers.Standard(cfg)).
+//     refused instead of silently lost: SyscallMap reports LookupCopies,
+//     the standard helpers then hand copies to programs read-only, and a
+//     store or atomic to a copy ends the run with a *vm.RunError naming the
+//     pc. Programs write with bpf_map_update_elem (and delete with
+//     bpf_map_delete_elem), which are syscalls.
 //   - Read-modify-write through the syscall path is not atomic against
 //     kernel programs or other writers; keep counters shared with the kernel
 //     in mmapped arrays.

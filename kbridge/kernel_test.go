@@ -117,7 +117,7 @@ func runKernel(tb testing.TB, p *ebpf.Program, repeat int) uint32 {
 }
 
 // vmHelpers is the helper set of VM test programs.
-var vmHelpers = kbridge.Helpers(helpers.Standard(nil))
+var vmHelpers = helpers.Standard(nil)
 
 // vmProgram assembles src (uebpf's dialect) with ms as map_by_fd(0..).
 func vmProgram(tb testing.TB, src string, ms ...vm.Map) *vm.Program {

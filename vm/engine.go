@@ -19,7 +19,9 @@ func (p *Program) HelperAt(i int) HelperFunc { return p.funcs[p.code[i].imm] }
 // a mark to pass to EndRun.
 func (e *Env) BeginRun(p *Program) (budget uint64, mark int) {
 	e.prog = p
-	e.clearStatus()
+	if e.status != 0 || e.tailCalls != 0 { // else nothing to clear
+		e.clearStatus()
+	}
 	budget = e.budget
 	if budget == 0 {
 		budget = p.budget
@@ -104,3 +106,6 @@ func (p *Program) Callbacks() []int { return p.callbacks }
 // FuncValue is the value a program sees for the address of the function
 // at slot, and passes to helpers that take callbacks.
 func FuncValue(slot int) uint64 { return funcTag | uint64(slot) }
+
+// SetExecuted records how many instructions a run executed, for Executed.
+func (e *Env) SetExecuted(n uint64) { e.executed = n }

@@ -50,6 +50,7 @@ type Env struct {
 	base       int    // the depth at which exit ends the run (callbacks run deeper)
 	budgetLeft uint64 // the budget, while a helper runs
 	executed   uint64 // instructions the last run executed
+	helperPC   int    // the call instruction of the helper running now
 	// callFunction is CallFunction of the engine running the program, when
 	// that is not the interpreter.
 	callFunction func(e *Env, fn uint64, args [5]uint64) (uint64, error)
@@ -148,10 +149,10 @@ func (e *Env) AddRegion(p unsafe.Pointer, size uintptr, writable bool) {
 		return
 	}
 	// Helpers often hand out the same memory again (a lookup in a loop):
-	// do not grow the list when the newest region already covers it.
-	if n := len(e.regions); n > 0 {
-		last := &e.regions[n-1]
-		if last.contains(lo, uint64(size)) && (last.writable || !writable) {
+	// do not grow the list when one of the newest regions covers it.
+	for i := len(e.regions) - 1; i >= max(0, len(e.regions)-4); i-- {
+		r := &e.regions[i]
+		if r.contains(lo, uint64(size)) && (r.writable || !writable) {
 			return
 		}
 	}
@@ -167,7 +168,7 @@ func (e *Env) AddBytes(b []byte, writable bool) {
 
 // allowed reports whether the run may access size bytes at addr.
 func (e *Env) allowed(addr, size uint64, write bool) bool {
-	if addr-e.stackLo <= StackSize-size {
+	if size <= StackSize && addr-e.stackLo <= StackSize-size {
 		return true
 	}
 	return e.inRegions(addr, size, write)

@@ -2,6 +2,7 @@ package vm
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -28,18 +29,6 @@ func (p *Program) Exec(e *Env) (uint64, error) {
 	return r0, err
 }
 
-// callHelper calls a helper. A helper is Go code the embedder wrote; its
-// panic must not take the host down with it.
-func (e *Env) callHelper(fn HelperFunc, pc int) (r0 uint64, err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			err = &RunError{PC: pc, Err: fmt.Errorf("%w: %v", ErrHelperPanicked, v)}
-		}
-	}()
-	r := &e.regs
-	return fn(e, r[1], r[2], r[3], r[4], r[5]), nil
-}
-
 // Reasons interpret stops.
 const (
 	whyExit = iota + 1
@@ -54,7 +43,14 @@ const (
 
 // run sets up the registers and runs the program from its first
 // instruction.
-func (e *Env) run(budget uint64) (uint64, error) {
+func (e *Env) run(budget uint64) (r0 uint64, err error) {
+	defer func() {
+		// A helper is Go code the embedder wrote; its panic must not take
+		// the host down with it.
+		if v := recover(); v != nil {
+			r0, err = 0, &RunError{PC: e.helperPC, Err: fmt.Errorf("%w: %v", ErrHelperPanicked, v)}
+		}
+	}()
 	r := &e.regs
 	// Registers the program has not written read as zero, not as what an
 	// earlier run left.
@@ -95,12 +91,9 @@ func (e *Env) drive(pc int, budget uint64) (uint64, uint64, error) {
 				return 0, budget, &RunError{PC: at, Err: ErrUnknownHelper}
 			}
 			e.budgetLeft = budget
-			r0, err := e.callHelper(fn, at)
+			e.helperPC = at
+			r[0] = fn(e, r[1], r[2], r[3], r[4], r[5])
 			budget = e.budgetLeft
-			if err != nil {
-				return 0, budget, err
-			}
-			r[0] = r0
 			if e.status != 0 {
 				if e.status&statusTailCall == 0 {
 					r0, err := e.finish(at)
@@ -140,6 +133,10 @@ var packetLoadSize = [...]int{opLdAbsB: 1, opLdAbsH: 2, opLdAbsW: 4, opLdIndB: 1
 // finish turns the status a helper left into the run's result.
 func (e *Env) finish(pc int) (uint64, error) {
 	if e.status&statusFail != 0 {
+		var re *RunError
+		if errors.As(e.err, &re) { // from a callback: it names its own pc
+			return 0, e.err
+		}
 		return 0, &RunError{PC: pc, Err: e.err}
 	}
 	return e.stopR0, nil
