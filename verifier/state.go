@@ -1,0 +1,243 @@
+package verifier
+
+import (
+	"fmt"
+	"strings"
+)
+
+// regType is the kind of value a register holds.
+type regType uint8
+
+const (
+	notInit           regType = iota // never written: reading it is an error
+	scalarValue                      // a number
+	ptrCtx                           // the program's context
+	ptrStack                         // a stack frame (frame says which)
+	constPtrMap                      // a map reference (lddw of a map)
+	ptrMapValue                      // a map value of size bytes
+	ptrMapValueOrNull                // a map value, or 0
+	ptrMem                           // memory a helper returned, size bytes
+	ptrMemOrNull                     // the same, or 0
+	ptrFunc                          // the address of a function (lddw BPF_PSEUDO_FUNC)
+)
+
+var regTypeNames = [...]string{
+	notInit:           "uninit",
+	scalarValue:       "scalar",
+	ptrCtx:            "ctx",
+	ptrStack:          "fp",
+	constPtrMap:       "map_ptr",
+	ptrMapValue:       "map_value",
+	ptrMapValueOrNull: "map_value_or_null",
+	ptrMem:            "mem",
+	ptrMemOrNull:      "mem_or_null",
+	ptrFunc:           "func",
+}
+
+func (t regType) String() string { return regTypeNames[t] }
+
+func (t regType) isPointer() bool { return t >= ptrCtx }
+func (t regType) orNull() bool    { return t == ptrMapValueOrNull || t == ptrMemOrNull }
+
+// reg is the abstract value of a register or of a spilled stack slot.
+type reg struct {
+	typ regType
+	// off is the value of a scalar, or a pointer's offset from the start
+	// of its region (the frame pointer for the stack).
+	off scalar
+	// size of the region of map values and memory.
+	size int64
+	// mapIdx is the index in Program.Maps of a map pointer or of the map
+	// whose value this points to; the function slot for ptrFunc; the frame
+	// for ptrStack.
+	mapIdx int
+	// id links copies of one value-or-null pointer, so a null check of one
+	// copy applies to all of them.
+	id uint32
+	// ref is the reference (acquired record) this pointer belongs to.
+	ref      uint32
+	readOnly bool
+}
+
+func scalarReg(s scalar) reg { return reg{typ: scalarValue, off: s} }
+
+func unknownReg() reg { return scalarReg(unknownScalar()) }
+
+func (r *reg) String() string {
+	switch r.typ {
+	case notInit:
+		return "uninit"
+	case scalarValue:
+		return r.off.String()
+	case ptrStack:
+		return fmt.Sprintf("fp%d%s", r.mapIdx, offString(r.off))
+	case constPtrMap:
+		return fmt.Sprintf("map_ptr(map%d)", r.mapIdx)
+	case ptrFunc:
+		return fmt.Sprintf("func(%d)", r.mapIdx)
+	}
+	var b strings.Builder
+	b.WriteString(r.typ.String())
+	b.WriteString("(")
+	var parts []string
+	if r.typ != ptrCtx {
+		if r.typ == ptrMapValue || r.typ == ptrMapValueOrNull {
+			parts = append(parts, fmt.Sprintf("map%d", r.mapIdx))
+		}
+		parts = append(parts, fmt.Sprintf("size=%d", r.size))
+	}
+	if !r.off.isConst() || r.off.value() != 0 {
+		parts = append(parts, "off="+r.off.String())
+	}
+	if r.id != 0 {
+		parts = append(parts, fmt.Sprintf("id=%d", r.id))
+	}
+	if r.ref != 0 {
+		parts = append(parts, fmt.Sprintf("ref=%d", r.ref))
+	}
+	if r.readOnly {
+		parts = append(parts, "rdonly")
+	}
+	b.WriteString(strings.Join(parts, ","))
+	b.WriteString(")")
+	return b.String()
+}
+
+func offString(s scalar) string {
+	if s.isConst() {
+		v := int64(s.value())
+		if v == 0 {
+			return ""
+		}
+		return fmt.Sprintf("%+d", v)
+	}
+	return "+(" + s.String() + ")"
+}
+
+// Byte kinds of a stack slot.
+const (
+	stackInvalid = iota // never written
+	stackMisc           // some number
+	stackZero           // zero
+	stackSpill          // part of a spilled register
+)
+
+// slot is 8 bytes of a stack frame. A register spilled with an aligned
+// 8-byte store keeps its full state in spill.
+type slot struct {
+	kind  [8]uint8
+	spill reg
+}
+
+func (s *slot) isSpill() bool { return s.kind[0] == stackSpill }
+
+// frame is one bpf-to-bpf call frame.
+type frame struct {
+	regs [11]reg
+	// stack holds the slots below the frame pointer: stack[i] covers
+	// bytes [-8(i+1), -8i). It grows on demand.
+	stack []slot
+	// callsite is the slot of the call that made this frame (-1 for the
+	// entry function); the caller resumes after it.
+	callsite int
+	// callback is set when the frame is a callback called by a helper.
+	callback bool
+}
+
+func (f *frame) clone() *frame {
+	c := *f
+	c.stack = append([]slot(nil), f.stack...)
+	return &c
+}
+
+// state is the abstract state of the machine at one instruction.
+type state struct {
+	frames []*frame
+	refs   []uint32 // acquired references not yet released
+}
+
+func (s *state) cur() *frame { return s.frames[len(s.frames)-1] }
+
+func (s *state) clone() *state {
+	c := &state{frames: make([]*frame, len(s.frames)), refs: append([]uint32(nil), s.refs...)}
+	for i, f := range s.frames {
+		c.frames[i] = f.clone()
+	}
+	return c
+}
+
+// forEachReg calls fn for every register and spilled register of every
+// frame.
+func (s *state) forEachReg(fn func(r *reg)) {
+	for _, f := range s.frames {
+		for i := range f.regs {
+			fn(&f.regs[i])
+		}
+		for i := range f.stack {
+			if f.stack[i].isSpill() {
+				fn(&f.stack[i].spill)
+			}
+		}
+	}
+}
+
+func (s *state) hasRef(ref uint32) bool {
+	for _, r := range s.refs {
+		if r == ref {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *state) dropRef(ref uint32) {
+	for i, r := range s.refs {
+		if r == ref {
+			s.refs = append(s.refs[:i], s.refs[i+1:]...)
+			return
+		}
+	}
+}
+
+// String prints the registers and stack of the current frame, as the
+// Linux verifier's log does.
+func (s *state) String() string {
+	var b strings.Builder
+	for fi, f := range s.frames {
+		if len(s.frames) > 1 {
+			fmt.Fprintf(&b, "frame%d: ", fi)
+		}
+		first := true
+		for i := range f.regs {
+			if f.regs[i].typ == notInit {
+				continue
+			}
+			if !first {
+				b.WriteByte(' ')
+			}
+			first = false
+			fmt.Fprintf(&b, "R%d=%s", i, f.regs[i].String())
+		}
+		for i := range f.stack {
+			sl := &f.stack[i]
+			if sl.kind == [8]uint8{} {
+				continue
+			}
+			fmt.Fprintf(&b, " fp-%d=", 8*(i+1))
+			if sl.isSpill() {
+				b.WriteString(sl.spill.String())
+				continue
+			}
+			for j := 7; j >= 0; j-- {
+				b.WriteByte("?mz"[min(sl.kind[j], 2)])
+			}
+		}
+		if fi < len(s.frames)-1 {
+			b.WriteString("; ")
+		}
+	}
+	if len(s.refs) > 0 {
+		fmt.Fprintf(&b, " refs=%v", s.refs)
+	}
+	return b.String()
+}

@@ -1,0 +1,336 @@
+package verifier
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/uebpf/uebpf/asm"
+	"github.com/uebpf/uebpf/maps"
+	"github.com/uebpf/uebpf/vm"
+)
+
+// DefaultMaxInstructions is the default complexity limit: how many
+// instructions the verifier may process over all paths, as Linux's
+// BPF_COMPLEXITY_LIMIT_INSNS.
+const DefaultMaxInstructions = 1_000_000
+
+// Options describe the environment a program runs in.
+type Options struct {
+	// ContextSize is the number of bytes readable at r1 when the program
+	// starts.
+	ContextSize int
+	// ContextReadOnly refuses stores into the context.
+	ContextReadOnly bool
+	// ContextLengthInR2 tells the verifier that r2 holds ContextSize at
+	// entry, as vm.Program.Run does. Otherwise r2..r5 are uninitialised,
+	// as in the kernel.
+	ContextLengthInR2 bool
+	// AllowPointerLeaks lets the program turn pointers into numbers: return
+	// them, store them into maps or the context, compare them, do
+	// arithmetic the verifier cannot follow. Memory safety is kept either
+	// way.
+	AllowPointerLeaks bool
+	// MaxInstructions is the complexity limit (DefaultMaxInstructions if 0).
+	MaxInstructions int
+	// Log, if set, receives a kernel-style log: every instruction processed
+	// with the register state.
+	Log io.Writer
+	// LineInfo, if set, returns the source line of an instruction slot,
+	// for error messages.
+	LineInfo func(pc int) string
+}
+
+// Result describes a verification that succeeded.
+type Result struct {
+	// InstructionsProcessed counts instructions over all explored paths.
+	InstructionsProcessed int
+	// StatesStored counts the states kept at pruning points.
+	StatesStored int
+	// MaxCallDepth is the deepest bpf-to-bpf call chain, in frames.
+	MaxCallDepth int
+}
+
+// mapInfo is what the verifier needs to know about one of the program's maps.
+type mapInfo struct {
+	keySize, valueSize int64
+	typ                maps.Type
+	typed              bool // typ is known
+	readOnly           bool
+	direct             []byte // memory of a directly addressable map
+	hasDirect          bool
+	known              bool // sizes are known
+}
+
+type sized interface {
+	KeySize() uint32
+	ValueSize() uint32
+}
+
+func newMapInfo(m vm.Map) mapInfo {
+	var mi mapInfo
+	if s, ok := m.(sized); ok {
+		mi.keySize, mi.valueSize, mi.known = int64(s.KeySize()), int64(s.ValueSize()), true
+	}
+	if t, ok := m.(interface{ Type() maps.Type }); ok {
+		mi.typ, mi.typed = t.Type(), true
+	}
+	if r, ok := m.(interface{ ReadOnlyProg() bool }); ok {
+		mi.readOnly = r.ReadOnlyProg()
+	}
+	if d, ok := m.(vm.DirectMemory); ok {
+		mi.direct, mi.hasDirect = d.Memory(), true
+		if d.Flags()&flagReadOnlyProg != 0 {
+			mi.readOnly = true
+		}
+	}
+	return mi
+}
+
+const flagReadOnlyProg = 0x80
+
+// visit is a state stored at a pruning point. branches counts the paths
+// from it that are still being explored: when it drops to 0, every path
+// from the state reached an exit, and a later state it subsumes can be
+// pruned.
+type visit struct {
+	st       *state
+	parent   *visit
+	branches int
+	hash     uint64 // stateHash(st)
+	hits     int    // later states it pruned
+	misses   int    // later states it did not
+}
+
+// pending is a path waiting to be explored.
+type pending struct {
+	st     *state
+	pc     int
+	parent *visit
+}
+
+type verifier struct {
+	prog      *vm.Program
+	insns     []asm.Instruction
+	opts      Options
+	maps      []mapInfo
+	limit     int
+	prunePt   []bool
+	visits    [][]*visit
+	work      []pending
+	processed int
+	stored    int
+	maxDepth  int
+	nextID    uint32
+
+	// the path being explored
+	st  *state
+	pc  int
+	cur *visit
+}
+
+// Verify proves that p is safe to run in the environment opts describes,
+// or returns a *Error saying why it cannot.
+func Verify(p *vm.Program, opts *Options) (*Result, error) {
+	if opts == nil {
+		opts = &Options{}
+	}
+	v := &verifier{prog: p, insns: p.Instructions(), opts: *opts, limit: opts.MaxInstructions}
+	if v.limit <= 0 {
+		v.limit = DefaultMaxInstructions
+	}
+	for _, m := range p.Maps() {
+		v.maps = append(v.maps, newMapInfo(m))
+	}
+	if err := v.checkCFG(); err != nil {
+		return nil, err
+	}
+	v.visits = make([][]*visit, len(v.insns))
+	if err := v.explore(); err != nil {
+		return nil, err
+	}
+	if v.opts.Log != nil {
+		fmt.Fprintf(v.opts.Log, "processed %d insns, stored %d states, max call depth %d\n", v.processed, v.stored, v.maxDepth)
+	}
+	return &Result{InstructionsProcessed: v.processed, StatesStored: v.stored, MaxCallDepth: v.maxDepth}, nil
+}
+
+func (v *verifier) initialState() *state {
+	f := &frame{callsite: -1}
+	f.regs[asm.R1] = reg{typ: ptrCtx, off: constScalar(0)}
+	if v.opts.ContextLengthInR2 {
+		f.regs[asm.R2] = scalarReg(constScalar(uint64(v.opts.ContextSize)))
+	}
+	f.regs[asm.R10] = reg{typ: ptrStack, off: constScalar(0), mapIdx: 0}
+	return &state{frames: []*frame{f}}
+}
+
+// explore runs every path of the program depth first.
+func (v *verifier) explore() error {
+	v.work = append(v.work, pending{st: v.initialState(), pc: 0})
+	v.maxDepth = 1
+	for len(v.work) > 0 {
+		p := v.work[len(v.work)-1]
+		v.work = v.work[:len(v.work)-1]
+		v.st, v.pc, v.cur = p.st, p.pc, p.parent
+		if v.opts.Log != nil {
+			fmt.Fprintf(v.opts.Log, "from path at %d: %s\n", v.pc, v.st)
+		}
+		if err := v.path(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// path explores the current path until it ends or is pruned.
+func (v *verifier) path() error {
+	for {
+		v.processed++
+		if v.processed > v.limit {
+			return v.fail(ErrTooComplex, "more than %d instructions processed (the complexity limit); bound loops with constants or simplify the program", v.limit)
+		}
+		if v.prunePt[v.pc] {
+			pruned, err := v.checkpoint()
+			if err != nil {
+				return err
+			}
+			if pruned {
+				if v.opts.Log != nil {
+					fmt.Fprintf(v.opts.Log, "%d: safe (pruned)\n", v.pc)
+				}
+				v.finish()
+				return nil
+			}
+		}
+		if v.opts.Log != nil {
+			fmt.Fprintf(v.opts.Log, "%d: %s\t; %s\n", v.pc, asm.Format(v.insns, v.pc), v.st)
+		}
+		next, done, err := v.step()
+		if err != nil {
+			return err
+		}
+		if done {
+			v.finish()
+			return nil
+		}
+		v.pc = next
+	}
+}
+
+// finish ends the current path: its checkpoints lose a live branch.
+func (v *verifier) finish() {
+	for x := v.cur; x != nil; x = x.parent {
+		x.branches--
+		if x.branches > 0 {
+			break
+		}
+	}
+}
+
+// branch queues st to be explored from pc, as a sibling of the current path.
+func (v *verifier) branch(st *state, pc int) {
+	if v.cur != nil {
+		v.cur.branches++
+	}
+	v.work = append(v.work, pending{st: st, pc: pc, parent: v.cur})
+}
+
+func (v *verifier) newID() uint32 {
+	v.nextID++
+	return v.nextID
+}
+
+// fail builds the error for the current instruction.
+func (v *verifier) fail(rule error, format string, args ...any) error {
+	e := &Error{PC: v.pc, Err: rule, Detail: fmt.Sprintf(format, args...)}
+	if v.pc >= 0 && v.pc < len(v.insns) {
+		e.Insn = asm.Format(v.insns, v.pc)
+		if v.opts.LineInfo != nil {
+			e.Line = v.opts.LineInfo(v.pc)
+		}
+	}
+	if v.st != nil {
+		e.State = v.st.String()
+	}
+	if v.opts.Log != nil {
+		fmt.Fprintln(v.opts.Log, e.Error())
+	}
+	return e
+}
+
+// readReg returns register r of the current frame, which must be
+// initialised.
+func (v *verifier) readReg(r uint8) (*reg, error) {
+	x := &v.st.cur().regs[r]
+	if x.typ == notInit {
+		return nil, v.fail(ErrUninitialized, "R%d is read before it is written", r)
+	}
+	return x, nil
+}
+
+// step checks the instruction at v.pc and applies it to v.st. It returns
+// the next pc, or done when the path ends.
+func (v *verifier) step() (next int, done bool, err error) {
+	ins := v.insns[v.pc]
+	switch ins.Class() {
+	case asm.ClassALU, asm.ClassALU64:
+		return v.pc + 1, false, v.checkALU(ins)
+	case asm.ClassLD:
+		if ins.Opcode == asm.OpLDDW {
+			return v.pc + 2, false, v.checkLDDW(ins, v.insns[v.pc+1])
+		}
+		return v.pc + 1, false, v.checkLegacyPacket(ins)
+	case asm.ClassLDX:
+		return v.pc + 1, false, v.checkLoad(ins)
+	case asm.ClassST, asm.ClassSTX:
+		if ins.Opcode&0xe0 == asm.ModeATOMIC {
+			return v.pc + 1, false, v.checkAtomic(ins)
+		}
+		return v.pc + 1, false, v.checkStore(ins)
+	default:
+		return v.checkJump(ins)
+	}
+}
+
+func (v *verifier) checkLDDW(lo, hi asm.Instruction) error {
+	dst := &v.st.cur().regs[lo.Dst]
+	switch lo.Src {
+	case 0:
+		*dst = scalarReg(constScalar(uint64(uint32(lo.Imm)) | uint64(uint32(hi.Imm))<<32))
+	case asm.PseudoMapFD:
+		*dst = reg{typ: constPtrMap, off: constScalar(0), mapIdx: int(lo.Imm)}
+	case asm.PseudoMapValue:
+		mi := v.maps[lo.Imm]
+		if !mi.hasDirect {
+			return v.fail(ErrInvalidAccess, "map %d has no directly addressable value", lo.Imm)
+		}
+		*dst = reg{typ: ptrMapValue, off: constScalar(uint64(uint32(hi.Imm))), size: int64(len(mi.direct)),
+			mapIdx: int(lo.Imm), readOnly: mi.readOnly}
+	case asm.PseudoFunc:
+		*dst = reg{typ: ptrFunc, off: constScalar(0), mapIdx: v.pc + 1 + int(lo.Imm)}
+	default:
+		return v.fail(ErrUnsupported, "lddw with src %d", lo.Src)
+	}
+	return nil
+}
+
+// checkLegacyPacket handles LD_ABS and LD_IND: the interpreter bounds-checks
+// them against the packet itself, so they only write r0 and clobber r1-r5.
+func (v *verifier) checkLegacyPacket(ins asm.Instruction) error {
+	if ins.Opcode&0xe0 == asm.ModeIND {
+		src, err := v.readReg(ins.Src)
+		if err != nil {
+			return err
+		}
+		if src.typ != scalarValue {
+			return v.fail(ErrPointerArith, "R%d is a %s, packet index must be a number", ins.Src, src.typ)
+		}
+	}
+	f := v.st.cur()
+	for r := asm.R1; r <= asm.R5; r++ {
+		f.regs[r] = reg{}
+	}
+	size := map[uint8]int{asm.SizeB: 1, asm.SizeH: 2, asm.SizeW: 4}[ins.Opcode&0x18]
+	f.regs[asm.R0] = scalarReg(rangeScalar(0, 1<<(8*size)-1))
+	return nil
+}
