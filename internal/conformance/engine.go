@@ -23,12 +23,16 @@ const UnwindHelper = 5
 // ("unwind") returns its first argument and, when that is 0, stops the
 // program at once with r0 = 0.
 func Helpers() vm.Helpers {
-	return vm.Helpers{UnwindHelper: {Name: "unwind", Func: func(env *vm.Env, r1, _, _, _, _ uint64) uint64 {
-		if r1 == 0 {
-			env.Stop(0)
-		}
-		return r1
-	}}}
+	return vm.Helpers{UnwindHelper: {
+		Name: "unwind",
+		Func: func(env *vm.Env, r1, _, _, _, _ uint64) uint64 {
+			if r1 == 0 {
+				env.Stop(0)
+			}
+			return r1
+		},
+		Proto: &vm.Prototype{Args: [5]vm.ArgKind{vm.ArgAnything}, Ret: vm.RetInteger},
+	}}
 }
 
 // Interpreter is the Engine of vm's interpreter.
