@@ -100,6 +100,7 @@ func BenchmarkHashLookupElemParallel(b *testing.B) {
 	m, keys := filledHash(b, Hash, 1<<20)
 	mask := len(keys) - 1
 	b.ReportAllocs()
+	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		i := rand.IntN(len(keys))
 		for pb.Next() {
@@ -270,5 +271,30 @@ func BenchmarkGoLookup(b *testing.B) {
 		if err := m.Lookup(keys[7], &v); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkBaselineGoMap is Go's built-in map on the same keys: a reference
+// point for the hash map figures on a given (possibly shared) machine.
+func BenchmarkBaselineGoMap(b *testing.B) {
+	for _, size := range []struct {
+		name string
+		n    int
+	}{{"1K", 1 << 10}, {"1M", 1 << 20}} {
+		b.Run(size.name, func(b *testing.B) {
+			keys := hashKeys(size.n)
+			m := make(map[uint64]uint64, size.n)
+			for _, k := range keys {
+				m[k] = k
+			}
+			mask := len(keys) - 1
+			i := 0
+			var sum uint64
+			for b.Loop() {
+				sum += m[keys[i&mask]]
+				i++
+			}
+			_ = sum
+		})
 	}
 }

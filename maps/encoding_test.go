@@ -105,7 +105,8 @@ func FuzzEncoding(f *testing.F) {
 			B int16
 			C [3]byte
 			D uint64
-			E float32
+			E uint32 // not float32: encoding/binary decodes struct floats via
+			// float64, which quiets signalling NaNs, so bytes would not round-trip
 		}
 		outs := []any{new(uint8), new(uint16), new(uint32), new(uint64), new(int32), new(pair), new(mixed), new([5]byte),
 			new([2]int64), new(marshaled), make([]byte, len(data)), new([]byte), new(float64), new([4]bool)}

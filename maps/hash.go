@@ -136,20 +136,6 @@ func newHash(spec *Spec, ncpu int) (*hashMap, error) {
 	return h, nil
 }
 
-// ensureChunk allocates the slab holding element e.
-func (h *hashMap) ensureChunk(e uint32) {
-	c := e >> h.chunkShift
-	if atomic.LoadPointer(&h.chunks[c]) != nil {
-		return
-	}
-	h.allocMu.Lock()
-	defer h.allocMu.Unlock()
-	if h.chunks[c] == nil {
-		h.keep[c] = allocWords(h.chunkSize)
-		atomic.StorePointer(&h.chunks[c], unsafe.Pointer(&h.keep[c][0]))
-	}
-}
-
 func (h *hashMap) elem(e uint32) unsafe.Pointer {
 	c := atomic.LoadPointer(&h.chunks[e>>h.chunkShift])
 	return unsafe.Add(c, uintptr(e&h.chunkMask)*h.elemSize)
@@ -276,44 +262,6 @@ func (h *hashMap) findLocked(b, tag uint32, key unsafe.Pointer) (e uint32, p uns
 	return 0, nil, nil
 }
 
-// alloc takes a free element slot.
-func (h *hashMap) alloc() (uint32, bool) {
-	for {
-		head := h.free.Load()
-		if uint32(head) == 0 {
-			break
-		}
-		e := uint32(head) - 1
-		next := atomic.LoadUint32(tagPtr(h.elem(e)))
-		if h.free.CompareAndSwap(head, (head>>32+1)<<32|uint64(next)) {
-			return e, true
-		}
-	}
-	for {
-		n := h.bump.Load()
-		if n >= h.spec.MaxEntries {
-			return 0, false
-		}
-		if h.bump.CompareAndSwap(n, n+1) {
-			h.ensureChunk(n)
-			return n, true
-		}
-	}
-}
-
-// freeElem puts an unlinked element on the free list. Its tag word becomes
-// the list link; key and value stay as they were until it is reused.
-func (h *hashMap) freeElem(e uint32) {
-	p := tagPtr(h.elem(e))
-	for {
-		head := h.free.Load()
-		atomic.StoreUint32(p, uint32(head))
-		if h.free.CompareAndSwap(head, (head>>32+1)<<32|uint64(e+1)) {
-			return
-		}
-	}
-}
-
 // writeValue stores a value into element e. cpu >= 0 is the program side:
 // value is ValueSize bytes for that CPU (per-CPU maps zero the other CPUs'
 // slots of a new element). cpu == allCPUs is the Go side: value is the
@@ -360,7 +308,13 @@ func (h *hashMap) insertLocked(b, tag, e uint32, key, value unsafe.Pointer, cpu 
 }
 
 func (h *hashMap) LookupElem(key unsafe.Pointer, cpu int) unsafe.Pointer {
-	e, p := h.lookup(key)
+	var e uint32
+	var p unsafe.Pointer
+	if h.keySize == 8 {
+		e, p = h.lookup8(key)
+	} else {
+		e, p = h.lookup(key)
+	}
 	if p == nil {
 		return nil
 	}
@@ -466,93 +420,4 @@ func (h *hashMap) delete(key unsafe.Pointer, out []byte) error {
 	mu.Unlock()
 	h.freeElem(e)
 	return nil
-}
-
-func keyPtr(key []byte) unsafe.Pointer { return unsafe.Pointer(unsafe.SliceData(key)) }
-
-// goLookup copies the value under the bucket lock, so that the Go side never
-// sees the value of an element that was deleted and recycled meanwhile.
-func (h *hashMap) goLookup(key, out []byte) error {
-	b, tag := h.hashOf(keyPtr(key))
-	mu := h.lock(b)
-	mu.Lock()
-	defer mu.Unlock()
-	e, p, _ := h.findLocked(b, tag, keyPtr(key))
-	if p == nil {
-		return h.errs.notExist
-	}
-	h.readValue(e, p, out)
-	return nil
-}
-
-func (h *hashMap) goLookupAndDelete(key, out []byte) error {
-	return h.delete(keyPtr(key), out)
-}
-
-func (h *hashMap) goUpdate(key, value []byte, flags uint64) error {
-	return h.update(keyPtr(key), keyPtr(value), flags, allCPUs)
-}
-
-func (h *hashMap) goDelete(key []byte) error { return h.delete(keyPtr(key), nil) }
-
-// copyKeyLocked appends the key of the element at p.
-func (h *hashMap) appendKey(dst []byte, p unsafe.Pointer) []byte {
-	n := len(dst)
-	dst = append(dst, make([]byte, h.keySize)...)
-	atomicCopyOut(dst[n:], unsafe.Add(p, h.keyOff), h.keySize)
-	return dst
-}
-
-// goNextKey is htab_map_get_next_key: the next element in key's chain, else
-// the first element of the next non-empty bucket; a key that is not in the
-// map restarts from the first bucket.
-func (h *hashMap) goNextKey(key, next []byte) error {
-	start := uint32(0)
-	if key != nil {
-		b, tag := h.hashOf(keyPtr(key))
-		mu := h.lock(b)
-		mu.Lock()
-		if _, p, _ := h.findLocked(b, tag, keyPtr(key)); p != nil {
-			if x := atomic.LoadUint32(nextPtr(p)); x&chainEnd == 0 {
-				h.appendKey(next[:0], h.elem(x))
-				mu.Unlock()
-				return nil
-			}
-			start = b + 1
-		}
-		mu.Unlock()
-	}
-	for b := uint64(start); b <= uint64(h.bucketMask); b++ {
-		if atomic.LoadUint32(&h.buckets[b])&chainEnd != 0 {
-			continue
-		}
-		mu := h.lock(uint32(b))
-		mu.Lock()
-		if x := atomic.LoadUint32(&h.buckets[b]); x&chainEnd == 0 {
-			h.appendKey(next[:0], h.elem(x))
-			mu.Unlock()
-			return nil
-		}
-		mu.Unlock()
-	}
-	return h.errs.notExist
-}
-
-// iterKeys collects the keys of whole buckets, starting at bucket cursor.
-func (h *hashMap) iterKeys(cursor uint64, dst []byte) ([]byte, uint64, bool, error) {
-	b := cursor
-	for ; b <= uint64(h.bucketMask) && len(dst) < iterBatch*int(h.keySize); b++ {
-		if atomic.LoadUint32(&h.buckets[b])&chainEnd != 0 {
-			continue
-		}
-		mu := h.lock(uint32(b))
-		mu.Lock()
-		for x := atomic.LoadUint32(&h.buckets[b]); x&chainEnd == 0; {
-			p := h.elem(x)
-			dst = h.appendKey(dst, p)
-			x = atomic.LoadUint32(nextPtr(p))
-		}
-		mu.Unlock()
-	}
-	return dst, b, b > uint64(h.bucketMask), nil
 }

@@ -271,3 +271,14 @@ func TestSpecCopy(t *testing.T) {
 		t.Error("Type.String")
 	}
 }
+
+func TestLoadPartial(t *testing.T) {
+	src := []byte{1, 2, 3, 4, 5, 6, 7, 8, 9}
+	for n := uintptr(1); n <= 8; n++ {
+		var want [8]byte
+		copy(want[:], src[1:1+n])
+		if got := loadPartial(unsafe.Pointer(&src[1]), n); got != *(*uint64)(unsafe.Pointer(&want)) {
+			t.Errorf("loadPartial(%d) = %#x", n, got)
+		}
+	}
+}

@@ -9,6 +9,11 @@ import (
 // aligned and holds no Go pointers (the garbage collector does not scan it).
 // Storage is never returned to the allocator while the map is reachable.
 
+var littleEndian = func() bool {
+	x := uint16(1)
+	return *(*byte)(unsafe.Pointer(&x)) == 1
+}()
+
 func round8(n uintptr) uintptr { return (n + 7) &^ 7 }
 
 // allocWords returns zeroed, 8-byte aligned memory of at least n bytes.
@@ -49,6 +54,16 @@ func memclr(dst unsafe.Pointer, n uintptr) {
 func loadPartial(p unsafe.Pointer, n uintptr) uint64 {
 	if n >= 8 {
 		return *(*uint64)(p)
+	}
+	if littleEndian {
+		switch n {
+		case 4:
+			return uint64(*(*uint32)(p))
+		case 2:
+			return uint64(*(*uint16)(p))
+		case 1:
+			return uint64(*(*uint8)(p))
+		}
 	}
 	var buf [8]byte
 	copy(buf[:], bytesAt(p, n))
