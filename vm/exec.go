@@ -142,16 +142,6 @@ func (e *Env) finish(pc int) (uint64, error) {
 	return e.stopR0, nil
 }
 
-// charge takes n instructions from the budget on the way out of
-// interpret, turning why into whyBudget when the budget cannot pay.
-func (e *Env) charge(budget *uint64, n int, why uint8) uint8 {
-	if uint64(n) > *budget {
-		return whyBudget
-	}
-	*budget -= uint64(n)
-	return why
-}
-
 // fault records a failed access for run to report.
 func (e *Env) fault(addr uint64, size int, err error) uint8 {
 	e.faultAddr, e.faultSize, e.faultErr = addr, size, err

@@ -1351,9 +1351,15 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 				}
 			}
 		case opLdAbsB, opLdAbsH, opLdAbsW, opLdIndB, opLdIndH, opLdIndW:
-			return pc, budget, e.charge(&budget, pc-start, whyPacket)
+			if n := uint64(pc - start); n > budget {
+				return pc, budget, whyBudget
+			}
+			return pc, budget - uint64(pc-start), whyPacket
 		case opCall, opCallX:
-			return pc, budget, e.charge(&budget, pc-start, whyCall)
+			if n := uint64(pc - start); n > budget {
+				return pc, budget, whyBudget
+			}
+			return pc, budget - uint64(pc-start), whyCall
 		case opCallLocal:
 			if e.depth+1 >= MaxCallDepth {
 				return pc, budget, whyCallDepth
@@ -1372,7 +1378,10 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 			start = pc
 		case opExit:
 			if e.depth == e.base { // the frame the run or the callback started in
-				return pc, budget, e.charge(&budget, pc-start, whyExit)
+				if n := uint64(pc - start); n > budget {
+					return pc, budget, whyBudget
+				}
+				return pc, budget - uint64(pc-start), whyExit
 			}
 			e.depth--
 			f := &e.frames[e.depth]

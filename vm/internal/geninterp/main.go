@@ -92,7 +92,7 @@ func main() {
 			w("ptr := (*%s)(hostPointer(addr))\n%s", width.typ, a[1])
 		}
 	}
-	w("case opLdAbsB, opLdAbsH, opLdAbsW, opLdIndB, opLdIndH, opLdIndW:\nreturn pc, budget, %s", leave("whyPacket"))
+	w("case opLdAbsB, opLdAbsH, opLdAbsW, opLdIndB, opLdIndH, opLdIndW:\n%s", leave("whyPacket"))
 	w("%s", footer)
 
 	src, err := format.Source(b.Bytes())
@@ -229,7 +229,7 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 		switch in.op {`
 
 var footer = `	case opCall, opCallX:
-			return pc, budget, ` + leave("whyCall") + `
+			` + leave("whyCall") + `
 		case opCallLocal:
 			if e.depth+1 >= MaxCallDepth {
 				return pc, budget, whyCallDepth
@@ -242,7 +242,7 @@ var footer = `	case opCall, opCallX:
 			` + jumpTo("int(in.off)") + `
 		case opExit:
 			if e.depth == e.base { // the frame the run or the callback started in
-				return pc, budget, ` + leave("whyExit") + `
+				` + leave("whyExit") + `
 			}
 			e.depth--
 			f := &e.frames[e.depth]
@@ -293,8 +293,12 @@ pc = %s
 start = pc`, target)
 }
 
-// leave returns an expression that charges the current stretch and
-// evaluates to why, for stops that hand control to the driver.
+// leave returns the code that charges the current stretch and hands
+// control to the driver with why. (budget must stay a plain local: taking
+// its address would keep it in memory for the whole loop.)
 func leave(why string) string {
-	return fmt.Sprintf("e.charge(&budget, pc-start, %s)", why)
+	return fmt.Sprintf(`if n := uint64(pc - start); n > budget {
+return pc, budget, whyBudget
+}
+return pc, budget - uint64(pc-start), %s`, why)
 }
