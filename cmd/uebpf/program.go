@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/uebpf/uebpf"
 	"github.com/uebpf/uebpf/asm"
 	"github.com/uebpf/uebpf/internal/conformance"
 )
@@ -21,8 +22,8 @@ func readProgram(path string) ([]asm.Instruction, error) {
 	if err != nil {
 		return nil, err
 	}
-	if bytes.HasPrefix(data, []byte("\x7fELF")) {
-		return nil, fmt.Errorf("%s: ELF objects are not supported by this command yet; extract .text with llvm-objcopy -O binary --only-section=.text", path)
+	if isELF(data) {
+		return nil, fmt.Errorf("%s: an ELF object: use uebpf run %s --program NAME", path, path)
 	}
 	if utf8.Valid(data) && !bytes.ContainsRune(data, 0) {
 		insns, err := asm.Assemble(string(data))
@@ -46,6 +47,7 @@ func runCommand(args []string, stdout io.Writer) error {
 	memFile := fs.String("mem", "", "file whose bytes are the program's memory")
 	memHex := fs.String("mem-hex", "", "the program's memory as hex bytes")
 	repeat := fs.Int("repeat", 0, "run this many times and print the median ns per run")
+	progName := fs.String("program", "", "the program to run, by function name, when PROGRAM is an ELF object")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -56,14 +58,11 @@ func runCommand(args []string, stdout io.Writer) error {
 	if *memFile != "" && *memHex != "" {
 		return usageError("--mem and --mem-hex exclude each other")
 	}
-	engine, err := lookupEngine(*engineName)
+	p, closeProg, err := loadRunProgram(pos[0], *progName, *engineName)
 	if err != nil {
 		return err
 	}
-	insns, err := readProgram(pos[0])
-	if err != nil {
-		return err
-	}
+	defer closeProg()
 	var mem []byte
 	switch {
 	case *memFile != "":
@@ -75,10 +74,6 @@ func runCommand(args []string, stdout io.Writer) error {
 			return err
 		}
 	}
-	p, err := engine(insns, conformance.Helpers())
-	if err != nil {
-		return err
-	}
 	r0, err := p.Run(slices.Clone(mem))
 	if err != nil {
 		return err
@@ -89,6 +84,63 @@ func runCommand(args []string, stdout io.Writer) error {
 	}
 	return nil
 }
+
+// loadRunProgram loads what run runs: a program of an ELF object (every
+// section, with the standard helpers) or raw bytecode or assembly (with the
+// conformance suite's helper).
+func loadRunProgram(path, progName, engineName string) (conformance.Program, func(), error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !isELF(data) {
+		if progName != "" {
+			return nil, nil, usageError("--program needs an ELF object")
+		}
+		engine, err := lookupEngine(engineName)
+		if err != nil {
+			return nil, nil, err
+		}
+		insns, err := readProgram(path)
+		if err != nil {
+			return nil, nil, err
+		}
+		p, err := engine(insns, conformance.Helpers())
+		return p, func() {}, err
+	}
+	var engine uebpf.Engine
+	switch engineName {
+	case "interpreter":
+		engine = uebpf.EngineInterpreter
+	case "jit":
+		engine = uebpf.EngineJIT
+	default:
+		return nil, nil, usageError(fmt.Sprintf("unknown engine %q for an ELF object (have interpreter, jit)", engineName))
+	}
+	coll, err := uebpf.LoadFile(path, &uebpf.Options{AllPrograms: true, Engine: engine, TraceOutput: os.Stderr})
+	if err != nil {
+		return nil, nil, err
+	}
+	var names []string
+	for name := range coll.Programs {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	if progName == "" && len(names) == 1 {
+		progName = names[0]
+	}
+	p := coll.Program(progName)
+	if p == nil {
+		coll.Close()
+		if progName == "" {
+			return nil, nil, usageError(fmt.Sprintf("%s has %d programs: choose one with --program (%s)", path, len(names), strings.Join(names, ", ")))
+		}
+		return nil, nil, fmt.Errorf("%s: no program %q (have %s)", path, progName, strings.Join(names, ", "))
+	}
+	return p, func() { coll.Close() }, nil
+}
+
+func isELF(data []byte) bool { return bytes.HasPrefix(data, []byte("\x7fELF")) }
 
 // spaceHex accepts "0a0b0c" as well as "0a 0b 0c".
 func spaceHex(s string) string {

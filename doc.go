@@ -1,0 +1,28 @@
+// Package uebpf runs eBPF programs inside a Go process.
+//
+// Programs are written in C, compiled with clang (-target bpf) and loaded
+// from their object file with LoadFile or Load. Programs whose ELF section
+// is "uebpf" or starts with "uebpf/" are loaded into the uebpf VM; programs
+// of kernel sections (tracepoint/..., xdp, ...) are kept, with the maps, in
+// Collection.KernelSpec for the kernel bridge.
+//
+//	coll, err := uebpf.LoadFile("filter.bpf.o", nil)
+//	...
+//	defer coll.Close()
+//	verdict, err := coll.Program("filter").Run(eventBytes)
+//	coll.Map("counts").Lookup(key, &count)
+//
+// Programs call the standard helpers of package helpers (Linux numbers and
+// semantics) plus any application helpers given in Options.ExtraHelpers.
+// Maps are package maps' userspace maps, reachable by name; global variables
+// are set with Options.Variables before loading, or through
+// Collection.Variables afterwards (.data and .bss).
+//
+// # Engines
+//
+// Options.Engine picks the engine: the interpreter (the default), the JIT
+// (package jit: native code on linux/amd64), or EngineAuto, which uses the
+// JIT where it is available and the interpreter elsewhere. Both give the
+// same results; every run is checked against the memory the program may
+// access and bounded by an instruction budget.
+package uebpf

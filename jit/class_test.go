@@ -1,0 +1,126 @@
+package jit_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/uebpf/uebpf/jit"
+)
+
+// interesting operand values for ALU and jump tests: the edges of 8, 16,
+// 32 and 64-bit arithmetic, shift counts at and past the width.
+var interesting = []uint64{
+	0, 1, 7, 31, 32, 63, 64, 0x8000, 0x7fffffff, 0x80000000, 0xffffffff,
+	0x123456789abcdef0, 0x7fffffffffffffff, 0x8000000000000000,
+	0xffffffffffffffff, 0xffffffff80000000,
+}
+
+// tableModes are the modes of the table tests: both safety modes, and
+// every alternative code path (blinding, no BMI2, no MOVBE) in one.
+var tableModes = []jit.Options{{Unchecked: true}, {}, {Blind: true, DisableBMI2: true, DisableMOVBE: true}}
+
+// regPairs are (dst, src) pairs: distinct, equal, and with r0, which
+// division and cmpxchg use implicitly.
+var regPairs = [][2]int{{0, 1}, {1, 0}, {3, 3}, {0, 0}, {6, 2}, {4, 8}, {7, 5}}
+
+// setRegs loads distinct constants into r0..r8 (r9 holds the context).
+func setRegs(s *strings.Builder, seed int) {
+	for r := 0; r <= 8; r++ {
+		fmt.Fprintf(s, "lddw %%r%d, %#x\n", r, uint64(0x1111111111111111)*uint64(r+1)+uint64(seed))
+	}
+}
+
+// storeRegs stores r0..r8 at ctx slot base.
+func storeRegs(s *strings.Builder, base int) {
+	for r := 0; r <= 8; r++ {
+		fmt.Fprintf(s, "stxdw [%%r9+%d], %%r%d\n", 8*(base+r), r)
+	}
+}
+
+// valueProgram builds a program that, for each operand pair, sets all
+// registers, loads a and b into dst and src, runs body (which may use
+// DST, SRC and IMM placeholders) and stores every register.
+func valueProgram(dst, src int, body string, pairs [][2]uint64) (string, int) {
+	var s strings.Builder
+	s.WriteString("mov %r9, %r1\n")
+	for i, ab := range pairs {
+		setRegs(&s, i)
+		fmt.Fprintf(&s, "lddw %%r%d, %#x\n", src, ab[1])
+		fmt.Fprintf(&s, "lddw %%r%d, %#x\n", dst, ab[0])
+		b := strings.NewReplacer("DST", fmt.Sprintf("%%r%d", dst), "SRC", fmt.Sprintf("%%r%d", src),
+			"IMM", fmt.Sprintf("%d", int32(ab[1]))).Replace(body)
+		s.WriteString(b + "\n")
+		storeRegs(&s, 0)
+		s.WriteString("add %r9, 72\n")
+	}
+	s.WriteString("mov %r0, 0\nexit\n")
+	return s.String(), 8 * 9 * len(pairs)
+}
+
+func allPairs() [][2]uint64 {
+	var ps [][2]uint64
+	for _, a := range interesting {
+		for _, b := range interesting {
+			ps = append(ps, [2]uint64{a, b})
+		}
+	}
+	return ps
+}
+
+func TestALU(t *testing.T) {
+	ops := []string{"add", "sub", "mul", "div", "sdiv", "or", "and", "lsh", "rsh", "mod", "smod", "xor", "mov", "arsh"}
+	pairs := allPairs()
+	for _, op := range ops {
+		for _, w := range []string{"", "32"} {
+			for _, form := range []string{"SRC", "IMM"} {
+				for _, rp := range regPairs {
+					name := fmt.Sprintf("%s%s_%s_r%d_r%d", op, w, form, rp[0], rp[1])
+					t.Run(name, func(t *testing.T) {
+						src, n := valueProgram(rp[0], rp[1], fmt.Sprintf("%s%s DST, %s", op, w, form), pairs)
+						diffSource(t, src, diffInput{mem: make([]byte, n)}, tableModes)
+					})
+				}
+			}
+		}
+	}
+}
+
+func TestUnary(t *testing.T) {
+	ops := []string{
+		"neg DST", "neg32 DST",
+		"movsx832 DST, SRC", "movsx1632 DST, SRC", "movsx864 DST, SRC", "movsx1664 DST, SRC", "movsx3264 DST, SRC",
+		"le16 DST", "le32 DST", "le64 DST", "be16 DST", "be32 DST", "be64 DST",
+		"bswap16 DST", "bswap32 DST", "bswap64 DST",
+	}
+	var pairs [][2]uint64
+	for _, a := range interesting {
+		pairs = append(pairs, [2]uint64{a, a ^ 0x0123456789abcdef})
+	}
+	for _, op := range ops {
+		for _, rp := range regPairs {
+			t.Run(fmt.Sprintf("%s_r%d_r%d", strings.Fields(op)[0], rp[0], rp[1]), func(t *testing.T) {
+				src, n := valueProgram(rp[0], rp[1], op, pairs)
+				diffSource(t, src, diffInput{mem: make([]byte, n)}, tableModes)
+			})
+		}
+	}
+}
+
+func TestConditionalJumps(t *testing.T) {
+	ops := []string{"jeq", "jgt", "jge", "jset", "jne", "jsgt", "jsge", "jlt", "jle", "jslt", "jsle"}
+	pairs := allPairs()
+	for _, op := range ops {
+		for _, w := range []string{"", "32"} {
+			for _, form := range []string{"SRC", "IMM"} {
+				for _, rp := range [][2]int{{1, 2}, {0, 0}, {5, 0}} {
+					t.Run(fmt.Sprintf("%s%s_%s_r%d_r%d", op, w, form, rp[0], rp[1]), func(t *testing.T) {
+						body := fmt.Sprintf("mov %%r8, 0\n%s%s DST, %s, +1\nmov %%r8, 1", op, w, form)
+						src, n := valueProgram(rp[0], rp[1], body, pairs)
+						diffSource(t, src, diffInput{mem: make([]byte, n)}, tableModes)
+					})
+				}
+			}
+		}
+	}
+}

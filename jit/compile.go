@@ -1,0 +1,293 @@
+package jit
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/uebpf/uebpf/asm"
+	"github.com/uebpf/uebpf/jit/internal/x86"
+	"github.com/uebpf/uebpf/vm"
+)
+
+// features are the CPU features code generation may use.
+type features struct {
+	bmi2, movbe bool
+}
+
+// compiler translates one vm.Program into x86-64 code. Code layout:
+//
+//	enter stub    resume: load eBPF registers from the state, jump to resumePC
+//	leave stubs   store them, return to the trampoline
+//	shared stubs  region check (checked mode), packet abort
+//	start stub    start a run: load r1-r5 and r10, clear the others
+//	body          one block per eBPF slot, in order, right after start
+//	slow paths    out-of-line stubs of the body (failed fast checks)
+type compiler struct {
+	a       *x86.Asm
+	prog    *vm.Program
+	insns   []asm.Instruction
+	checked bool
+	blind   bool
+	key     uint64 // blinding key
+	feat    features
+	tag     uint32 // identifies this program's code at run time
+
+	offsets []int32 // code offset of each slot, -1 until emitted
+	// blockLen is, for the first slot of each block, the number of slots
+	// of the block (0 elsewhere): the budget is charged at block entry.
+	blockLen []int32
+	jumps    []jumpFixup
+	stubs    []stub
+	calls    bool // the program calls helpers, so tail calls may happen
+	// local: the program makes bpf-to-bpf calls. With calls, its helper
+	// exits may happen inside a local call and need a save area.
+	local bool
+
+	// Offsets of the shared stubs.
+	enterOff, startOff, leaveOff, leaveFinalOff, bodyOff int
+	regionCheckOff, abortOff                             int
+}
+
+// jumpFixup is a rel32 field that must point at a slot's code.
+type jumpFixup struct {
+	pos    int32
+	target int32
+}
+
+type stubKind uint8
+
+const (
+	stubMemCheck stubKind = iota
+	stubBudget
+	stubBudgetCond
+	stubCallDepth
+	stubMisaligned
+	stubReturn
+)
+
+// stub is an out-of-line path, emitted after the body: the rel32 at patch
+// jumps to it.
+type stub struct {
+	kind   stubKind
+	patch  int32
+	pc     int32
+	base   x86.Reg
+	off    int32
+	size   uint8
+	write  bool
+	resume int32 // code offset to continue at
+}
+
+// compilers recycles compilers and their buffers: compiling allocates
+// nothing in the steady state.
+var compilers = sync.Pool{New: func() any { return &compiler{a: x86.NewAsm(4096)} }}
+
+func newCompiler(p *vm.Program, opts *Options, feat features, key uint64, tag uint32) *compiler {
+	insns := p.Instructions()
+	c := compilers.Get().(*compiler)
+	*c = compiler{
+		a:        c.a,
+		prog:     p,
+		insns:    insns,
+		checked:  !opts.Unchecked,
+		blind:    opts.Blind,
+		key:      key,
+		feat:     feat,
+		tag:      tag,
+		offsets:  slices.Grow(c.offsets[:0], len(insns))[:len(insns)],
+		blockLen: slices.Grow(c.blockLen[:0], len(insns))[:len(insns)],
+		jumps:    c.jumps[:0],
+		stubs:    c.stubs[:0],
+	}
+	c.a.Reset()
+	for i := range c.offsets {
+		c.offsets[i] = -1
+		c.blockLen[i] = 0
+	}
+	return c
+}
+
+// release returns c to the pool; the code it returned must not be used
+// afterwards.
+func (c *compiler) release() {
+	c.prog, c.insns = nil, nil
+	compilers.Put(c)
+}
+
+// compile emits the whole program and returns its code.
+func (c *compiler) compile() ([]byte, error) {
+	if err := c.findBlocks(); err != nil {
+		return nil, err
+	}
+	c.emitEnter()
+	c.emitLeave()
+	if c.checked {
+		c.emitRegionCheck()
+	}
+	c.emitAbort()
+	c.emitStart()
+	c.bodyOff = c.a.Len()
+	for pc := 0; pc < len(c.insns); pc++ {
+		c.offsets[pc] = int32(c.a.Len())
+		if n := c.blockLen[pc]; n != 0 {
+			c.a.ALURI(x86.SUB, 8, budgetReg, n)
+		}
+		n, err := c.emitInsn(pc)
+		if err != nil {
+			return nil, &vm.LoadError{Program: c.prog.Name(), Index: pc, Err: fmt.Errorf("jit: %w", err)}
+		}
+		pc += n - 1
+	}
+	c.a.Ud2() // unreachable: validation forbids falling off the end
+	for i := range c.stubs {
+		c.emitStub(&c.stubs[i])
+	}
+	for _, j := range c.jumps {
+		c.a.PatchRel32(int(j.pos), int(c.offsets[j.target]))
+	}
+	return c.a.Bytes(), nil
+}
+
+// findBlocks splits the program where the interpreter's straight-line
+// stretches can start: at slot 0, at jump and call targets, and after every
+// instruction that charges the budget (jumps, calls, exits, packet loads).
+// The budget register is charged a block's length when the block is
+// entered; a charging instruction, which ends its block, fails when the
+// register is negative: that is exactly when the interpreter's charge of
+// the stretch would exceed the budget.
+//
+// It also refuses programs that write r10 with lddw, which vm's validation
+// lets through: generated code relies on r10 being a frame boundary (for
+// unchecked frame accesses and for the call depth).
+func (c *compiler) findBlocks() error {
+	starts := c.blockLen // 1 marks a start, then the lengths replace the marks
+	starts[0] = 1
+	for pc := 0; pc < len(c.insns); pc++ {
+		ins := c.insns[pc]
+		if ins.Opcode == asm.OpLDDW {
+			if ins.Dst == asm.R10 {
+				return &vm.LoadError{Program: c.prog.Name(), Index: pc, Err: fmt.Errorf("jit: %w", vm.ErrWriteToR10)}
+			}
+			pc++
+			continue
+		}
+		next := pc + 1
+		switch ins.Class() {
+		case asm.ClassJMP, asm.ClassJMP32:
+			switch {
+			case ins.Opcode == asm.OpCall && ins.Src == asm.PseudoCall:
+				c.local = true
+				starts[next+int(ins.Imm)] = 1
+			case ins.Opcode == asm.OpCall || ins.Opcode == asm.OpCallX:
+				c.calls = true
+			case ins.Opcode == asm.OpExit:
+			case ins.Opcode == asm.ClassJMP32|asm.JmpJA:
+				starts[next+int(ins.Imm)] = 1
+			default:
+				starts[next+int(ins.Offset)] = 1
+			}
+		case asm.ClassLD: // packet loads
+		default:
+			continue
+		}
+		if next < len(c.insns) {
+			starts[next] = 1
+		}
+	}
+	end := len(c.insns)
+	for pc := len(c.insns) - 1; pc >= 0; pc-- {
+		if starts[pc] != 0 {
+			starts[pc] = int32(end - pc)
+			end = pc
+		}
+	}
+	return nil
+}
+
+// checkBudget emits the test of a charging instruction at slot pc: leave
+// with reasonBudget if the budget is overdrawn.
+func (c *compiler) checkBudget(pc int) {
+	c.a.TestRR(8, budgetReg, budgetReg)
+	c.toStub(x86.CondS, stub{kind: stubBudget, pc: int32(pc)})
+}
+
+// align pads with int3 to a 16-byte boundary.
+func (c *compiler) align() {
+	for c.a.Len()%16 != 0 {
+		c.a.Int3()
+	}
+}
+
+// emitInsn emits slot pc and returns how many slots it used.
+func (c *compiler) emitInsn(pc int) (int, error) {
+	ins := c.insns[pc]
+	switch ins.Class() {
+	case asm.ClassALU, asm.ClassALU64:
+		return 1, c.emitALU(ins)
+	case asm.ClassJMP, asm.ClassJMP32:
+		return 1, c.emitJump(pc, ins)
+	case asm.ClassLDX:
+		c.emitLoad(pc, ins)
+		return 1, nil
+	case asm.ClassST, asm.ClassSTX:
+		if ins.Opcode&0xe0 == asm.ModeATOMIC {
+			return 1, c.emitAtomic(pc, ins)
+		}
+		c.emitStore(pc, ins)
+		return 1, nil
+	case asm.ClassLD:
+		if ins.Opcode == asm.OpLDDW {
+			c.emitConst(regMap[ins.Dst], c.prog.Constant(pc))
+			return 2, nil
+		}
+		c.emitPacketLoad(pc, ins)
+		return 1, nil
+	}
+	return 0, fmt.Errorf("%w %#02x", vm.ErrUnknownOpcode, ins.Opcode)
+}
+
+// jumpToSlot emits a jump (cond, or unconditional when always) to slot
+// target, in its short form when the target is already emitted.
+func (c *compiler) jumpToSlot(cond x86.Cond, always bool, target int) {
+	if off := c.offsets[target]; off >= 0 {
+		if always {
+			c.a.JmpTo(int(off))
+		} else {
+			c.a.JccTo(cond, int(off))
+		}
+		return
+	}
+	var pos int
+	if always {
+		pos = c.a.Jmp()
+	} else {
+		pos = c.a.Jcc(cond)
+	}
+	c.jumps = append(c.jumps, jumpFixup{pos: int32(pos), target: int32(target)})
+}
+
+// toStub emits a conditional jump to a new out-of-line stub.
+func (c *compiler) toStub(cond x86.Cond, s stub) {
+	s.patch = int32(c.a.Jcc(cond))
+	c.stubs = append(c.stubs, s)
+}
+
+// emitConst loads a 64-bit constant, blinded when asked.
+func (c *compiler) emitConst(dst x86.Reg, v uint64) {
+	if !c.blind || v == 0 {
+		c.a.MovRI(dst, v)
+		return
+	}
+	c.a.MovRI64(dst, v^c.key)
+	c.a.MovRI64(tmpAddr, c.key)
+	c.a.ALURR(x86.XOR, 8, dst, tmpAddr)
+}
+
+// blindImm loads imm, sign-extended to 64 bits, into r without the
+// program's constant appearing in the code.
+func (c *compiler) blindImm(r x86.Reg, imm int32) {
+	k := int32(c.key)
+	c.a.MovRISX(r, imm^k)
+	c.a.ALURI(x86.XOR, 8, r, k)
+}

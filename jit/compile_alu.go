@@ -1,0 +1,230 @@
+package jit
+
+import (
+	"fmt"
+
+	"github.com/uebpf/uebpf/asm"
+	"github.com/uebpf/uebpf/jit/internal/x86"
+	"github.com/uebpf/uebpf/vm"
+)
+
+// aluOps and shiftOps are indexed by the operation's high nibble.
+var aluOps = [16]x86.ALUOp{
+	asm.AluADD >> 4: x86.ADD, asm.AluSUB >> 4: x86.SUB, asm.AluOR >> 4: x86.OR,
+	asm.AluAND >> 4: x86.AND, asm.AluXOR >> 4: x86.XOR,
+}
+
+var shiftOps = [16]struct {
+	op   x86.ShiftOp
+	kind byte
+}{
+	asm.AluLSH >> 4:  {x86.SHL, x86.SHLX},
+	asm.AluRSH >> 4:  {x86.SHR, x86.SHRX},
+	asm.AluARSH >> 4: {x86.SAR, x86.SARX},
+}
+
+// emitALU emits an ALU or ALU64 instruction.
+func (c *compiler) emitALU(ins asm.Instruction) error {
+	a := c.a
+	size := 4
+	if ins.Class() == asm.ClassALU64 {
+		size = 8
+	}
+	dst, src := regMap[ins.Dst], regMap[ins.Src]
+	isX := ins.Opcode&asm.SourceX != 0
+	imm := ins.Imm
+	op := ins.Opcode & 0xf0
+	switch op {
+	case asm.AluADD, asm.AluSUB, asm.AluOR, asm.AluAND, asm.AluXOR:
+		o := aluOps[op>>4]
+		switch {
+		case isX:
+			a.ALURR(o, size, dst, src)
+		case c.blind:
+			c.blindImm(tmpAddr, imm)
+			a.ALURR(o, size, dst, tmpAddr)
+		default:
+			a.ALURI(o, size, dst, imm)
+		}
+	case asm.AluMOV:
+		switch {
+		case isX && ins.Offset != 0: // movsx
+			a.MovsxRR(int(ins.Offset)/8, size, dst, src)
+		case isX:
+			if size == 4 || dst != src {
+				a.MovRR(size, dst, src)
+			}
+		case c.blind && imm != 0:
+			c.blindImm(dst, imm)
+			if size == 4 {
+				a.MovRR(4, dst, dst)
+			}
+		case size == 4:
+			a.MovRI(dst, uint64(uint32(imm)))
+		default:
+			a.MovRI(dst, uint64(int64(imm)))
+		}
+	case asm.AluMUL:
+		switch {
+		case isX:
+			a.ImulRR(size, dst, src)
+		case c.blind:
+			c.blindImm(tmpAddr, imm)
+			a.ImulRR(size, dst, tmpAddr)
+		default:
+			a.ImulRRI(size, dst, dst, imm)
+		}
+	case asm.AluNEG:
+		a.Unary(x86.NEG, size, dst)
+	case asm.AluLSH, asm.AluRSH, asm.AluARSH:
+		c.emitShift(shiftOps[op>>4].op, shiftOps[op>>4].kind, size, dst, src, isX, imm)
+	case asm.AluDIV, asm.AluMOD:
+		c.emitDivMod(op == asm.AluMOD, ins.Offset == 1, size, ins, isX)
+	case asm.AluEND:
+		c.emitEndian(ins, dst)
+	default:
+		return fmt.Errorf("%w %#02x", vm.ErrUnknownOpcode, ins.Opcode)
+	}
+	return nil
+}
+
+func (c *compiler) emitShift(op x86.ShiftOp, kind byte, size int, dst, src x86.Reg, isX bool, imm int32) {
+	a := c.a
+	if !isX {
+		n := uint8(imm) & uint8(size*8-1)
+		switch {
+		case n != 0:
+			a.ShiftRI(op, size, dst, n)
+		case size == 4:
+			a.MovRR(4, dst, dst) // a shift by 0 still zero-extends
+		}
+		return
+	}
+	if c.feat.bmi2 {
+		a.ShiftX(kind, size, dst, dst, src)
+		return
+	}
+	a.MovRR(4, tmpC, src)
+	a.ShiftRCL(op, size, dst)
+	if size == 4 {
+		// A count of 0 leaves the flags, and on some CPUs the upper
+		// half, alone: zero-extend explicitly.
+		a.MovRR(4, dst, dst)
+	}
+}
+
+// emitEndian emits le/be/bswap.
+func (c *compiler) emitEndian(ins asm.Instruction, dst x86.Reg) {
+	a := c.a
+	swap := ins.Class() == asm.ClassALU64 || ins.Opcode&asm.SourceX != 0
+	switch {
+	case !swap && ins.Imm == 16:
+		a.MovzxRR(2, dst, dst)
+	case !swap && ins.Imm == 32:
+		a.MovRR(4, dst, dst)
+	case !swap: // le64: nothing to do on a little-endian host
+	case ins.Imm == 16:
+		a.ShiftRI(x86.ROR, 2, dst, 8)
+		a.MovzxRR(2, dst, dst)
+	case ins.Imm == 32:
+		a.Bswap(4, dst)
+	default:
+		a.Bswap(8, dst)
+	}
+}
+
+// emitDivMod emits div, mod, sdiv and smod with the ISA's rules: x/0 = 0,
+// x%0 = x (zero-extended in 32-bit), INT_MIN/-1 = INT_MIN and INT_MIN%-1 =
+// 0. x86 traps on the last two and on a zero divisor, so those never reach
+// div/idiv.
+func (c *compiler) emitDivMod(mod, signed bool, size int, ins asm.Instruction, isX bool) {
+	a := c.a
+	dst := regMap[ins.Dst]
+	// The divisor goes to r11: rax and rdx are about to be overwritten.
+	if isX {
+		a.MovRR(size, tmpAddr, regMap[ins.Src])
+	} else {
+		d := int64(ins.Imm)
+		if size == 4 {
+			d = int64(int32(ins.Imm))
+		}
+		switch {
+		case d == 0:
+			c.divByZero(mod, size, dst)
+			return
+		case signed && d == -1:
+			c.divByMinusOne(mod, size, dst)
+			return
+		case c.blind:
+			c.blindImm(tmpAddr, ins.Imm)
+		default:
+			a.MovRISX(tmpAddr, ins.Imm)
+		}
+	}
+	var special []int // jumps to the special cases, patched below
+	var zeroJump, minusOneJump int
+	if isX {
+		a.TestRR(size, tmpAddr, tmpAddr)
+		zeroJump = a.Jcc(x86.CondE)
+		special = append(special, zeroJump)
+		if signed {
+			a.ALURI(x86.CMP, size, tmpAddr, -1)
+			minusOneJump = a.Jcc(x86.CondE)
+			special = append(special, minusOneJump)
+		}
+	}
+	a.Store(8, st(offBudget), budgetReg) // rdx is needed
+	if dst != x86.RAX {
+		a.MovRR(8, tmpC, x86.RAX)
+		a.MovRR(8, x86.RAX, dst)
+	}
+	if signed {
+		a.Cqo(size)
+		a.Unary(x86.IDIV, size, tmpAddr)
+	} else {
+		a.ALURR(x86.XOR, 4, tmpD, tmpD)
+		a.Unary(x86.DIV, size, tmpAddr)
+	}
+	result := x86.RAX
+	if mod {
+		result = tmpD
+	}
+	if dst != x86.RAX {
+		a.MovRR(size, dst, result)
+		a.MovRR(8, x86.RAX, tmpC)
+	} else if mod {
+		a.MovRR(size, x86.RAX, tmpD)
+	}
+	a.Load(8, budgetReg, st(offBudget))
+	if len(special) == 0 {
+		return
+	}
+	done := []int{a.Jmp()}
+	a.PatchRel32(zeroJump, a.Len())
+	c.divByZero(mod, size, dst)
+	if signed {
+		done = append(done, a.Jmp())
+		a.PatchRel32(minusOneJump, a.Len())
+		c.divByMinusOne(mod, size, dst)
+	}
+	for _, j := range done {
+		a.PatchRel32(j, a.Len())
+	}
+}
+
+func (c *compiler) divByZero(mod bool, size int, dst x86.Reg) {
+	switch {
+	case !mod:
+		c.a.ALURR(x86.XOR, 4, dst, dst)
+	case size == 4:
+		c.a.MovRR(4, dst, dst)
+	}
+}
+
+func (c *compiler) divByMinusOne(mod bool, size int, dst x86.Reg) {
+	if mod {
+		c.a.ALURR(x86.XOR, 4, dst, dst)
+		return
+	}
+	c.a.Unary(x86.NEG, size, dst)
+}

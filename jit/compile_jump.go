@@ -1,0 +1,152 @@
+package jit
+
+import (
+	"fmt"
+
+	"github.com/uebpf/uebpf/asm"
+	"github.com/uebpf/uebpf/jit/internal/x86"
+	"github.com/uebpf/uebpf/vm"
+)
+
+// jumpConds maps the high nibble of a conditional jump to its condition
+// (0xff: not a conditional jump).
+var jumpConds = [16]x86.Cond{
+	asm.JmpJA >> 4: 0xff, asm.JmpCALL >> 4: 0xff, asm.JmpEXIT >> 4: 0xff, 0xe: 0xff, 0xf: 0xff,
+	asm.JmpJEQ >> 4: x86.CondE, asm.JmpJNE >> 4: x86.CondNE, asm.JmpJSET >> 4: x86.CondNE,
+	asm.JmpJGT >> 4: x86.CondA, asm.JmpJGE >> 4: x86.CondAE, asm.JmpJLT >> 4: x86.CondB, asm.JmpJLE >> 4: x86.CondBE,
+	asm.JmpJSGT >> 4: x86.CondG, asm.JmpJSGE >> 4: x86.CondGE, asm.JmpJSLT >> 4: x86.CondL, asm.JmpJSLE >> 4: x86.CondLE,
+}
+
+// emitJump emits a JMP or JMP32 class instruction at slot pc.
+func (c *compiler) emitJump(pc int, ins asm.Instruction) error {
+	switch ins.Opcode {
+	case asm.OpExit:
+		// At depth 0 the native stack pointer is at the trampoline's
+		// return address, so one ret serves both a return from a local
+		// call and the end of the run (rcx = reasonExit).
+		c.checkBudget(pc)
+		c.a.ALURR(x86.XOR, 4, tmpC, tmpC)
+		c.a.Ret()
+		return nil
+	case asm.OpCall:
+		if ins.Src == asm.PseudoCall {
+			c.emitLocalCall(pc, pc+1+int(ins.Imm))
+		} else {
+			c.emitHelperExit(pc, reasonHelper)
+		}
+		return nil
+	case asm.OpCallX:
+		c.emitHelperExit(pc, reasonCallX)
+		return nil
+	case asm.ClassJMP | asm.JmpJA:
+		c.emitGoto(pc, pc+1+int(ins.Offset))
+		return nil
+	case asm.ClassJMP32 | asm.JmpJA:
+		c.emitGoto(pc, pc+1+int(ins.Imm))
+		return nil
+	}
+	cond := jumpConds[ins.Opcode>>4]
+	if cond == 0xff {
+		return fmt.Errorf("%w %#02x", vm.ErrUnknownOpcode, ins.Opcode)
+	}
+	// Only a taken jump charges the budget: when the budget is
+	// overdrawn, the stub decides with the same comparison.
+	c.a.TestRR(8, budgetReg, budgetReg)
+	c.toStub(x86.CondS, stub{kind: stubBudgetCond, pc: int32(pc)})
+	target := pc + 1 + int(ins.Offset)
+	if target == pc+1 {
+		return nil // no other effect either way
+	}
+	c.emitCompare(ins)
+	c.jumpToSlot(cond, false, target)
+	return nil
+}
+
+// emitCompare sets the flags for a conditional jump.
+func (c *compiler) emitCompare(ins asm.Instruction) {
+	a := c.a
+	size := 8
+	if ins.Class() == asm.ClassJMP32 {
+		size = 4
+	}
+	dst := regMap[ins.Dst]
+	isSet := ins.Opcode&0xf0 == asm.JmpJSET
+	if ins.Opcode&asm.SourceX != 0 {
+		if isSet {
+			a.TestRR(size, dst, regMap[ins.Src])
+		} else {
+			a.ALURR(x86.CMP, size, dst, regMap[ins.Src])
+		}
+		return
+	}
+	switch {
+	case c.blind && ins.Imm != 0:
+		c.blindImm(tmpAddr, ins.Imm)
+		if isSet {
+			a.TestRR(size, dst, tmpAddr)
+		} else {
+			a.ALURR(x86.CMP, size, dst, tmpAddr)
+		}
+	case isSet:
+		a.TestRI(size, dst, ins.Imm)
+	case ins.Imm == 0:
+		a.TestRR(size, dst, dst) // same flags as cmp dst, 0
+	default:
+		a.ALURI(x86.CMP, size, dst, ins.Imm)
+	}
+}
+
+// emitGoto emits ja/gotol.
+func (c *compiler) emitGoto(pc, target int) {
+	c.checkBudget(pc)
+	if target != pc+1 {
+		c.jumpToSlot(0, true, target)
+	}
+}
+
+// emitHelperExit returns to Go to run a helper (or callx) at slot pc; Go
+// re-enters right after.
+func (c *compiler) emitHelperExit(pc int, reason uint32) {
+	a := c.a
+	c.checkBudget(pc)
+	a.StoreImm(8, st(offExitPC), int32(pc))
+	// lea r11, [rip+resume]: the resume point is right after "jmp leave".
+	leaPos := a.LeaRIP(tmpAddr)
+	a.Store(8, st(offResumePC), tmpAddr)
+	a.MovRI32(tmpC, reason)
+	a.PatchRel32(a.Jmp(), c.leaveOff)
+	a.PatchRel32(leaPos, a.Len())
+}
+
+// emitLocalCall emits a bpf-to-bpf call: the caller saves r6-r9 on the
+// native stack, moves r10 down one frame and calls; the callee's exit
+// returns here.
+func (c *compiler) emitLocalCall(pc, target int) {
+	a := c.a
+	// r10 = stack top - 512*depth, so depth+1 >= MaxCallDepth exactly
+	// when r10 <= stackLo + 512.
+	a.ALURM(x86.CMP, 8, regMap[10], st(offCallLimit))
+	c.toStub(x86.CondBE, stub{kind: stubCallDepth, pc: int32(pc)})
+	c.checkBudget(pc)
+	for _, r := range regMap[6:10] {
+		a.Push(r)
+	}
+	a.ALURI(x86.SUB, 8, regMap[10], vm.StackFrameSize)
+	pos := a.Call()
+	if off := c.offsets[target]; off >= 0 {
+		a.PatchRel32(pos, int(off))
+	} else {
+		c.jumps = append(c.jumps, jumpFixup{pos: int32(pos), target: int32(target)})
+	}
+	a.ALURI(x86.ADD, 8, regMap[10], vm.StackFrameSize)
+	for i := 9; i >= 6; i-- {
+		a.Pop(regMap[i])
+	}
+	if c.calls {
+		// The callee may have made a tail call: then this code runs for
+		// a program that is no longer the current one, and Go must
+		// switch back before anything looks at the current program.
+		a.ALUMI(x86.CMP, 4, st(offProgTag), int32(c.tag))
+		c.toStub(x86.CondNE, stub{kind: stubReturn, pc: int32(pc), resume: int32(a.Len() + 6)})
+	}
+}

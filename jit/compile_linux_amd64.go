@@ -1,0 +1,72 @@
+package jit
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/uebpf/uebpf/vm"
+)
+
+// Supported reports whether Compile works on this platform.
+const Supported = true
+
+var nextTag atomic.Uint32
+
+// Compile translates p to native code. Errors are *vm.LoadError values for
+// instructions the JIT cannot translate, or mapping failures.
+func Compile(p *vm.Program, opts *Options) (*Program, error) {
+	if opts == nil {
+		opts = &Options{}
+	}
+	fam := &family{opts: *opts, progs: map[*vm.Program]*Program{}}
+	return fam.compile(p)
+}
+
+// compile compiles a member of the family. The caller holds f.mu or is the
+// only one who can see f.
+func (f *family) compile(vp *vm.Program) (*Program, error) {
+	var key uint64
+	if f.opts.Blind {
+		key = rand.Uint64() | 1<<31 // never 0 in the low word
+	}
+	tag := nextTag.Add(1)
+	c := newCompiler(vp, &f.opts, hostFeatures(&f.opts), key, tag)
+	defer c.release()
+	code, err := c.compile()
+	if err != nil {
+		return nil, err
+	}
+	mem, err := mapCode(code)
+	if err != nil {
+		return nil, fmt.Errorf("program %s: %w", vp.Name(), err)
+	}
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(mem)))
+	p := &Program{
+		vp:    vp,
+		fam:   f,
+		mem:   mem,
+		entry: base + uintptr(c.bodyOff),
+		start: base + uintptr(c.startOff),
+		enter: base + uintptr(c.enterOff),
+		tag:   tag,
+
+		needsSave: c.local && c.calls,
+	}
+	p.cleanup = runtime.AddCleanup(p, unmapCode, mem)
+	f.progs[vp] = p
+	return p, nil
+}
+
+// tailTarget returns the compiled form of vp, a tail-call target,
+// compiling it on first use.
+func (f *family) tailTarget(vp *vm.Program) (*Program, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if m, ok := f.progs[vp]; ok && m.mem != nil {
+		return m, nil
+	}
+	return f.compile(vp)
+}

@@ -1,0 +1,121 @@
+package jit
+
+import (
+	"github.com/uebpf/uebpf/asm"
+	"github.com/uebpf/uebpf/jit/internal/x86"
+	"github.com/uebpf/uebpf/vm"
+)
+
+func accessSize(opcode uint8) int {
+	switch opcode & 0x18 {
+	case asm.SizeB:
+		return 1
+	case asm.SizeH:
+		return 2
+	case asm.SizeW:
+		return 4
+	}
+	return 8
+}
+
+// emitCheck emits the checked-mode test of an access of size bytes at
+// [base+off], which returns with the access allowed. Accesses through r10
+// inside the current frame need no test: r10 is always a frame boundary.
+// Other accesses through r10 are tested against the stack inline; all
+// others against the region that allowed the last access of the same kind
+// (programs walk their context, a map value, a packet). What fails the
+// inline test goes to an out-of-line stub that tests the stack and walks
+// the region list.
+func (c *compiler) emitCheck(pc int, baseReg uint8, off int16, size int, write bool) {
+	if !c.checked {
+		return
+	}
+	if baseReg == asm.R10 && int(off) >= -vm.StackFrameSize && int(off) <= -size {
+		return
+	}
+	a := c.a
+	base := regMap[baseReg]
+	a.Lea(tmpAddr, x86.M(base, int32(off)))
+	if baseReg == asm.R10 {
+		a.ALURM(x86.SUB, 8, tmpAddr, st(offStackLo))
+		a.ALURI(x86.CMP, 8, tmpAddr, int32(vm.StackSize-size))
+		c.toStub(x86.CondA, stub{kind: stubMemCheck, pc: int32(pc), base: base, off: int32(off),
+			size: uint8(size), write: write, resume: int32(a.Len() + 6)})
+		return
+	}
+	hot := offHotReadLo
+	if write {
+		hot = offHotWriteLo
+	}
+	a.ALURM(x86.SUB, 8, tmpAddr, st(hot))
+	a.ALURM(x86.CMP, 8, tmpAddr, st(hot+8))
+	c.toStub(x86.CondAE, stub{kind: stubMemCheck, pc: int32(pc), base: base, off: int32(off),
+		size: uint8(size), write: write, resume: int32(a.Len() + 6)})
+}
+
+// emitLoad emits ldx and ldxs.
+func (c *compiler) emitLoad(pc int, ins asm.Instruction) {
+	size := accessSize(ins.Opcode)
+	c.emitCheck(pc, ins.Src, ins.Offset, size, false)
+	m := x86.M(regMap[ins.Src], int32(ins.Offset))
+	if ins.Opcode&0xe0 == asm.ModeMEMSX {
+		c.a.LoadSX(size, regMap[ins.Dst], m)
+	} else {
+		c.a.Load(size, regMap[ins.Dst], m)
+	}
+}
+
+// emitStore emits st and stx.
+func (c *compiler) emitStore(pc int, ins asm.Instruction) {
+	size := accessSize(ins.Opcode)
+	c.emitCheck(pc, ins.Dst, ins.Offset, size, true)
+	m := x86.M(regMap[ins.Dst], int32(ins.Offset))
+	switch {
+	case ins.Class() == asm.ClassSTX:
+		c.a.Store(size, m, regMap[ins.Src])
+	case c.blind && ins.Imm != 0:
+		c.blindImm(tmpC, ins.Imm)
+		c.a.Store(size, m, tmpC)
+	default:
+		c.a.StoreImm(size, m, ins.Imm)
+	}
+}
+
+// emitPacketLoad emits the legacy LD_ABS/LD_IND: r0 = the big-endian
+// value at packet offset imm (+ src32), or the end of the run with r0 = 0
+// when that is outside the packet.
+func (c *compiler) emitPacketLoad(pc int, ins asm.Instruction) {
+	a := c.a
+	c.checkBudget(pc)
+	size := accessSize(ins.Opcode)
+	if ins.Opcode&0xe0 == asm.ModeABS {
+		if ins.Imm < 0 {
+			a.JmpTo(c.abortOff)
+			return
+		}
+		a.MovRI32(tmpAddr, uint32(ins.Imm))
+	} else {
+		a.MovRR(4, tmpAddr, regMap[ins.Src])
+		a.ALURI(x86.ADD, 4, tmpAddr, ins.Imm)
+		a.MovsxRR(4, 8, tmpAddr, tmpAddr)
+		a.TestRR(8, tmpAddr, tmpAddr)
+		a.JccTo(x86.CondS, c.abortOff)
+	}
+	a.Lea(tmpC, x86.M(tmpAddr, int32(size)))
+	a.ALURM(x86.CMP, 8, tmpC, st(offPktLen))
+	a.JccTo(x86.CondA, c.abortOff)
+	a.ALURM(x86.ADD, 8, tmpAddr, st(offPktPtr))
+	m := x86.M(tmpAddr, 0)
+	switch {
+	case size == 1:
+		a.Load(1, x86.RAX, m)
+	case size == 2:
+		a.Load(2, x86.RAX, m)
+		a.ShiftRI(x86.ROR, 2, x86.RAX, 8)
+	case c.feat.movbe:
+		a.MovbeLoad(4, x86.RAX, m)
+	default:
+		a.Load(4, x86.RAX, m)
+		a.Bswap(4, x86.RAX)
+	}
+}

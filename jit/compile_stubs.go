@@ -1,0 +1,206 @@
+package jit
+
+import (
+	"github.com/uebpf/uebpf/jit/internal/x86"
+	"github.com/uebpf/uebpf/vm"
+)
+
+// emitEnter emits the code the trampoline calls with stateReg set: it
+// puts back the native stack saved at the last resumable exit and the eBPF
+// registers, and jumps to resumePC.
+func (c *compiler) emitEnter() {
+	a := c.a
+	c.enterOff = a.Len()
+	a.Load(8, tmpC, st(offLive))
+	a.TestRR(8, tmpC, tmpC)
+	a.JccShort(x86.CondE, 0)
+	skip := a.Len()
+	a.ALURR(x86.SUB, 8, x86.RSP, tmpC)
+	a.MovRR(8, x86.RDI, x86.RSP)
+	a.Load(8, x86.RSI, st(offSaveArea))
+	a.RepMovsb()
+	a.Bytes()[skip-1] = byte(a.Len() - skip)
+	for i, r := range regMap {
+		a.Load(8, r, st(offRegs+8*int32(i)))
+	}
+	a.Load(8, budgetReg, st(offBudget))
+	a.JmpMem(st(offResumePC))
+}
+
+// emitStart emits the entry point of a run: the arguments and r10 come
+// from the state, the other registers start at 0 (as in the
+// interpreter), and the body follows.
+func (c *compiler) emitStart() {
+	var scratch x86.Asm
+	emitStartCode(&scratch)
+	for (c.a.Len()+scratch.Len())%16 != 0 { // align the body
+		c.a.Int3()
+	}
+	c.startOff = c.a.Len()
+	emitStartCode(c.a)
+}
+
+func emitStartCode(a *x86.Asm) {
+	for _, i := range []int{1, 2, 3, 4, 5, 10} {
+		a.Load(8, regMap[i], st(offRegs+8*int32(i)))
+	}
+	for _, i := range []int{0, 6, 7, 8, 9} {
+		a.ALURR(x86.XOR, 4, regMap[i], regMap[i])
+	}
+	a.Load(8, budgetReg, st(offBudget))
+}
+
+// emitLeave emits the two paths back to Go for anything but a normal exit,
+// with the reason in rcx. leaveResume, for exits Go resumes from, stores
+// the eBPF registers and copies the live native stack (local calls in
+// progress) to the save area: the trampoline's frame does not survive the
+// return to Go. leaveFinal, for errors, only unwinds.
+func (c *compiler) emitLeave() {
+	a := c.a
+	c.leaveOff = a.Len()
+	for i, r := range regMap {
+		a.Store(8, st(offRegs+8*int32(i)), r)
+	}
+	a.Store(8, st(offBudget), budgetReg)
+	a.MovRR(8, tmpAddr, tmpC) // the reason
+	a.Load(8, tmpC, st(offNativeBase))
+	a.ALURR(x86.SUB, 8, tmpC, x86.RSP)
+	a.Store(8, st(offLive), tmpC)
+	a.JccShort(x86.CondE, 0)
+	skip := a.Len()
+	a.MovRR(8, x86.RSI, x86.RSP)
+	a.Load(8, x86.RDI, st(offSaveArea))
+	a.RepMovsb()
+	a.Bytes()[skip-1] = byte(a.Len() - skip)
+	a.MovRR(8, tmpC, tmpAddr)
+	c.leaveFinalOff = a.Len()
+	a.Load(8, x86.RSP, st(offNativeBase))
+	a.Ret()
+}
+
+// jmpLeave emits "mov ecx, reason; jmp leave", to the final path for
+// errors.
+func (c *compiler) jmpLeave(reason uint32) {
+	c.a.MovRI32(tmpC, reason)
+	c.a.JmpTo(c.leaveFinalOff)
+}
+
+// emitAbort emits the end of a run from any depth with r0 = 0, what a
+// packet load outside the packet does.
+func (c *compiler) emitAbort() {
+	a := c.a
+	c.abortOff = a.Len()
+	a.ALURR(x86.XOR, 4, x86.RAX, x86.RAX)
+	a.ALURR(x86.XOR, 4, tmpC, tmpC)
+	a.JmpTo(c.leaveFinalOff)
+}
+
+// emitRegionCheck emits the subroutine that slow paths of checked
+// accesses call when the address is not on the stack. In: r11 = address,
+// edx = size, ecx = 1 for a write; exitPC set. It returns when a region
+// allows the access, and otherwise leaves with reasonFault.
+func (c *compiler) emitRegionCheck() {
+	a := c.a
+	c.regionCheckOff = a.Len()
+	a.Push(x86.RAX)
+	a.Push(x86.RBX)
+	a.Lea(tmpD, x86.Mem{Base: tmpAddr, Index: tmpD, Scale: 1}) // end of the access
+	a.ALURR(x86.CMP, 8, tmpD, tmpAddr)
+	jOverflow := a.Jcc(x86.CondB)
+	a.Load(8, x86.RBX, st(offRegions))
+	a.Load(8, x86.RAX, st(offNRegions))
+	loop := a.Len()
+	a.TestRR(8, x86.RAX, x86.RAX)
+	jNone := a.Jcc(x86.CondE)
+	a.ALURM(x86.CMP, 8, tmpAddr, x86.M(x86.RBX, int32(vm.RegionLoOffset)))
+	a.JccShort(x86.CondB, 0)
+	next1 := a.Len()
+	a.ALURM(x86.CMP, 8, tmpD, x86.M(x86.RBX, int32(vm.RegionHiOffset)))
+	a.JccShort(x86.CondA, 0)
+	next2 := a.Len()
+	a.CmpMemByteReg(x86.M(x86.RBX, int32(vm.RegionWritableOffset)), tmpC)
+	a.JccShort(x86.CondB, 0)
+	next3 := a.Len()
+	// Allowed: remember the region for the inline tests of this kind of
+	// access (rcx: 0 read, 1 write; hot*Lo/End pairs are 16 bytes apart).
+	a.ShiftRI(x86.SHL, 4, tmpC, 4)
+	a.Load(8, x86.RAX, x86.M(x86.RBX, int32(vm.RegionLoOffset)))
+	a.Store(8, x86.Mem{Base: stateReg, Index: tmpC, Scale: 1, Disp: offHotReadLo}, x86.RAX)
+	a.Load(8, tmpD, x86.M(x86.RBX, int32(vm.RegionHiOffset)))
+	a.ALURR(x86.SUB, 8, tmpD, x86.RAX)
+	a.ALURI(x86.SUB, 8, tmpD, 7)
+	a.JccShort(x86.CondAE, 2) // size - 7 >= 0 (no borrow)
+	a.ALURR(x86.XOR, 4, tmpD, tmpD)
+	a.Store(8, x86.Mem{Base: stateReg, Index: tmpC, Scale: 1, Disp: offHotReadLo + 8}, tmpD)
+	a.Pop(x86.RBX)
+	a.Pop(x86.RAX)
+	a.Ret()
+	next := a.Len()
+	for _, j := range []int{next1, next2, next3} {
+		a.Bytes()[j-1] = byte(next - j)
+	}
+	a.ALURI(x86.ADD, 8, x86.RBX, int32(vm.RegionSize))
+	a.ALURI(x86.SUB, 8, x86.RAX, 1)
+	a.JmpTo(loop)
+	fault := a.Len()
+	a.PatchRel32(jOverflow, fault)
+	a.PatchRel32(jNone, fault)
+	a.ALURR(x86.SUB, 8, tmpD, tmpAddr)
+	a.Store(8, st(offExitAddr), tmpAddr)
+	a.Store(8, st(offExitSize), tmpD)
+	a.Pop(x86.RBX)
+	a.Pop(x86.RAX)
+	c.jmpLeave(reasonFault)
+}
+
+// emitStub emits one out-of-line path.
+func (c *compiler) emitStub(s *stub) {
+	a := c.a
+	a.PatchRel32(int(s.patch), a.Len())
+	if s.kind != stubBudgetCond {
+		a.StoreImm(8, st(offExitPC), s.pc)
+	}
+	switch s.kind {
+	case stubMemCheck:
+		a.Lea(tmpAddr, x86.M(s.base, s.off))
+		if s.base != regMap[10] { // r10 was tested against the stack inline
+			a.ALURM(x86.SUB, 8, tmpAddr, st(offStackLo))
+			a.ALURI(x86.CMP, 8, tmpAddr, int32(vm.StackSize-int(s.size)))
+			a.JccTo(x86.CondBE, int(s.resume))
+			a.Lea(tmpAddr, x86.M(s.base, s.off))
+		}
+		a.Push(budgetReg)
+		a.MovRI32(tmpD, uint32(s.size))
+		var w uint32
+		if s.write {
+			w = 1
+		}
+		a.MovRI32(tmpC, w)
+		a.PatchRel32(a.Call(), c.regionCheckOff)
+		a.Pop(budgetReg)
+		a.JmpTo(int(s.resume))
+	case stubBudgetCond:
+		// Overdrawn: fail only if the jump is taken.
+		ins := c.insns[s.pc]
+		c.emitCompare(ins)
+		fail := a.Jcc(jumpConds[ins.Opcode>>4])
+		a.JmpTo(int(c.offsets[s.pc+1]))
+		a.PatchRel32(fail, a.Len())
+		a.StoreImm(8, st(offExitPC), s.pc)
+		c.jmpLeave(reasonBudget)
+	case stubBudget:
+		c.jmpLeave(reasonBudget)
+	case stubCallDepth:
+		c.jmpLeave(reasonCallDepth)
+	case stubMisaligned:
+		a.Lea(tmpAddr, x86.M(s.base, s.off))
+		a.Store(8, st(offExitAddr), tmpAddr)
+		a.StoreImm(8, st(offExitSize), int32(s.size))
+		c.jmpLeave(reasonMisaligned)
+	case stubReturn:
+		a.Lea(tmpAddr, x86.Mem{RIP: true, Disp: int32(int(s.resume) - (a.Len() + 7))})
+		a.Store(8, st(offResumePC), tmpAddr)
+		a.MovRI32(tmpC, reasonReturn)
+		a.JmpTo(c.leaveOff)
+	}
+}

@@ -1,0 +1,140 @@
+package jit_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/uebpf/uebpf/asm"
+	"github.com/uebpf/uebpf/jit"
+	"github.com/uebpf/uebpf/vm"
+)
+
+// diffInput is what a differential run gives a program.
+type diffInput struct {
+	mem    []byte // context (r1, r2); copied for each engine
+	packet []byte
+	budget uint64
+}
+
+// outcome is what a run leaves behind.
+type outcome struct {
+	r0    uint64
+	err   string
+	mem   []byte
+	stack []byte
+}
+
+func (o outcome) String() string {
+	return fmt.Sprintf("r0=%#x err=%q", o.r0, o.err)
+}
+
+// testHelpers are the helpers differential programs call.
+var testHelpers = vm.Helpers{
+	1: {Name: "mix", Func: func(_ *vm.Env, r1, r2, r3, r4, r5 uint64) uint64 {
+		return r1*31 ^ r2<<7 ^ r3>>3 ^ r4*0x9e3779b97f4a7c15 ^ r5
+	}},
+	2: {Name: "stop_if", Func: func(e *vm.Env, r1, _, _, _, _ uint64) uint64 {
+		if r1&0xff == 0x42 {
+			e.Stop(r1)
+		}
+		return r1 + 1
+	}},
+	5: {Name: "unwind", Func: func(e *vm.Env, r1, _, _, _, _ uint64) uint64 {
+		if r1 == 0 {
+			e.Stop(0)
+		}
+		return r1
+	}},
+	7: {Name: "fail_if", Func: func(e *vm.Env, r1, _, _, _, _ uint64) uint64 {
+		if r1&0xf == 7 {
+			e.Fail(errors.New("helper failed"))
+		}
+		return r1 ^ 0x5555
+	}},
+}
+
+// runOutcome runs p on env with a fresh copy of in.mem and a zeroed stack.
+func runOutcome(p interface {
+	Exec(*vm.Env) (uint64, error)
+}, env *vm.Env, mem []byte, in diffInput) outcome {
+	copy(mem, in.mem)
+	stack, _ := env.Bytes(env.StackBase(), vm.StackSize, true)
+	clear(stack)
+	env.SetBudget(in.budget)
+	r0, err := p.Exec(env)
+	o := outcome{r0: r0, mem: bytes.Clone(mem), stack: bytes.Clone(stack)}
+	if err != nil {
+		o.err = err.Error()
+		var re *vm.RunError
+		if !errors.As(err, &re) {
+			o.err = "not a *vm.RunError: " + o.err
+		}
+	}
+	return o
+}
+
+// diffEngines runs vp on the interpreter and on the JIT compiled with each
+// of opts, on the same Env and context buffer (so that pointer values are
+// the same), and reports the first difference.
+func diffEngines(vp *vm.Program, in diffInput, opts ...jit.Options) error {
+	env := vm.NewEnv()
+	mem := make([]byte, len(in.mem))
+	env.SetContext(mem)
+	env.SetPacket(in.packet)
+	want := runOutcome(vp, env, mem, in)
+	for _, o := range opts {
+		p, err := jit.Compile(vp, &o)
+		if err != nil {
+			return fmt.Errorf("%+v: compile: %w", o, err)
+		}
+		got := runOutcome(p, env, mem, in)
+		p.Close()
+		switch {
+		case got.r0 != want.r0 || got.err != want.err:
+			return fmt.Errorf("%+v: jit %v, interpreter %v", o, got, want)
+		case !bytes.Equal(got.mem, want.mem):
+			return fmt.Errorf("%+v: context memory differs (%v)\njit:         %x\ninterpreter: %x", o, want, got.mem, want.mem)
+		case !bytes.Equal(got.stack, want.stack):
+			return fmt.Errorf("%+v: stack differs (%v)\njit:         %x\ninterpreter: %x", o, want, got.stack, want.stack)
+		}
+	}
+	return nil
+}
+
+var checkedModes = []jit.Options{
+	{},
+	{Blind: true},
+	{DisableBMI2: true, DisableMOVBE: true},
+}
+
+var allModes = append([]jit.Options{
+	{Unchecked: true},
+	{Unchecked: true, Blind: true, DisableBMI2: true},
+}, checkedModes...)
+
+// diffSource assembles src and compares the engines on it.
+func diffSource(t *testing.T, src string, in diffInput, opts []jit.Options) {
+	t.Helper()
+	if !jit.Supported {
+		t.Skip(jit.ErrUnsupportedArch)
+	}
+	insns, err := asm.Assemble(src)
+	if err != nil {
+		t.Fatalf("assemble: %v\n%s", err, src)
+	}
+	diffInsns(t, insns, in, opts)
+}
+
+func diffInsns(t *testing.T, insns []asm.Instruction, in diffInput, opts []jit.Options) {
+	t.Helper()
+	vp, err := vm.Load(&vm.ProgramSpec{Instructions: insns}, &vm.Options{Helpers: testHelpers})
+	if err != nil {
+		t.Fatalf("load: %v", err)
+	}
+	if err := diffEngines(vp, in, opts...); err != nil {
+		text, _ := asm.Disassemble(insns)
+		t.Fatalf("%v\nprogram:\n%s", err, text)
+	}
+}

@@ -1,0 +1,90 @@
+// Package jit compiles vm programs to x86-64 machine code and runs them
+// from Go without cgo.
+//
+//	vp, _ := vm.Load(spec, &vm.Options{Helpers: hs})
+//	p, err := jit.Compile(vp, nil) // checked mode
+//	defer p.Close()
+//	r0, err := p.Run(ctx)          // or p.Exec(env), as with vm.Program
+//
+// Results and errors are those of the interpreter, instruction for
+// instruction: the same r0, the same memory effects, the same *vm.RunError
+// (pc, address, size, vm.ErrMemoryAccess, vm.ErrMisaligned,
+// vm.ErrBudgetExceeded, vm.ErrCallDepth, vm.ErrUnknownHelper...). Tests
+// check this with the conformance suite, per-instruction-class tables and
+// a differential fuzzer. Compile returns ErrUnsupportedArch on platforms
+// other than linux/amd64; the package builds everywhere.
+//
+// # Code generation
+//
+// Our own encoders (internal/x86) emit the code in one pass over the
+// program, with forward jumps patched at the end and slow paths placed out
+// of line after the body. eBPF registers live in x86 registers (r0 rax,
+// r1 rdi, r2 rsi, r3 r8, r4 r9, r5 r10, r6 rbx, r7 r13, r8 r14, r9 r15,
+// r10 rbp); rcx and r11 are scratch, rdx holds the instruction budget and
+// r12 the run state. Division branches around x86's traps (divisor 0,
+// INT_MIN/-1) to give the ISA's results; shifts use SHLX/SHRX/SARX when
+// the CPU has BMI2 and cl otherwise (rcx is scratch, so no juggling);
+// packet loads use MOVBE when available; atomics are LOCK-prefixed
+// instructions, with CMPXCHG loops for fetch-and/or/xor. CPU features come
+// from klauspost/cpuid and can be turned off in Options.
+//
+// Executable memory is mapped read-write, filled, and flipped to
+// read-execute (W^X); it is unmapped by Close or, for a program that is
+// never closed, by a cleanup when the Program is garbage collected.
+// Options.Blind XORs every immediate with a per-program random key.
+//
+// # Entering generated code
+//
+// Exec keeps the run state (registers while Go has control, budget, stack
+// bounds, region list) in its own frame. A Go-assembly trampoline, enter,
+// declared NOSPLIT with a fixed frame, points the stack pointer at the top
+// of that frame and calls the program: the frame is the native stack of
+// generated code (return addresses and saved r6-r9 of bpf-to-bpf calls,
+// at most 7 deep). The linker's NOSPLIT analysis guarantees the goroutine
+// stack has room for the frame, so generated code never grows it. The
+// eBPF stack is the Env's, as in the interpreter.
+//
+// Generated code is not Go code: the scheduler cannot preempt it (Go's
+// async preemption signal finds no safe point there and retries later),
+// and garbage collection waits for it at stop-the-world phases. The
+// instruction budget therefore bounds how long a run can hold a thread.
+// Generated code holds no Go pointers the GC must see: the state and the
+// trampoline frame contain only integers, and memory handed to the
+// program is kept alive by the Env (its regions) and the Program.
+//
+// # Helper calls
+//
+// A helper call returns to Go: generated code stores its registers in the
+// state, records the resume address, and returns to the trampoline; Exec
+// calls the vm.HelperFunc, applies what the helper asked for through the
+// Env (Stop, Fail, TailCall) and re-enters at the resume address. When the
+// call happens inside bpf-to-bpf calls, the live part of the native stack
+// is copied to a save area first, since the trampoline's frame does not
+// survive the return to Go. Tail calls compile the target on first use
+// (with the same options) and continue in its code with the registers and
+// call depth as they are; targets live and die with the program that
+// compiled them. No helper is inlined yet.
+//
+// # Checked and unchecked code
+//
+// In checked mode (the default) every load, store and atomic is checked
+// in generated code: accesses through r10 inside the current frame need no
+// check; other r10 accesses are checked against the stack inline; all
+// other accesses against the region that allowed the last access of the
+// same kind (read or write), cached in the state. What fails the inline
+// check goes out of line to a check of the stack and a walk of the run's
+// region list (the same list the interpreter uses); a violation ends the
+// run with a *vm.RunError naming the pc and address. Options.Unchecked
+// drops the checks: only for programs a verifier accepted.
+//
+// # Budget
+//
+// The budget is charged exactly as the interpreter charges it, so that
+// both engines stop at the same instruction: the interpreter charges the
+// length of each straight-line stretch at the taken jump, call, exit or
+// packet load that ends it. Generated code subtracts a block's length from
+// rdx when entering the block (one register subtraction per block) and
+// tests the sign at those instructions (a fused test-and-branch). A
+// conditional jump taken with an overdrawn budget fails; not taken, it
+// continues, as in the interpreter.
+package jit

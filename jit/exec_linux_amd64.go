@@ -1,0 +1,168 @@
+package jit
+
+import (
+	"fmt"
+	"runtime"
+	"unsafe"
+
+	"github.com/uebpf/uebpf/vm"
+)
+
+// enter runs generated code with state s until it returns to Go (see
+// trampoline_linux_amd64.s).
+//
+//go:noescape
+func enter(s *runState, stub uintptr)
+
+// Exec runs the program with the arguments, regions and budget set on e
+// and returns r0, exactly as vm.Program.Exec does. Errors are
+// *vm.RunError values.
+func (p *Program) Exec(e *vm.Env) (uint64, error) {
+	if p.mem == nil {
+		return 0, ErrClosed
+	}
+	// The state lives in this frame: no allocation, no sharing.
+	var s runState
+	budget, mark := e.BeginRun(p.vp)
+	budget = min(budget, maxBudget)
+	initState(&s, e, budget)
+	if p.needsSave {
+		return p.execWithSaveArea(e, &s, budget, mark)
+	}
+	enter(&s, p.start)
+	if s.reason != reasonExit {
+		r0, err := p.continueRun(e, &s)
+		e.SetExecuted(budget - uint64(s.budget))
+		e.EndRun(mark)
+		return r0, err
+	}
+	runtime.KeepAlive(p) // its code is running
+	e.SetExecuted(budget - uint64(s.budget))
+	e.EndRun(mark)
+	return s.regs[0], nil
+}
+
+// maxBudget bounds the budget so that the signed counter of generated
+// code cannot overflow: 2^62 instructions take decades.
+const maxBudget = 1 << 62
+
+// initState fills the state for the start of a run.
+func initState(s *runState, e *vm.Env, budget uint64) {
+	args := e.Args()
+	s.regs[1], s.regs[2], s.regs[3], s.regs[4], s.regs[5] = args[0], args[1], args[2], args[3], args[4]
+	lo := e.StackBase()
+	s.regs[10] = lo + vm.StackSize
+	s.budget = int64(budget)
+	s.stackLo = lo
+	s.callLimit = lo + vm.StackFrameSize
+	if pkt := e.Packet(); len(pkt) != 0 {
+		s.pktPtr = uint64(uintptr(unsafe.Pointer(unsafe.SliceData(pkt))))
+		s.pktLen = uint64(len(pkt))
+	}
+	first, n := e.Regions()
+	s.regions, s.nRegions = uint64(uintptr(first)), uint64(n)
+}
+
+// execWithSaveArea is Exec for programs whose helper calls may happen
+// inside local calls: they need a save area for the native stack.
+func (p *Program) execWithSaveArea(e *vm.Env, s *runState, budget uint64, mark int) (uint64, error) {
+	save := p.fam.saveArea(s)
+	enter(s, p.start)
+	r0, err := s.regs[0], error(nil)
+	if s.reason != reasonExit {
+		r0, err = p.continueRun(e, s)
+	}
+	p.fam.saveAreas.Put(save)
+	e.SetExecuted(budget - uint64(s.budget))
+	e.EndRun(mark)
+	return r0, err
+}
+
+// continueRun handles everything but a normal exit: helper calls, tail
+// calls and errors, re-entering generated code until the run ends.
+func (p *Program) continueRun(e *vm.Env, s *runState) (uint64, error) {
+	defer runtime.KeepAlive(p) // and the family, whose code is running
+	cur := p
+	var save *[saveAreaBytes]byte // for tail-call targets that need one
+	defer func() {
+		if save != nil {
+			p.fam.saveAreas.Put(save)
+		}
+	}()
+	for {
+		pc := int(s.exitPC)
+		switch s.reason {
+		case reasonExit:
+			return s.regs[0], nil
+		case reasonHelper, reasonCallX:
+			var fn vm.HelperFunc
+			if s.reason == reasonHelper {
+				fn = cur.vp.HelperAt(pc)
+			} else if n := s.regs[cur.vp.Instructions()[pc].Dst]; n <= 1<<31-1 {
+				fn = cur.vp.Helpers()[int32(n)].Func
+			}
+			if fn == nil {
+				return 0, &vm.RunError{PC: pc, Err: vm.ErrUnknownHelper}
+			}
+			r0, err := callHelper(fn, e, &s.regs, pc)
+			if err != nil {
+				return 0, err
+			}
+			s.regs[0] = r0
+			if e.HelperStatus() {
+				next, r0, err := e.HelperResult(pc)
+				if next == nil {
+					return r0, err
+				}
+				t, err := cur.fam.tailTarget(next)
+				if err != nil {
+					return 0, &vm.RunError{PC: pc, Err: fmt.Errorf("jit: tail call target: %w", err)}
+				}
+				cur = t
+				s.resumePC, s.progTag = uint64(t.entry), uint64(t.tag)
+				if t.needsSave && s.saveArea == 0 {
+					save = p.fam.saveArea(s)
+				}
+			}
+			first, n := e.Regions()
+			s.regions, s.nRegions = uint64(uintptr(first)), uint64(n)
+		case reasonReturn:
+			cur = p.fam.owner(s.resumePC)
+			e.SetProgram(cur.vp)
+			s.progTag = uint64(cur.tag)
+		case reasonFault:
+			return 0, &vm.RunError{PC: pc, Addr: s.exitAddr, Size: int(s.exitSize), Err: vm.ErrMemoryAccess}
+		case reasonMisaligned:
+			return 0, &vm.RunError{PC: pc, Addr: s.exitAddr, Size: int(s.exitSize), Err: vm.ErrMisaligned}
+		case reasonBudget:
+			return 0, &vm.RunError{PC: pc, Err: vm.ErrBudgetExceeded}
+		case reasonCallDepth:
+			return 0, &vm.RunError{PC: pc, Err: vm.ErrCallDepth}
+		default:
+			return 0, &vm.RunError{PC: pc, Err: fmt.Errorf("jit: generated code returned unknown reason %d", s.reason)}
+		}
+		enter(s, p.enter)
+	}
+}
+
+// callHelper calls a helper with r1..r5. A helper is Go code the embedder
+// wrote; its panic must not take the host down with it.
+func callHelper(fn vm.HelperFunc, e *vm.Env, r *[11]uint64, pc int) (r0 uint64, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = &vm.RunError{PC: pc, Err: fmt.Errorf("%w: %v", vm.ErrHelperPanicked, v)}
+		}
+	}()
+	return fn(e, r[1], r[2], r[3], r[4], r[5]), nil
+}
+
+// saveArea gets a save area for the native stack and records it in s. The
+// caller keeps the returned buffer alive for the run, then puts it back.
+func (f *family) saveArea(s *runState) *[saveAreaBytes]byte {
+	b, ok := f.saveAreas.Get().(*[saveAreaBytes]byte)
+	if !ok {
+		b = new([saveAreaBytes]byte)
+	}
+	s.saveArea = uint64(uintptr(unsafe.Pointer(b)))
+	return b
+}

@@ -1,0 +1,424 @@
+package jit_test
+
+import (
+	"encoding/binary"
+	"testing"
+
+	"github.com/uebpf/uebpf/asm"
+	"github.com/uebpf/uebpf/jit"
+	"github.com/uebpf/uebpf/vm"
+)
+
+// fuzzCtxSize is the context size of generated programs.
+const fuzzCtxSize = 64
+
+// byteSource hands out fuzz bytes, then zeros.
+type byteSource struct {
+	b []byte
+}
+
+func (s *byteSource) u8() uint8 {
+	if len(s.b) == 0 {
+		return 0
+	}
+	v := s.b[0]
+	s.b = s.b[1:]
+	return v
+}
+
+func (s *byteSource) u32() uint32 {
+	return uint32(s.u8()) | uint32(s.u8())<<8 | uint32(s.u8())<<16 | uint32(s.u8())<<24
+}
+
+func (s *byteSource) n(n int) int { return int(s.u8()) % n }
+
+// progGen builds programs that are valid by construction from fuzz bytes:
+// every register is initialised, jumps go forward or form counted loops,
+// memory accesses hit the stack or the context (or, when faults are
+// allowed, just miss them), and local calls go to functions at the end.
+//
+// Register roles: r0..r7 are free for random operations, r8 counts loop
+// iterations, r9 holds the context pointer, r10 is the frame pointer.
+type progGen struct {
+	src         *byteSource
+	insns       []asm.Instruction
+	allowFaults bool // may emit out-of-bounds and misaligned accesses
+	fixups      []fixup
+	funcs       int // number of local functions to emit at the end
+	calls       []int
+	depth       int  // nesting of the block being generated
+	inFunc      bool // generating a local function (r10 is at least one frame down)
+}
+
+// fixup is a forward jump whose target is patched when a block ends.
+type fixup struct {
+	at, target int
+}
+
+func genProgram(data []byte) (insns []asm.Instruction, allowFaults bool) {
+	g := &progGen{src: &byteSource{b: data}}
+	g.allowFaults = g.src.u8()&3 == 0
+	g.funcs = g.src.n(3)
+	// Initialise every register.
+	g.emit(asm.Instruction{Opcode: asm.ClassALU64 | asm.AluMOV | asm.SourceX, Dst: 9, Src: 1})
+	for r := uint8(0); r <= 8; r++ {
+		if r == 1 || r == 2 {
+			continue // keep the context pointer and length around for a while
+		}
+		g.lddw(r, uint64(g.src.u32())|uint64(g.src.u32())<<32)
+	}
+	g.block(24 + g.src.n(40))
+	g.emit(asm.Instruction{Opcode: asm.OpExit})
+	for f := 0; f < g.funcs; f++ {
+		start := len(g.insns)
+		for _, c := range g.calls {
+			if int(g.insns[c].Imm) == f {
+				g.insns[c].Imm = int32(start - c - 1)
+			}
+		}
+		g.depth, g.inFunc = 1, true
+		g.block(4 + g.src.n(12))
+		g.emit(asm.Instruction{Opcode: asm.OpExit})
+	}
+	// Calls to functions that were not emitted become no-op jumps.
+	return g.insns, g.allowFaults
+}
+
+func (g *progGen) emit(ins asm.Instruction) { g.insns = append(g.insns, ins) }
+
+func (g *progGen) lddw(dst uint8, v uint64) {
+	pair := asm.LDDW(dst, v)
+	g.insns = append(g.insns, pair[0], pair[1])
+}
+
+// freeReg returns a register random operations may write.
+func (g *progGen) freeReg() uint8 { return uint8(g.src.n(8)) }
+
+// anyReg returns a register random operations may read.
+func (g *progGen) anyReg() uint8 { return uint8(g.src.n(10)) }
+
+// block emits about n instructions of random operations.
+func (g *progGen) block(n int) {
+	for i := 0; i < n && len(g.src.b) > 0; i++ {
+		switch k := g.src.n(16); {
+		case k < 6:
+			g.alu()
+		case k < 9:
+			g.memory()
+		case k < 10:
+			g.atomic()
+		case k < 12:
+			g.forwardJump()
+		case k == 12 && g.depth == 0:
+			g.loop()
+		case k == 13:
+			g.call()
+		case k == 14:
+			g.packetLoad()
+		default:
+			g.lddw(g.freeReg(), uint64(int64(int32(g.src.u32()))))
+		}
+	}
+}
+
+var aluCodes = []uint8{asm.AluADD, asm.AluSUB, asm.AluMUL, asm.AluDIV, asm.AluOR, asm.AluAND,
+	asm.AluLSH, asm.AluRSH, asm.AluNEG, asm.AluMOD, asm.AluXOR, asm.AluMOV, asm.AluARSH, asm.AluEND}
+
+func (g *progGen) alu() {
+	class := uint8(asm.ClassALU64)
+	if g.src.u8()&1 == 0 {
+		class = asm.ClassALU
+	}
+	op := aluCodes[g.src.n(len(aluCodes))]
+	ins := asm.Instruction{Opcode: class | op, Dst: g.freeReg()}
+	switch op {
+	case asm.AluNEG:
+	case asm.AluEND:
+		ins.Imm = []int32{16, 32, 64}[g.src.n(3)]
+		if g.src.u8()&1 == 0 {
+			ins.Opcode |= asm.SourceX // to big endian (or bswap in ALU64)
+		}
+		if class == asm.ClassALU64 {
+			ins.Opcode &^= asm.SourceX
+		}
+	default:
+		if g.src.u8()&1 == 0 {
+			ins.Opcode |= asm.SourceX
+			ins.Src = g.anyReg()
+		} else {
+			ins.Imm = int32(g.src.u32())
+			if g.src.u8()&1 == 0 {
+				ins.Imm = int32(int8(ins.Imm)) // small values hit more edge cases
+			}
+		}
+		switch {
+		case (op == asm.AluDIV || op == asm.AluMOD) && g.src.u8()&1 == 0:
+			ins.Offset = 1 // sdiv, smod
+		case op == asm.AluMOV && ins.Opcode&asm.SourceX != 0 && g.src.u8()&3 == 0:
+			sizes := []int16{8, 16, 32}
+			if class == asm.ClassALU {
+				sizes = sizes[:2]
+			}
+			ins.Offset = sizes[g.src.n(len(sizes))] // movsx
+		}
+	}
+	g.emit(ins)
+}
+
+var sizeCodes = []uint8{asm.SizeB, asm.SizeH, asm.SizeW, asm.SizeDW}
+
+// address picks a base register and offset for an access of size bytes.
+func (g *progGen) address(size int, aligned bool) (uint8, int16) {
+	var base uint8
+	var off int
+	if g.src.u8()&1 == 0 {
+		base = 10
+		off = -1 - g.src.n(vm.StackFrameSize)
+		off -= size - 1
+		if g.inFunc && g.src.u8()&7 == 0 {
+			off += vm.StackFrameSize // the caller's frame
+		}
+	} else {
+		base = 9
+		off = g.src.n(fuzzCtxSize - size + 1)
+	}
+	if aligned {
+		off &^= size - 1
+	}
+	if g.allowFaults && g.src.u8()&15 == 0 {
+		off += []int{-size, fuzzCtxSize, 1, 600, -4096}[g.src.n(5)]
+	}
+	return base, int16(off)
+}
+
+func (g *progGen) memory() {
+	size := g.src.n(4)
+	nbytes := 1 << (3 - size)
+	sz := sizeCodes[3-size]
+	base, off := g.address(nbytes, false)
+	switch g.src.n(4) {
+	case 0: // load
+		mode := uint8(asm.ModeMEM)
+		if sz != asm.SizeDW && g.src.u8()&1 == 0 {
+			mode = asm.ModeMEMSX
+		}
+		g.emit(asm.Instruction{Opcode: asm.ClassLDX | mode | sz, Dst: g.freeReg(), Src: base, Offset: off})
+	case 1: // store immediate
+		g.emit(asm.Instruction{Opcode: asm.ClassST | asm.ModeMEM | sz, Dst: base, Offset: off, Imm: int32(g.src.u32())})
+	default: // store register
+		g.emit(asm.Instruction{Opcode: asm.ClassSTX | asm.ModeMEM | sz, Dst: base, Src: g.anyReg(), Offset: off})
+	}
+}
+
+var atomicCodes = []int32{asm.AtomicADD, asm.AtomicOR, asm.AtomicAND, asm.AtomicXOR,
+	asm.AtomicADD | asm.AtomicFetch, asm.AtomicOR | asm.AtomicFetch, asm.AtomicAND | asm.AtomicFetch,
+	asm.AtomicXOR | asm.AtomicFetch, asm.AtomicXCHG, asm.AtomicCMPXCHG}
+
+func (g *progGen) atomic() {
+	sz, n := uint8(asm.SizeW), 4
+	if g.src.u8()&1 == 0 {
+		sz, n = asm.SizeDW, 8
+	}
+	base, off := g.address(n, !(g.allowFaults && g.src.u8()&7 == 0))
+	src := g.freeReg() // fetch variants write src
+	g.emit(asm.Instruction{Opcode: asm.ClassSTX | asm.ModeATOMIC | sz, Dst: base, Src: src, Offset: off,
+		Imm: atomicCodes[g.src.n(len(atomicCodes))]})
+}
+
+var jumpCodes = []uint8{asm.JmpJEQ, asm.JmpJGT, asm.JmpJGE, asm.JmpJSET, asm.JmpJNE, asm.JmpJSGT,
+	asm.JmpJSGE, asm.JmpJLT, asm.JmpJLE, asm.JmpJSLT, asm.JmpJSLE}
+
+func (g *progGen) condition() asm.Instruction {
+	class := uint8(asm.ClassJMP)
+	if g.src.u8()&1 == 0 {
+		class = asm.ClassJMP32
+	}
+	ins := asm.Instruction{Opcode: class | jumpCodes[g.src.n(len(jumpCodes))], Dst: g.anyReg()}
+	if g.src.u8()&1 == 0 {
+		ins.Opcode |= asm.SourceX
+		ins.Src = g.anyReg()
+	} else {
+		ins.Imm = int32(int8(g.src.u8()))
+	}
+	return ins
+}
+
+// forwardJump emits an if: a conditional (or unconditional) jump over a
+// nested block.
+func (g *progGen) forwardJump() {
+	at := len(g.insns)
+	if g.src.u8()&7 == 0 {
+		op := uint8(asm.ClassJMP | asm.JmpJA)
+		if g.src.u8()&1 == 0 {
+			op = asm.ClassJMP32 | asm.JmpJA // gotol
+		}
+		g.emit(asm.Instruction{Opcode: op})
+	} else {
+		g.emit(g.condition())
+	}
+	g.depth++
+	g.block(1 + g.src.n(6))
+	g.depth--
+	delta := len(g.insns) - at - 1
+	if g.insns[at].Opcode == asm.ClassJMP32|asm.JmpJA {
+		g.insns[at].Imm = int32(delta)
+	} else {
+		g.insns[at].Offset = int16(delta)
+	}
+}
+
+// loop emits a counted loop: r8 = n; body; r8 -= 1; if r8 != 0 goto body.
+func (g *progGen) loop() {
+	g.emit(asm.Instruction{Opcode: asm.ClassALU64 | asm.AluMOV, Dst: 8, Imm: int32(1 + g.src.n(20))})
+	start := len(g.insns)
+	g.depth++
+	g.block(1 + g.src.n(8))
+	g.depth--
+	g.emit(asm.Instruction{Opcode: asm.ClassALU64 | asm.AluSUB, Dst: 8, Imm: 1})
+	back := start - len(g.insns) - 1
+	if g.src.u8()&1 == 0 {
+		g.emit(asm.Instruction{Opcode: asm.ClassJMP | asm.JmpJNE, Dst: 8, Offset: int16(back)})
+	} else {
+		// jeq to the exit of the loop, then a backward ja.
+		g.emit(asm.Instruction{Opcode: asm.ClassJMP32 | asm.JmpJEQ, Dst: 8, Offset: 1})
+		g.emit(asm.Instruction{Opcode: asm.ClassJMP | asm.JmpJA, Offset: int16(back - 1)})
+	}
+}
+
+// call emits a helper call, a callx, or a local call.
+func (g *progGen) call() {
+	switch k := g.src.n(4); {
+	case k == 0 && g.funcs > 0 && g.depth < 3:
+		f := g.src.n(g.funcs)
+		g.calls = append(g.calls, len(g.insns))
+		g.emit(asm.Instruction{Opcode: asm.OpCall, Src: asm.PseudoCall, Imm: int32(f)})
+	case k == 1:
+		r := g.freeReg()
+		n := []int32{1, 2, 7, 3}[g.src.n(4)] // 3 is not a helper: callx fails
+		if !g.allowFaults && n == 3 {
+			n = 1
+		}
+		g.emit(asm.Instruction{Opcode: asm.ClassALU64 | asm.AluMOV, Dst: r, Imm: n})
+		g.emit(asm.Instruction{Opcode: asm.OpCallX, Dst: r})
+	default:
+		g.emit(asm.Instruction{Opcode: asm.OpCall, Imm: []int32{1, 2, 7}[g.src.n(3)]})
+	}
+}
+
+func (g *progGen) packetLoad() {
+	sz := []uint8{asm.SizeB, asm.SizeH, asm.SizeW}[g.src.n(3)]
+	imm := int32(int8(g.src.u8()))
+	if g.src.u8()&1 == 0 {
+		g.emit(asm.Instruction{Opcode: asm.ClassLD | asm.ModeABS | sz, Imm: imm})
+	} else {
+		g.emit(asm.Instruction{Opcode: asm.ClassLD | asm.ModeIND | sz, Src: g.anyReg(), Imm: imm})
+	}
+}
+
+// fuzzInput builds the context, packet and budget of a generated program.
+func fuzzInput(seed uint32) diffInput {
+	mem := make([]byte, fuzzCtxSize)
+	for i := range mem {
+		mem[i] = byte(seed>>(i%4*8)) ^ byte(i*37)
+	}
+	pkt := make([]byte, 32)
+	binary.LittleEndian.PutUint32(pkt, seed)
+	for i := 4; i < len(pkt); i++ {
+		pkt[i] = byte(i * 11)
+	}
+	budget := uint64(0) // the default
+	if seed%5 == 0 {
+		budget = uint64(seed % 300)
+	}
+	return diffInput{mem: mem, packet: pkt, budget: budget}
+}
+
+// FuzzJITvsInterpreter runs generated programs on the interpreter and on
+// the JIT in every mode (checked modes only when the program may fault)
+// and compares r0, errors, the context and the stack.
+func FuzzJITvsInterpreter(f *testing.F) {
+	if !jit.Supported {
+		f.Skip(jit.ErrUnsupportedArch)
+	}
+	for _, seed := range fuzzSeeds {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		insns, allowFaults := genProgram(data)
+		vp, err := vm.Load(&vm.ProgramSpec{Instructions: insns}, &vm.Options{Helpers: testHelpers})
+		if err != nil {
+			text, _ := asm.Disassemble(insns)
+			t.Fatalf("generated an invalid program: %v\n%s", err, text)
+		}
+		var seed uint32
+		if len(data) >= 4 {
+			seed = binary.LittleEndian.Uint32(data[len(data)-4:])
+		}
+		modes := allModes
+		if allowFaults {
+			modes = checkedModes
+		}
+		if err := diffEngines(vp, fuzzInput(seed), modes...); err != nil {
+			text, _ := asm.Disassemble(insns)
+			t.Fatalf("%v\nprogram:\n%s", err, text)
+		}
+	})
+}
+
+// FuzzJITArbitrary runs arbitrary bytecode that passes structural
+// validation on the interpreter and the checked JIT: nothing may crash the
+// process, and both must agree.
+func FuzzJITArbitrary(f *testing.F) {
+	if !jit.Supported {
+		f.Skip(jit.ErrUnsupportedArch)
+	}
+	for _, seed := range fuzzSeeds {
+		insns, _ := genProgram(seed)
+		f.Add(asm.Encode(nil, insns))
+	}
+	f.Add(asm.Encode(nil, asm.MustAssemble("ldxdw %r0, [%r1+8]\nexit")))
+	f.Add(asm.Encode(nil, asm.MustAssemble("stxdw [%r1-8], %r1\nja -2\nexit")))
+	f.Fuzz(func(t *testing.T, code []byte) {
+		vp, err := vm.LoadBytes("fuzz", code, &vm.Options{Helpers: testHelpers})
+		if err != nil || writesR10(vp.Instructions()) {
+			return // the JIT refuses what vm should (see TestRejectsLDDWIntoR10)
+		}
+		in := fuzzInput(uint32(len(code)))
+		in.budget = 5000
+		if err := diffEngines(vp, in, checkedModes...); err != nil {
+			text, _ := asm.Disassemble(vp.Instructions())
+			t.Fatalf("%v\nprogram:\n%s", err, text)
+		}
+	})
+}
+
+// fuzzSeeds start the corpus with a spread of generated programs.
+var fuzzSeeds = func() [][]byte {
+	var seeds [][]byte
+	for i := 0; i < 64; i++ {
+		b := make([]byte, 256)
+		x := uint32(i*2654435761 + 1)
+		for j := range b {
+			x ^= x << 13
+			x ^= x >> 17
+			x ^= x << 5
+			b[j] = byte(x)
+		}
+		seeds = append(seeds, b)
+	}
+	return seeds
+}()
+
+// writesR10 reports whether insns load a constant into r10, which vm
+// accepts but the JIT refuses.
+func writesR10(insns []asm.Instruction) bool {
+	for i := 0; i < len(insns); i++ {
+		if insns[i].Opcode == asm.OpLDDW {
+			if insns[i].Dst == asm.R10 {
+				return true
+			}
+			i++
+		}
+	}
+	return false
+}

@@ -1,0 +1,124 @@
+package x86
+
+// ALUOp is one of the eight classic two-operand ALU operations. Its value
+// is both the /digit of the immediate forms and opcode>>3 of the register
+// forms.
+type ALUOp byte
+
+// ALU operations.
+const (
+	ADD ALUOp = 0
+	OR  ALUOp = 1
+	AND ALUOp = 4
+	SUB ALUOp = 5
+	XOR ALUOp = 6
+	CMP ALUOp = 7
+)
+
+// ALURR emits "op dst, src".
+func (a *Asm) ALURR(o ALUOp, size int, dst, src Reg) {
+	a.rr(opc1(size, byte(o)<<3|1), byte(src), dst)
+}
+
+// ALURI emits "op dst, imm" (imm sign-extended to the operand size).
+func (a *Asm) ALURI(o ALUOp, size int, dst Reg, imm int32) {
+	if fitsInt8(int64(imm)) {
+		a.rr(opc1(size, 0x83), byte(o), dst)
+		a.imm8(int8(imm))
+		return
+	}
+	a.rr(opc1(size, 0x81), byte(o), dst)
+	a.imm32(imm)
+}
+
+// ALURM emits "op dst, [m]".
+func (a *Asm) ALURM(o ALUOp, size int, dst Reg, m Mem) {
+	a.rm(opc1(size, byte(o)<<3|3), byte(dst), m)
+}
+
+// ALUMR emits "op [m], src".
+func (a *Asm) ALUMR(o ALUOp, size int, m Mem, src Reg) {
+	a.rm(opc1(size, byte(o)<<3|1), byte(src), m)
+}
+
+// LockALUMR emits "lock op [m], src".
+func (a *Asm) LockALUMR(o ALUOp, size int, m Mem, src Reg) {
+	c := opc1(size, byte(o)<<3|1)
+	c.prefix = 0xf0
+	a.rm(c, byte(src), m)
+}
+
+// ALUMI emits "op [m], imm".
+func (a *Asm) ALUMI(o ALUOp, size int, m Mem, imm int32) {
+	if fitsInt8(int64(imm)) {
+		a.rm(opc1(size, 0x83), byte(o), m)
+		a.imm8(int8(imm))
+		return
+	}
+	a.rm(opc1(size, 0x81), byte(o), m)
+	a.imm32(imm)
+}
+
+// CmpMemByteReg emits "cmp byte [m], src".
+func (a *Asm) CmpMemByteReg(m Mem, src Reg) {
+	c := opc1(1, 0x38)
+	c.byteReg = true
+	a.rm(c, byte(src), m)
+}
+
+// TestRR emits "test a, b".
+func (a *Asm) TestRR(size int, r1, r2 Reg) {
+	a.rr(opc1(size, 0x85), byte(r2), r1)
+}
+
+// TestRI emits "test r, imm".
+func (a *Asm) TestRI(size int, r Reg, imm int32) {
+	if size == 1 {
+		c := opc1(1, 0xf6)
+		c.byteRM = true
+		a.rr(c, 0, r)
+		a.imm8(int8(imm))
+		return
+	}
+	a.rr(opc1(size, 0xf7), 0, r)
+	a.imm32(imm)
+}
+
+// ImulRR emits "imul dst, src" (the low half of the product).
+func (a *Asm) ImulRR(size int, dst, src Reg) {
+	a.rr(opc2(size, 0x0f, 0xaf), byte(dst), src)
+}
+
+// ImulRRI emits "imul dst, src, imm".
+func (a *Asm) ImulRRI(size int, dst, src Reg, imm int32) {
+	if fitsInt8(int64(imm)) {
+		a.rr(opc1(size, 0x6b), byte(dst), src)
+		a.imm8(int8(imm))
+		return
+	}
+	a.rr(opc1(size, 0x69), byte(dst), src)
+	a.imm32(imm)
+}
+
+// UnaryOp is an F7 /digit operation.
+type UnaryOp byte
+
+// Unary operations of opcode F7.
+const (
+	NOT  UnaryOp = 2
+	NEG  UnaryOp = 3
+	MUL  UnaryOp = 4
+	IMUL UnaryOp = 5
+	DIV  UnaryOp = 6 // unsigned rdx:rax / r
+	IDIV UnaryOp = 7 // signed rdx:rax / r
+)
+
+// Unary emits "op r".
+func (a *Asm) Unary(o UnaryOp, size int, r Reg) {
+	a.rr(opc1(size, 0xf7), byte(o), r)
+}
+
+// Cqo sign-extends rax into rdx (cdq for size 4).
+func (a *Asm) Cqo(size int) {
+	a.prefixes(opc1(size, 0x99), 0, 0, 0, false)
+}

@@ -1,0 +1,45 @@
+package x86
+
+import "encoding/binary"
+
+// Asm is a buffer of machine code.
+type Asm struct {
+	b []byte
+}
+
+// NewAsm returns a buffer with room for n bytes.
+func NewAsm(n int) *Asm { return &Asm{b: make([]byte, 0, n)} }
+
+// Bytes returns the code emitted so far.
+func (a *Asm) Bytes() []byte { return a.b }
+
+// Len returns the number of bytes emitted so far.
+func (a *Asm) Len() int { return len(a.b) }
+
+// Reset empties the buffer, keeping its capacity.
+func (a *Asm) Reset() { a.b = a.b[:0] }
+
+func (a *Asm) byte1(v byte) { a.b = append(a.b, v) }
+
+func (a *Asm) imm8(v int8) { a.b = append(a.b, byte(v)) }
+
+func (a *Asm) imm16(v int16) { a.b = binary.LittleEndian.AppendUint16(a.b, uint16(v)) }
+
+func (a *Asm) imm32(v int32) { a.b = binary.LittleEndian.AppendUint32(a.b, uint32(v)) }
+
+func (a *Asm) imm64(v uint64) { a.b = binary.LittleEndian.AppendUint64(a.b, v) }
+
+// Patch32 overwrites the 4 bytes at pos with v.
+func (a *Asm) Patch32(pos int, v int32) {
+	binary.LittleEndian.PutUint32(a.b[pos:], uint32(v))
+}
+
+// PatchRel32 makes the rel32 field at pos (the last field of its
+// instruction) point at target, both offsets in the buffer.
+func (a *Asm) PatchRel32(pos, target int) {
+	a.Patch32(pos, int32(target-(pos+4)))
+}
+
+func fitsInt8(v int64) bool { return v >= -128 && v <= 127 }
+
+func fitsInt32(v int64) bool { return v >= -1<<31 && v <= 1<<31-1 }

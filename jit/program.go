@@ -1,0 +1,117 @@
+package jit
+
+import (
+	"runtime"
+	"sync"
+	"unsafe"
+
+	"github.com/uebpf/uebpf/vm"
+)
+
+// Program is a vm.Program compiled to native code. Like vm.Program it is
+// immutable once compiled and safe for concurrent runs, each with its own
+// Env.
+type Program struct {
+	vp    *vm.Program
+	fam   *family
+	mem   []byte  // the executable mapping, nil once closed
+	entry uintptr // first instruction of the body
+	start uintptr // start stub: the entry point of a run
+	enter uintptr // enter stub: the entry point when resuming
+	tag   uint32  // identifies this code to the run-time tag checks
+	// needsSave: helper exits may happen inside local calls, so a run
+	// needs a save area for the native stack.
+	needsSave bool
+
+	cleanup runtime.Cleanup
+	envs    sync.Pool
+}
+
+// family is a compiled program and the tail-call targets compiled for it
+// on demand. They share options, and their code may call into each other
+// through the native stack, so they live and die together.
+type family struct {
+	opts Options
+	mu   sync.Mutex
+	// progs holds every member by the vm.Program it was compiled from.
+	progs map[*vm.Program]*Program
+	// saveAreas recycles the native-stack save areas of runs.
+	saveAreas sync.Pool
+}
+
+// VM returns the program this one was compiled from.
+func (p *Program) VM() *vm.Program { return p.vp }
+
+// CodeSize returns the size of the program's machine code in bytes.
+func (p *Program) CodeSize() int { return len(p.mem) }
+
+// Run runs the program with mem as its context (r1 = its address, r2 = its
+// length) and returns r0, like vm.Program.Run. It takes an Env from the
+// program's pool.
+func (p *Program) Run(mem []byte) (uint64, error) {
+	e := p.getEnv()
+	e.SetContext(mem)
+	r0, err := p.Exec(e)
+	p.putEnv(e)
+	return r0, err
+}
+
+// RunPointer runs the program with the size bytes at ctx as its context,
+// like vm.Program.RunPointer. The caller keeps ctx alive during the call.
+func (p *Program) RunPointer(ctx unsafe.Pointer, size uintptr) (uint64, error) {
+	e := p.getEnv()
+	e.SetContextPointer(ctx, size, true)
+	r0, err := p.Exec(e)
+	p.putEnv(e)
+	return r0, err
+}
+
+func (p *Program) getEnv() *vm.Env {
+	if e, ok := p.envs.Get().(*vm.Env); ok {
+		return e
+	}
+	return vm.NewEnv()
+}
+
+func (p *Program) putEnv(e *vm.Env) {
+	e.Reset()
+	p.envs.Put(e)
+}
+
+// Close unmaps the program's code and that of the tail-call targets
+// compiled for it. The program must not be running; running it afterwards
+// returns ErrClosed. Close is idempotent. Programs that are not closed are
+// unmapped when the garbage collector finds them unreachable.
+func (p *Program) Close() error {
+	if p.fam == nil {
+		return nil
+	}
+	p.fam.mu.Lock()
+	defer p.fam.mu.Unlock()
+	for _, m := range p.fam.progs {
+		m.release()
+	}
+	return nil
+}
+
+func (p *Program) release() {
+	if p.mem == nil {
+		return
+	}
+	p.cleanup.Stop()
+	unmapCode(p.mem)
+	p.mem = nil
+}
+
+// owner returns the member whose code holds the address pc.
+func (f *family) owner(pc uint64) *Program {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, m := range f.progs {
+		base := uint64(uintptr(unsafe.Pointer(unsafe.SliceData(m.mem))))
+		if pc-base < uint64(len(m.mem)) {
+			return m
+		}
+	}
+	return nil
+}

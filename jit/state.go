@@ -1,0 +1,85 @@
+package jit
+
+import "unsafe"
+
+// runState is the block that generated code and the Go side share during
+// one run. Generated code addresses it through a register (stateReg) and
+// the offsets below; the trampoline through go_asm.h. It holds no Go
+// pointers (addresses are plain integers), so generated code may write it
+// without write barriers and the GC has nothing to scan in it.
+//
+// The state lives in the frame of Exec, on the goroutine stack, which moves
+// only while Go code runs (between two entries into generated code, e.g.
+// during a helper call). Generated code therefore keeps no address of the
+// state or of the native stack across a return to Go.
+type runState struct {
+	regs      [11]uint64 // r0..r10 while Go has control
+	budget    int64      // instructions left (rdx in generated code)
+	stackLo   uint64     // lowest address of the eBPF stack
+	callLimit uint64     // r10 at which a local call would exceed the depth
+	pktPtr    uint64     // packet of LD_ABS/LD_IND
+	pktLen    uint64
+	regions   uint64 // first vm region of the run (see vm.Env.Regions)
+	nRegions  uint64
+	// The regions that allowed the last out-of-line read and write check:
+	// an access of up to 8 bytes at addr is allowed if addr - lo < end.
+	// end is the region's size minus 7, or 0 (no region) at the start.
+	hotReadLo, hotReadEnd   uint64
+	hotWriteLo, hotWriteEnd uint64
+	resumePC                uint64 // where the enter stub jumps to
+	// live is how many bytes of native stack (return addresses and saved
+	// r6-r9 of local calls) were saved to saveArea when generated code
+	// last returned to Go to be resumed.
+	live       uint64
+	saveArea   uint64 // a Go buffer of saveAreaBytes, 0 if the run needs none
+	nativeBase uint64 // set by the trampoline: the stack pointer at the enter stub
+	exitPC     uint64 // eBPF pc of the instruction that returned to Go
+	exitAddr   uint64 // faulting address
+	exitSize   uint64 // faulting access size
+	reason     uint64 // why generated code returned (reason* constants)
+	progTag    uint64 // tag of the program whose code runs now
+}
+
+// nativeStackBytes is the part of the trampoline's frame that generated
+// code uses as its machine stack. Its worst case is the trampoline's return
+// address, 7 nested local calls of 5 words each and the region check's 4
+// words: 8 + 7*40 + 32 = 320 bytes.
+const nativeStackBytes = 336
+
+// saveAreaBytes holds the live native stack at a resumable exit: at most 7
+// nested local calls of 5 words.
+const saveAreaBytes = 7 * 40
+
+// Why generated code returned to the trampoline (in rcx, then reason).
+const (
+	reasonExit       = 0 // normal exit: r0 in regs[0]
+	reasonHelper     = 1 // call helper at exitPC, then resume
+	reasonCallX      = 2 // callx at exitPC, then resume
+	reasonFault      = 3 // memory access outside the regions
+	reasonMisaligned = 4 // misaligned atomic
+	reasonBudget     = 5 // budget exceeded at the backward jump at exitPC
+	reasonCallDepth  = 6 // local call at exitPC exceeds the depth
+	reasonReturn     = 7 // returned into another program's code after a tail call
+)
+
+// Offsets of runState fields for generated code.
+var (
+	offRegs       = int32(unsafe.Offsetof(runState{}.regs))
+	offBudget     = int32(unsafe.Offsetof(runState{}.budget))
+	offStackLo    = int32(unsafe.Offsetof(runState{}.stackLo))
+	offCallLimit  = int32(unsafe.Offsetof(runState{}.callLimit))
+	offPktPtr     = int32(unsafe.Offsetof(runState{}.pktPtr))
+	offPktLen     = int32(unsafe.Offsetof(runState{}.pktLen))
+	offRegions    = int32(unsafe.Offsetof(runState{}.regions))
+	offNRegions   = int32(unsafe.Offsetof(runState{}.nRegions))
+	offHotReadLo  = int32(unsafe.Offsetof(runState{}.hotReadLo))
+	offHotWriteLo = int32(unsafe.Offsetof(runState{}.hotWriteLo))
+	offResumePC   = int32(unsafe.Offsetof(runState{}.resumePC))
+	offLive       = int32(unsafe.Offsetof(runState{}.live))
+	offSaveArea   = int32(unsafe.Offsetof(runState{}.saveArea))
+	offNativeBase = int32(unsafe.Offsetof(runState{}.nativeBase))
+	offExitPC     = int32(unsafe.Offsetof(runState{}.exitPC))
+	offExitAddr   = int32(unsafe.Offsetof(runState{}.exitAddr))
+	offExitSize   = int32(unsafe.Offsetof(runState{}.exitSize))
+	offProgTag    = int32(unsafe.Offsetof(runState{}.progTag))
+)

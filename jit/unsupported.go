@@ -1,0 +1,23 @@
+//go:build !(linux && amd64)
+
+package jit
+
+import (
+	"fmt"
+	"runtime"
+
+	"github.com/uebpf/uebpf/vm"
+)
+
+// Supported reports whether Compile works on this platform.
+const Supported = false
+
+// Compile returns ErrUnsupportedArch: this platform has no JIT backend.
+func Compile(p *vm.Program, opts *Options) (*Program, error) {
+	return nil, fmt.Errorf("%w (%s/%s)", ErrUnsupportedArch, runtime.GOOS, runtime.GOARCH)
+}
+
+// Exec returns ErrUnsupportedArch.
+func (p *Program) Exec(e *vm.Env) (uint64, error) { return 0, ErrUnsupportedArch }
+
+func unmapCode([]byte) {}

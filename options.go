@@ -1,0 +1,76 @@
+package uebpf
+
+import (
+	"io"
+
+	"github.com/cilium/ebpf/btf"
+
+	"github.com/uebpf/uebpf/vm"
+)
+
+// Engine selects how programs run.
+type Engine int
+
+const (
+	// EngineInterpreter runs programs in vm's interpreter, on every
+	// platform.
+	EngineInterpreter Engine = iota
+	// EngineJIT compiles programs to native code with package jit. Loading
+	// fails where the JIT has no backend (only linux/amd64 has one).
+	EngineJIT
+	// EngineAuto uses the JIT where it has a backend and the interpreter
+	// elsewhere, or for a program the JIT cannot compile.
+	EngineAuto
+)
+
+func (e Engine) String() string {
+	switch e {
+	case EngineInterpreter:
+		return "interpreter"
+	case EngineJIT:
+		return "jit"
+	case EngineAuto:
+		return "auto"
+	}
+	return "Engine(?)"
+}
+
+// Helper is an application helper: a Go function that programs call as
+// helper number Num.
+type Helper struct {
+	Num   int32
+	Name  string
+	Func  vm.HelperFunc
+	Proto *vm.Prototype
+}
+
+// Options tune loading. The zero value (or nil) loads the userspace
+// programs with the standard helpers, in the interpreter.
+type Options struct {
+	// Helpers replaces the standard helper set (helpers.Standard). The set
+	// is copied, not modified.
+	Helpers vm.Helpers
+	// ExtraHelpers are added to the helper set; a number already taken is
+	// an error. Application helpers conventionally use numbers from
+	// helpers.FirstApplicationHelper on.
+	ExtraHelpers []Helper
+	// TraceOutput receives bpf_trace_printk output of the standard helpers
+	// (default: discarded).
+	TraceOutput io.Writer
+	// Budget is the instruction budget of a run (vm.DefaultBudget if 0).
+	Budget uint64
+	// Engine runs the programs (default EngineInterpreter).
+	Engine Engine
+	// TargetBTF holds the application's types that CO-RE relocations are
+	// resolved against.
+	TargetBTF *btf.Spec
+	// DeferCOREErrors loads programs whose CO-RE relocations the target
+	// cannot satisfy; a run reaching such an instruction fails (see
+	// elf.Options.DeferCOREErrors). By default they fail to load.
+	DeferCOREErrors bool
+	// AllPrograms loads every program into the VM, kernel sections too.
+	AllPrograms bool
+	// Variables sets global variables before the programs load, by name.
+	// It is the only way to set constants (const volatile, .rodata).
+	Variables map[string]any
+}

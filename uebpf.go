@@ -1,0 +1,217 @@
+package uebpf
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"sort"
+	"unsafe"
+
+	"github.com/cilium/ebpf"
+
+	"github.com/uebpf/uebpf/elf"
+	"github.com/uebpf/uebpf/helpers"
+	"github.com/uebpf/uebpf/jit"
+	uemaps "github.com/uebpf/uebpf/maps"
+	"github.com/uebpf/uebpf/vm"
+)
+
+// Collection is a loaded object file: programs ready to run and maps.
+type Collection struct {
+	// Programs by function name.
+	Programs map[string]*Program
+	// Maps by name; global data sections by section name (".data" ...).
+	Maps map[string]uemaps.Map
+	// Variables are the object's global variables, by name.
+	Variables map[string]*Variable
+	// KernelSpec holds the kernel programs (not loaded) and the maps, for
+	// the kernel bridge; nil when the object has no kernel program.
+	KernelSpec *ebpf.CollectionSpec
+
+	elf *elf.Collection
+}
+
+// Variable is a global variable of a loaded collection (see
+// elf.Variable).
+type Variable = elf.Variable
+
+// Program is a loaded program.
+type Program struct {
+	name    string
+	section string
+	vm      *vm.Program
+	jit     *jit.Program // nil when the interpreter runs the program
+}
+
+// LoadSpec parses an object file without loading it, so that its spec
+// (variables, maps) can be changed before NewCollection.
+func LoadSpec(path string) (*ebpf.CollectionSpec, error) { return elf.LoadSpec(path) }
+
+// LoadFile loads the object file at path.
+func LoadFile(path string, opts *Options) (*Collection, error) {
+	spec, err := elf.LoadSpec(path)
+	if err != nil {
+		return nil, fmt.Errorf("uebpf: %w", err)
+	}
+	coll, err := NewCollection(spec, opts)
+	if err != nil {
+		return nil, fmt.Errorf("uebpf: %s: %w", path, err)
+	}
+	return coll, nil
+}
+
+// Load loads an object file.
+func Load(r io.ReaderAt, opts *Options) (*Collection, error) {
+	spec, err := elf.LoadSpecFromReader(r)
+	if err != nil {
+		return nil, fmt.Errorf("uebpf: %w", err)
+	}
+	coll, err := NewCollection(spec, opts)
+	if err != nil {
+		return nil, fmt.Errorf("uebpf: %w", err)
+	}
+	return coll, nil
+}
+
+// NewCollection loads a parsed object. spec is not modified.
+func NewCollection(spec *ebpf.CollectionSpec, opts *Options) (*Collection, error) {
+	if opts == nil {
+		opts = &Options{}
+	}
+	set, err := helperSet(opts)
+	if err != nil {
+		return nil, err
+	}
+	ec, err := elf.NewCollection(spec, &elf.Options{
+		Helpers:         set,
+		Budget:          opts.Budget,
+		TargetBTF:       opts.TargetBTF,
+		DeferCOREErrors: opts.DeferCOREErrors,
+		AllPrograms:     opts.AllPrograms,
+		Variables:       opts.Variables,
+	})
+	if err != nil {
+		return nil, err
+	}
+	coll := &Collection{
+		Programs:   make(map[string]*Program, len(ec.Programs)),
+		Maps:       ec.Maps,
+		Variables:  ec.Variables,
+		KernelSpec: ec.KernelSpec,
+		elf:        ec,
+	}
+	names := make([]string, 0, len(ec.Programs))
+	for name := range ec.Programs {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		ep := ec.Programs[name]
+		p := &Program{name: name, section: ep.Section, vm: ep.VM}
+		if p.jit, err = compile(ep.VM, opts.Engine); err != nil {
+			coll.Close()
+			return nil, fmt.Errorf("program %s: %w", name, err)
+		}
+		coll.Programs[name] = p
+	}
+	return coll, nil
+}
+
+// helperSet builds the helper set of opts.
+func helperSet(opts *Options) (vm.Helpers, error) {
+	var set vm.Helpers
+	if opts.Helpers != nil {
+		set = maps.Clone(opts.Helpers)
+	} else {
+		set = helpers.Standard(&helpers.Config{Output: opts.TraceOutput})
+	}
+	for _, h := range opts.ExtraHelpers {
+		if err := helpers.Register(set, h.Num, h.Name, h.Func, h.Proto); err != nil {
+			return nil, fmt.Errorf("uebpf: %w", err)
+		}
+	}
+	return set, nil
+}
+
+// compile prepares p for engine; nil means the interpreter runs it.
+func compile(p *vm.Program, engine Engine) (*jit.Program, error) {
+	switch engine {
+	case EngineInterpreter:
+		return nil, nil
+	case EngineJIT:
+		return jit.Compile(p, nil)
+	case EngineAuto:
+		jp, err := jit.Compile(p, nil)
+		if err != nil {
+			return nil, nil // the interpreter runs what the JIT cannot
+		}
+		return jp, nil
+	}
+	return nil, fmt.Errorf("unknown engine %d", engine)
+}
+
+// Program returns the program called name, or nil.
+func (c *Collection) Program(name string) *Program { return c.Programs[name] }
+
+// Map returns the map called name, or nil.
+func (c *Collection) Map(name string) uemaps.Map { return c.Maps[name] }
+
+// SetTailCall stores the collection's program prog at index of the program
+// array mapName, for bpf_tail_call.
+func (c *Collection) SetTailCall(mapName string, index uint32, prog string) error {
+	return c.elf.SetTailCall(mapName, index, prog)
+}
+
+// Close releases the JIT code of the programs and closes the maps. No
+// program may run during or after Close.
+func (c *Collection) Close() error {
+	var errs []error
+	for _, p := range c.Programs {
+		if p.jit != nil {
+			errs = append(errs, p.jit.Close())
+		}
+	}
+	if c.elf != nil {
+		errs = append(errs, c.elf.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// Name returns the program's function name.
+func (p *Program) Name() string { return p.name }
+
+// Section returns the ELF section the program came from.
+func (p *Program) Section() string { return p.section }
+
+// Engine returns the engine that runs the program: EngineJIT or
+// EngineInterpreter.
+func (p *Program) Engine() Engine {
+	if p.jit != nil {
+		return EngineJIT
+	}
+	return EngineInterpreter
+}
+
+// VM returns the loaded program, for tools that work on vm programs.
+func (p *Program) VM() *vm.Program { return p.vm }
+
+// Run runs the program with ctx as its context (r1 = its address, r2 = its
+// length) and returns r0. The program may read and write ctx. Runs of one
+// program may happen concurrently.
+func (p *Program) Run(ctx []byte) (uint64, error) {
+	if p.jit != nil {
+		return p.jit.Run(ctx)
+	}
+	return p.vm.Run(ctx)
+}
+
+// RunPointer runs the program with the size bytes at ctx as its context,
+// such as a pointer to a Go struct with a C-compatible layout. The caller
+// keeps ctx alive during the call.
+func (p *Program) RunPointer(ctx unsafe.Pointer, size uintptr) (uint64, error) {
+	if p.jit != nil {
+		return p.jit.RunPointer(ctx, size)
+	}
+	return p.vm.RunPointer(ctx, size)
+}

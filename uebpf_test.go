@@ -1,0 +1,150 @@
+package uebpf_test
+
+import (
+	"errors"
+	"os"
+	"strings"
+	"testing"
+	"unsafe"
+
+	"github.com/uebpf/uebpf"
+	"github.com/uebpf/uebpf/elf"
+	"github.com/uebpf/uebpf/helpers"
+	"github.com/uebpf/uebpf/jit"
+	"github.com/uebpf/uebpf/vm"
+)
+
+var engines = []uebpf.Engine{uebpf.EngineInterpreter, uebpf.EngineJIT, uebpf.EngineAuto}
+
+func TestEngines(t *testing.T) {
+	for _, engine := range engines {
+		t.Run(engine.String(), func(t *testing.T) {
+			coll, err := uebpf.LoadFile("examples/tailcall/tailcall.bpf.o", &uebpf.Options{Engine: engine})
+			if errors.Is(err, jit.ErrUnsupportedArch) {
+				t.Skip(err)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer coll.Close()
+			if got := coll.Program("dispatch").Engine(); engine == uebpf.EngineJIT && got != uebpf.EngineJIT {
+				t.Errorf("engine %v", got)
+			}
+			for code, h := range []string{"op_add", "op_sub", "op_mul"} {
+				if err := coll.SetTailCall("handlers", uint32(code), h); err != nil {
+					t.Fatal(err)
+				}
+			}
+			type op struct {
+				code, _ uint32
+				a, b    int64
+			}
+			for _, tt := range []struct {
+				op   op
+				want int64
+			}{{op{0, 0, 2, 3}, 5}, {op{1, 0, 2, 3}, -1}, {op{2, 0, -4, 3}, -12}, {op{7, 0, 1, 1}, -1}} {
+				r0, err := coll.Program("dispatch").RunPointer(unsafe.Pointer(&tt.op), unsafe.Sizeof(tt.op))
+				if err != nil || int64(r0) != tt.want {
+					t.Errorf("%+v: %d, %v; want %d", tt.op, int64(r0), err, tt.want)
+				}
+			}
+		})
+	}
+}
+
+func TestLoadReader(t *testing.T) {
+	f, err := os.Open("examples/filter/filter.bpf.o")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	coll, err := uebpf.Load(f, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer coll.Close()
+	if coll.Program("count_slow") == nil || coll.Map("slow_calls") == nil {
+		t.Error("program or map missing")
+	}
+	if p := coll.Program("count_slow"); p.Section() != "uebpf/tracepoint/syscall_exit" || p.Name() != "count_slow" || p.VM() == nil {
+		t.Errorf("program %s %s", p.Name(), p.Section())
+	}
+}
+
+func TestHelperErrors(t *testing.T) {
+	// The application helper is missing.
+	_, err := uebpf.LoadFile("testdata/apphelper.bpf.o", nil)
+	if !errors.Is(err, vm.ErrHelperMissing) {
+		t.Errorf("missing application helper: %v", err)
+	}
+	// Its number is taken.
+	h := uebpf.Helper{Num: helpers.MapLookupElem, Name: "mine", Func: func(*vm.Env, uint64, uint64, uint64, uint64, uint64) uint64 { return 0 }}
+	_, err = uebpf.LoadFile("testdata/apphelper.bpf.o", &uebpf.Options{ExtraHelpers: []uebpf.Helper{h}})
+	if !errors.Is(err, helpers.ErrHelperExists) {
+		t.Errorf("taken number: %v", err)
+	}
+	// A replaced helper set is copied, not changed.
+	set := vm.Helpers{}
+	h.Num = 0x10000
+	if _, err := uebpf.LoadFile("testdata/apphelper.bpf.o", &uebpf.Options{Helpers: set, ExtraHelpers: []uebpf.Helper{h}}); err != nil {
+		t.Fatal(err)
+	}
+	if len(set) != 0 {
+		t.Error("Options.Helpers was modified")
+	}
+}
+
+func TestUnknownEngine(t *testing.T) {
+	if _, err := uebpf.LoadFile("examples/filter/filter.bpf.o", &uebpf.Options{Engine: 9}); err == nil {
+		t.Error("engine 9 accepted")
+	}
+}
+
+// The standard set marks bpf_trace_printk GPL-only, as Linux does.
+func TestGPLOnlyStandardHelper(t *testing.T) {
+	spec, err := uebpf.LoadSpec("elf/testdata/errors.bpf.o")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name := range spec.Programs {
+		if name != "gpl_helper" {
+			delete(spec.Programs, name)
+		}
+	}
+	if _, err := uebpf.NewCollection(spec, nil); !errors.Is(err, elf.ErrGPLOnly) {
+		t.Errorf("proprietary program calling bpf_trace_printk: %v", err)
+	}
+	spec.Programs["gpl_helper"].License = "GPL"
+	var out strings.Builder
+	coll, err := uebpf.NewCollection(spec, &uebpf.Options{TraceOutput: &out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer coll.Close()
+	if _, err := coll.Program("gpl_helper").Run(nil); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "hi") {
+		t.Errorf("trace output %q", out.String())
+	}
+}
+
+func TestVariablesFacade(t *testing.T) {
+	coll, err := uebpf.LoadFile("examples/ringbuf/ringbuf.bpf.o", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer coll.Close()
+	var v *uebpf.Variable = coll.Variables["seq"]
+	if err := v.Set(uint64(41)); err != nil {
+		t.Fatal(err)
+	}
+	req := [4]uint32{1, 500}
+	if _, err := coll.Program("report_failure").RunPointer(unsafe.Pointer(&req), unsafe.Sizeof(req)); err != nil {
+		t.Fatal(err)
+	}
+	var seq uint64
+	if err := v.Get(&seq); err != nil || seq != 42 {
+		t.Errorf("seq = %d, %v; want 42", seq, err)
+	}
+}
