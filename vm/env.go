@@ -32,6 +32,7 @@ type Env struct {
 	// regions the run may access besides the stack: the context, memory the
 	// embedder registered, memory helpers returned.
 	regions []region
+	hit     uint // the index in regions of the last successful check
 	packet  []byte
 	budget  uint64
 
@@ -179,7 +180,7 @@ func (e *Env) allowed(addr, size uint64, write bool) bool {
 // interpreter's loop. Exec appends the program's static regions to the
 // Env's for the duration of a run, so one list covers all.
 func (e *Env) inRegions(addr, size uint64, write bool) bool {
-	for i := range e.regions {
+	for i := len(e.regions) - 1; i >= 0; i-- {
 		r := &e.regions[i]
 		if addr >= r.lo && addr <= r.hi && size <= r.hi-addr && (r.writable || !write) {
 			return true

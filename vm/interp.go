@@ -671,256 +671,304 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 		case opLdxB:
 			addr := r[in.src] + uint64(in.off)
 			if addr-stackLo > StackSize-1 {
-				ok := false
-				for i := range e.regions {
-					g := &e.regions[i]
-					if addr >= g.lo && addr <= g.hi && 1 <= g.hi-addr {
-						ok = true
-						break
+				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 1 <= e.regions[h].hi-addr) {
+					ok := false
+					for i := len(e.regions) - 1; i >= 0; i-- {
+						g := &e.regions[i]
+						if addr >= g.lo && addr <= g.hi && 1 <= g.hi-addr {
+							ok = true
+							e.hit = uint(i)
+							break
+						}
 					}
-				}
-				if !ok {
-					return pc, budget, e.fault(addr, 1, ErrMemoryAccess)
+					if !ok {
+						return pc, budget, e.fault(addr, 1, ErrMemoryAccess)
+					}
 				}
 			}
 			r[in.dst] = uint64(*(*uint8)(hostPointer(addr)))
 		case opLdxH:
 			addr := r[in.src] + uint64(in.off)
 			if addr-stackLo > StackSize-2 {
-				ok := false
-				for i := range e.regions {
-					g := &e.regions[i]
-					if addr >= g.lo && addr <= g.hi && 2 <= g.hi-addr {
-						ok = true
-						break
+				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 2 <= e.regions[h].hi-addr) {
+					ok := false
+					for i := len(e.regions) - 1; i >= 0; i-- {
+						g := &e.regions[i]
+						if addr >= g.lo && addr <= g.hi && 2 <= g.hi-addr {
+							ok = true
+							e.hit = uint(i)
+							break
+						}
 					}
-				}
-				if !ok {
-					return pc, budget, e.fault(addr, 2, ErrMemoryAccess)
+					if !ok {
+						return pc, budget, e.fault(addr, 2, ErrMemoryAccess)
+					}
 				}
 			}
 			r[in.dst] = uint64(*(*uint16)(hostPointer(addr)))
 		case opLdxW:
 			addr := r[in.src] + uint64(in.off)
 			if addr-stackLo > StackSize-4 {
-				ok := false
-				for i := range e.regions {
-					g := &e.regions[i]
-					if addr >= g.lo && addr <= g.hi && 4 <= g.hi-addr {
-						ok = true
-						break
+				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 4 <= e.regions[h].hi-addr) {
+					ok := false
+					for i := len(e.regions) - 1; i >= 0; i-- {
+						g := &e.regions[i]
+						if addr >= g.lo && addr <= g.hi && 4 <= g.hi-addr {
+							ok = true
+							e.hit = uint(i)
+							break
+						}
 					}
-				}
-				if !ok {
-					return pc, budget, e.fault(addr, 4, ErrMemoryAccess)
+					if !ok {
+						return pc, budget, e.fault(addr, 4, ErrMemoryAccess)
+					}
 				}
 			}
 			r[in.dst] = uint64(*(*uint32)(hostPointer(addr)))
 		case opLdxDW:
 			addr := r[in.src] + uint64(in.off)
 			if addr-stackLo > StackSize-8 {
-				ok := false
-				for i := range e.regions {
-					g := &e.regions[i]
-					if addr >= g.lo && addr <= g.hi && 8 <= g.hi-addr {
-						ok = true
-						break
+				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 8 <= e.regions[h].hi-addr) {
+					ok := false
+					for i := len(e.regions) - 1; i >= 0; i-- {
+						g := &e.regions[i]
+						if addr >= g.lo && addr <= g.hi && 8 <= g.hi-addr {
+							ok = true
+							e.hit = uint(i)
+							break
+						}
 					}
-				}
-				if !ok {
-					return pc, budget, e.fault(addr, 8, ErrMemoryAccess)
+					if !ok {
+						return pc, budget, e.fault(addr, 8, ErrMemoryAccess)
+					}
 				}
 			}
 			r[in.dst] = *(*uint64)(hostPointer(addr))
 		case opLdxSB:
 			addr := r[in.src] + uint64(in.off)
 			if addr-stackLo > StackSize-1 {
-				ok := false
-				for i := range e.regions {
-					g := &e.regions[i]
-					if addr >= g.lo && addr <= g.hi && 1 <= g.hi-addr {
-						ok = true
-						break
+				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 1 <= e.regions[h].hi-addr) {
+					ok := false
+					for i := len(e.regions) - 1; i >= 0; i-- {
+						g := &e.regions[i]
+						if addr >= g.lo && addr <= g.hi && 1 <= g.hi-addr {
+							ok = true
+							e.hit = uint(i)
+							break
+						}
 					}
-				}
-				if !ok {
-					return pc, budget, e.fault(addr, 1, ErrMemoryAccess)
+					if !ok {
+						return pc, budget, e.fault(addr, 1, ErrMemoryAccess)
+					}
 				}
 			}
 			r[in.dst] = uint64(int64(*(*int8)(hostPointer(addr))))
 		case opLdxSH:
 			addr := r[in.src] + uint64(in.off)
 			if addr-stackLo > StackSize-2 {
-				ok := false
-				for i := range e.regions {
-					g := &e.regions[i]
-					if addr >= g.lo && addr <= g.hi && 2 <= g.hi-addr {
-						ok = true
-						break
+				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 2 <= e.regions[h].hi-addr) {
+					ok := false
+					for i := len(e.regions) - 1; i >= 0; i-- {
+						g := &e.regions[i]
+						if addr >= g.lo && addr <= g.hi && 2 <= g.hi-addr {
+							ok = true
+							e.hit = uint(i)
+							break
+						}
 					}
-				}
-				if !ok {
-					return pc, budget, e.fault(addr, 2, ErrMemoryAccess)
+					if !ok {
+						return pc, budget, e.fault(addr, 2, ErrMemoryAccess)
+					}
 				}
 			}
 			r[in.dst] = uint64(int64(*(*int16)(hostPointer(addr))))
 		case opLdxSW:
 			addr := r[in.src] + uint64(in.off)
 			if addr-stackLo > StackSize-4 {
-				ok := false
-				for i := range e.regions {
-					g := &e.regions[i]
-					if addr >= g.lo && addr <= g.hi && 4 <= g.hi-addr {
-						ok = true
-						break
+				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 4 <= e.regions[h].hi-addr) {
+					ok := false
+					for i := len(e.regions) - 1; i >= 0; i-- {
+						g := &e.regions[i]
+						if addr >= g.lo && addr <= g.hi && 4 <= g.hi-addr {
+							ok = true
+							e.hit = uint(i)
+							break
+						}
 					}
-				}
-				if !ok {
-					return pc, budget, e.fault(addr, 4, ErrMemoryAccess)
+					if !ok {
+						return pc, budget, e.fault(addr, 4, ErrMemoryAccess)
+					}
 				}
 			}
 			r[in.dst] = uint64(int64(*(*int32)(hostPointer(addr))))
 		case opStB:
 			addr := r[in.dst] + uint64(in.off)
 			if addr-stackLo > StackSize-1 {
-				ok := false
-				for i := range e.regions {
-					g := &e.regions[i]
-					if addr >= g.lo && addr <= g.hi && 1 <= g.hi-addr && g.writable {
-						ok = true
-						break
+				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 1 <= e.regions[h].hi-addr && e.regions[h].writable) {
+					ok := false
+					for i := len(e.regions) - 1; i >= 0; i-- {
+						g := &e.regions[i]
+						if addr >= g.lo && addr <= g.hi && 1 <= g.hi-addr && g.writable {
+							ok = true
+							e.hit = uint(i)
+							break
+						}
 					}
-				}
-				if !ok {
-					return pc, budget, e.fault(addr, 1, ErrMemoryAccess)
+					if !ok {
+						return pc, budget, e.fault(addr, 1, ErrMemoryAccess)
+					}
 				}
 			}
 			*(*uint8)(hostPointer(addr)) = uint8(in.imm)
 		case opStH:
 			addr := r[in.dst] + uint64(in.off)
 			if addr-stackLo > StackSize-2 {
-				ok := false
-				for i := range e.regions {
-					g := &e.regions[i]
-					if addr >= g.lo && addr <= g.hi && 2 <= g.hi-addr && g.writable {
-						ok = true
-						break
+				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 2 <= e.regions[h].hi-addr && e.regions[h].writable) {
+					ok := false
+					for i := len(e.regions) - 1; i >= 0; i-- {
+						g := &e.regions[i]
+						if addr >= g.lo && addr <= g.hi && 2 <= g.hi-addr && g.writable {
+							ok = true
+							e.hit = uint(i)
+							break
+						}
 					}
-				}
-				if !ok {
-					return pc, budget, e.fault(addr, 2, ErrMemoryAccess)
+					if !ok {
+						return pc, budget, e.fault(addr, 2, ErrMemoryAccess)
+					}
 				}
 			}
 			*(*uint16)(hostPointer(addr)) = uint16(in.imm)
 		case opStW:
 			addr := r[in.dst] + uint64(in.off)
 			if addr-stackLo > StackSize-4 {
-				ok := false
-				for i := range e.regions {
-					g := &e.regions[i]
-					if addr >= g.lo && addr <= g.hi && 4 <= g.hi-addr && g.writable {
-						ok = true
-						break
+				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 4 <= e.regions[h].hi-addr && e.regions[h].writable) {
+					ok := false
+					for i := len(e.regions) - 1; i >= 0; i-- {
+						g := &e.regions[i]
+						if addr >= g.lo && addr <= g.hi && 4 <= g.hi-addr && g.writable {
+							ok = true
+							e.hit = uint(i)
+							break
+						}
 					}
-				}
-				if !ok {
-					return pc, budget, e.fault(addr, 4, ErrMemoryAccess)
+					if !ok {
+						return pc, budget, e.fault(addr, 4, ErrMemoryAccess)
+					}
 				}
 			}
 			*(*uint32)(hostPointer(addr)) = uint32(in.imm)
 		case opStDW:
 			addr := r[in.dst] + uint64(in.off)
 			if addr-stackLo > StackSize-8 {
-				ok := false
-				for i := range e.regions {
-					g := &e.regions[i]
-					if addr >= g.lo && addr <= g.hi && 8 <= g.hi-addr && g.writable {
-						ok = true
-						break
+				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 8 <= e.regions[h].hi-addr && e.regions[h].writable) {
+					ok := false
+					for i := len(e.regions) - 1; i >= 0; i-- {
+						g := &e.regions[i]
+						if addr >= g.lo && addr <= g.hi && 8 <= g.hi-addr && g.writable {
+							ok = true
+							e.hit = uint(i)
+							break
+						}
 					}
-				}
-				if !ok {
-					return pc, budget, e.fault(addr, 8, ErrMemoryAccess)
+					if !ok {
+						return pc, budget, e.fault(addr, 8, ErrMemoryAccess)
+					}
 				}
 			}
 			*(*uint64)(hostPointer(addr)) = uint64(in.imm)
 		case opStxB:
 			addr := r[in.dst] + uint64(in.off)
 			if addr-stackLo > StackSize-1 {
-				ok := false
-				for i := range e.regions {
-					g := &e.regions[i]
-					if addr >= g.lo && addr <= g.hi && 1 <= g.hi-addr && g.writable {
-						ok = true
-						break
+				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 1 <= e.regions[h].hi-addr && e.regions[h].writable) {
+					ok := false
+					for i := len(e.regions) - 1; i >= 0; i-- {
+						g := &e.regions[i]
+						if addr >= g.lo && addr <= g.hi && 1 <= g.hi-addr && g.writable {
+							ok = true
+							e.hit = uint(i)
+							break
+						}
 					}
-				}
-				if !ok {
-					return pc, budget, e.fault(addr, 1, ErrMemoryAccess)
+					if !ok {
+						return pc, budget, e.fault(addr, 1, ErrMemoryAccess)
+					}
 				}
 			}
 			*(*uint8)(hostPointer(addr)) = uint8(r[in.src])
 		case opStxH:
 			addr := r[in.dst] + uint64(in.off)
 			if addr-stackLo > StackSize-2 {
-				ok := false
-				for i := range e.regions {
-					g := &e.regions[i]
-					if addr >= g.lo && addr <= g.hi && 2 <= g.hi-addr && g.writable {
-						ok = true
-						break
+				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 2 <= e.regions[h].hi-addr && e.regions[h].writable) {
+					ok := false
+					for i := len(e.regions) - 1; i >= 0; i-- {
+						g := &e.regions[i]
+						if addr >= g.lo && addr <= g.hi && 2 <= g.hi-addr && g.writable {
+							ok = true
+							e.hit = uint(i)
+							break
+						}
 					}
-				}
-				if !ok {
-					return pc, budget, e.fault(addr, 2, ErrMemoryAccess)
+					if !ok {
+						return pc, budget, e.fault(addr, 2, ErrMemoryAccess)
+					}
 				}
 			}
 			*(*uint16)(hostPointer(addr)) = uint16(r[in.src])
 		case opStxW:
 			addr := r[in.dst] + uint64(in.off)
 			if addr-stackLo > StackSize-4 {
-				ok := false
-				for i := range e.regions {
-					g := &e.regions[i]
-					if addr >= g.lo && addr <= g.hi && 4 <= g.hi-addr && g.writable {
-						ok = true
-						break
+				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 4 <= e.regions[h].hi-addr && e.regions[h].writable) {
+					ok := false
+					for i := len(e.regions) - 1; i >= 0; i-- {
+						g := &e.regions[i]
+						if addr >= g.lo && addr <= g.hi && 4 <= g.hi-addr && g.writable {
+							ok = true
+							e.hit = uint(i)
+							break
+						}
 					}
-				}
-				if !ok {
-					return pc, budget, e.fault(addr, 4, ErrMemoryAccess)
+					if !ok {
+						return pc, budget, e.fault(addr, 4, ErrMemoryAccess)
+					}
 				}
 			}
 			*(*uint32)(hostPointer(addr)) = uint32(r[in.src])
 		case opStxDW:
 			addr := r[in.dst] + uint64(in.off)
 			if addr-stackLo > StackSize-8 {
-				ok := false
-				for i := range e.regions {
-					g := &e.regions[i]
-					if addr >= g.lo && addr <= g.hi && 8 <= g.hi-addr && g.writable {
-						ok = true
-						break
+				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 8 <= e.regions[h].hi-addr && e.regions[h].writable) {
+					ok := false
+					for i := len(e.regions) - 1; i >= 0; i-- {
+						g := &e.regions[i]
+						if addr >= g.lo && addr <= g.hi && 8 <= g.hi-addr && g.writable {
+							ok = true
+							e.hit = uint(i)
+							break
+						}
 					}
-				}
-				if !ok {
-					return pc, budget, e.fault(addr, 8, ErrMemoryAccess)
+					if !ok {
+						return pc, budget, e.fault(addr, 8, ErrMemoryAccess)
+					}
 				}
 			}
 			*(*uint64)(hostPointer(addr)) = uint64(r[in.src])
 		case opAtomicAdd32:
 			addr := r[in.dst] + uint64(in.off)
 			if addr-stackLo > StackSize-4 {
-				ok := false
-				for i := range e.regions {
-					g := &e.regions[i]
-					if addr >= g.lo && addr <= g.hi && 4 <= g.hi-addr && g.writable {
-						ok = true
-						break
+				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 4 <= e.regions[h].hi-addr && e.regions[h].writable) {
+					ok := false
+					for i := len(e.regions) - 1; i >= 0; i-- {
+						g := &e.regions[i]
+						if addr >= g.lo && addr <= g.hi && 4 <= g.hi-addr && g.writable {
+							ok = true
+							e.hit = uint(i)
+							break
+						}
 					}
-				}
-				if !ok {
-					return pc, budget, e.fault(addr, 4, ErrMemoryAccess)
+					if !ok {
+						return pc, budget, e.fault(addr, 4, ErrMemoryAccess)
+					}
 				}
 			}
 			if addr&3 != 0 {
@@ -931,16 +979,19 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 		case opAtomicFetchAdd32:
 			addr := r[in.dst] + uint64(in.off)
 			if addr-stackLo > StackSize-4 {
-				ok := false
-				for i := range e.regions {
-					g := &e.regions[i]
-					if addr >= g.lo && addr <= g.hi && 4 <= g.hi-addr && g.writable {
-						ok = true
-						break
+				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 4 <= e.regions[h].hi-addr && e.regions[h].writable) {
+					ok := false
+					for i := len(e.regions) - 1; i >= 0; i-- {
+						g := &e.regions[i]
+						if addr >= g.lo && addr <= g.hi && 4 <= g.hi-addr && g.writable {
+							ok = true
+							e.hit = uint(i)
+							break
+						}
 					}
-				}
-				if !ok {
-					return pc, budget, e.fault(addr, 4, ErrMemoryAccess)
+					if !ok {
+						return pc, budget, e.fault(addr, 4, ErrMemoryAccess)
+					}
 				}
 			}
 			if addr&3 != 0 {
@@ -952,16 +1003,19 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 		case opAtomicOr32:
 			addr := r[in.dst] + uint64(in.off)
 			if addr-stackLo > StackSize-4 {
-				ok := false
-				for i := range e.regions {
-					g := &e.regions[i]
-					if addr >= g.lo && addr <= g.hi && 4 <= g.hi-addr && g.writable {
-						ok = true
-						break
+				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 4 <= e.regions[h].hi-addr && e.regions[h].writable) {
+					ok := false
+					for i := len(e.regions) - 1; i >= 0; i-- {
+						g := &e.regions[i]
+						if addr >= g.lo && addr <= g.hi && 4 <= g.hi-addr && g.writable {
+							ok = true
+							e.hit = uint(i)
+							break
+						}
 					}
-				}
-				if !ok {
-					return pc, budget, e.fault(addr, 4, ErrMemoryAccess)
+					if !ok {
+						return pc, budget, e.fault(addr, 4, ErrMemoryAccess)
+					}
 				}
 			}
 			if addr&3 != 0 {
@@ -972,16 +1026,19 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 		case opAtomicFetchOr32:
 			addr := r[in.dst] + uint64(in.off)
 			if addr-stackLo > StackSize-4 {
-				ok := false
-				for i := range e.regions {
-					g := &e.regions[i]
-					if addr >= g.lo && addr <= g.hi && 4 <= g.hi-addr && g.writable {
-						ok = true
-						break
+				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 4 <= e.regions[h].hi-addr && e.regions[h].writable) {
+					ok := false
+					for i := len(e.regions) - 1; i >= 0; i-- {
+						g := &e.regions[i]
+						if addr >= g.lo && addr <= g.hi && 4 <= g.hi-addr && g.writable {
+							ok = true
+							e.hit = uint(i)
+							break
+						}
 					}
-				}
-				if !ok {
-					return pc, budget, e.fault(addr, 4, ErrMemoryAccess)
+					if !ok {
+						return pc, budget, e.fault(addr, 4, ErrMemoryAccess)
+					}
 				}
 			}
 			if addr&3 != 0 {
@@ -992,16 +1049,19 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 		case opAtomicAnd32:
 			addr := r[in.dst] + uint64(in.off)
 			if addr-stackLo > StackSize-4 {
-				ok := false
-				for i := range e.regions {
-					g := &e.regions[i]
-					if addr >= g.lo && addr <= g.hi && 4 <= g.hi-addr && g.writable {
-						ok = true
-						break
+				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 4 <= e.regions[h].hi-addr && e.regions[h].writable) {
+					ok := false
+					for i := len(e.regions) - 1; i >= 0; i-- {
+						g := &e.regions[i]
+						if addr >= g.lo && addr <= g.hi && 4 <= g.hi-addr && g.writable {
+							ok = true
+							e.hit = uint(i)
+							break
+						}
 					}
-				}
-				if !ok {
-					return pc, budget, e.fault(addr, 4, ErrMemoryAccess)
+					if !ok {
+						return pc, budget, e.fault(addr, 4, ErrMemoryAccess)
+					}
 				}
 			}
 			if addr&3 != 0 {
@@ -1012,16 +1072,19 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 		case opAtomicFetchAnd32:
 			addr := r[in.dst] + uint64(in.off)
 			if addr-stackLo > StackSize-4 {
-				ok := false
-				for i := range e.regions {
-					g := &e.regions[i]
-					if addr >= g.lo && addr <= g.hi && 4 <= g.hi-addr && g.writable {
-						ok = true
-						break
+				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 4 <= e.regions[h].hi-addr && e.regions[h].writable) {
+					ok := false
+					for i := len(e.regions) - 1; i >= 0; i-- {
+						g := &e.regions[i]
+						if addr >= g.lo && addr <= g.hi && 4 <= g.hi-addr && g.writable {
+							ok = true
+							e.hit = uint(i)
+							break
+						}
 					}
-				}
-				if !ok {
-					return pc, budget, e.fault(addr, 4, ErrMemoryAccess)
+					if !ok {
+						return pc, budget, e.fault(addr, 4, ErrMemoryAccess)
+					}
 				}
 			}
 			if addr&3 != 0 {
@@ -1032,16 +1095,19 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 		case opAtomicXor32:
 			addr := r[in.dst] + uint64(in.off)
 			if addr-stackLo > StackSize-4 {
-				ok := false
-				for i := range e.regions {
-					g := &e.regions[i]
-					if addr >= g.lo && addr <= g.hi && 4 <= g.hi-addr && g.writable {
-						ok = true
-						break
+				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 4 <= e.regions[h].hi-addr && e.regions[h].writable) {
+					ok := false
+					for i := len(e.regions) - 1; i >= 0; i-- {
+						g := &e.regions[i]
+						if addr >= g.lo && addr <= g.hi && 4 <= g.hi-addr && g.writable {
+							ok = true
+							e.hit = uint(i)
+							break
+						}
 					}
-				}
-				if !ok {
-					return pc, budget, e.fault(addr, 4, ErrMemoryAccess)
+					if !ok {
+						return pc, budget, e.fault(addr, 4, ErrMemoryAccess)
+					}
 				}
 			}
 			if addr&3 != 0 {
@@ -1058,16 +1124,19 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 		case opAtomicFetchXor32:
 			addr := r[in.dst] + uint64(in.off)
 			if addr-stackLo > StackSize-4 {
-				ok := false
-				for i := range e.regions {
-					g := &e.regions[i]
-					if addr >= g.lo && addr <= g.hi && 4 <= g.hi-addr && g.writable {
-						ok = true
-						break
+				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 4 <= e.regions[h].hi-addr && e.regions[h].writable) {
+					ok := false
+					for i := len(e.regions) - 1; i >= 0; i-- {
+						g := &e.regions[i]
+						if addr >= g.lo && addr <= g.hi && 4 <= g.hi-addr && g.writable {
+							ok = true
+							e.hit = uint(i)
+							break
+						}
 					}
-				}
-				if !ok {
-					return pc, budget, e.fault(addr, 4, ErrMemoryAccess)
+					if !ok {
+						return pc, budget, e.fault(addr, 4, ErrMemoryAccess)
+					}
 				}
 			}
 			if addr&3 != 0 {
@@ -1085,16 +1154,19 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 		case opAtomicXchg32:
 			addr := r[in.dst] + uint64(in.off)
 			if addr-stackLo > StackSize-4 {
-				ok := false
-				for i := range e.regions {
-					g := &e.regions[i]
-					if addr >= g.lo && addr <= g.hi && 4 <= g.hi-addr && g.writable {
-						ok = true
-						break
+				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 4 <= e.regions[h].hi-addr && e.regions[h].writable) {
+					ok := false
+					for i := len(e.regions) - 1; i >= 0; i-- {
+						g := &e.regions[i]
+						if addr >= g.lo && addr <= g.hi && 4 <= g.hi-addr && g.writable {
+							ok = true
+							e.hit = uint(i)
+							break
+						}
 					}
-				}
-				if !ok {
-					return pc, budget, e.fault(addr, 4, ErrMemoryAccess)
+					if !ok {
+						return pc, budget, e.fault(addr, 4, ErrMemoryAccess)
+					}
 				}
 			}
 			if addr&3 != 0 {
@@ -1105,16 +1177,19 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 		case opAtomicCmpxchg32:
 			addr := r[in.dst] + uint64(in.off)
 			if addr-stackLo > StackSize-4 {
-				ok := false
-				for i := range e.regions {
-					g := &e.regions[i]
-					if addr >= g.lo && addr <= g.hi && 4 <= g.hi-addr && g.writable {
-						ok = true
-						break
+				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 4 <= e.regions[h].hi-addr && e.regions[h].writable) {
+					ok := false
+					for i := len(e.regions) - 1; i >= 0; i-- {
+						g := &e.regions[i]
+						if addr >= g.lo && addr <= g.hi && 4 <= g.hi-addr && g.writable {
+							ok = true
+							e.hit = uint(i)
+							break
+						}
 					}
-				}
-				if !ok {
-					return pc, budget, e.fault(addr, 4, ErrMemoryAccess)
+					if !ok {
+						return pc, budget, e.fault(addr, 4, ErrMemoryAccess)
+					}
 				}
 			}
 			if addr&3 != 0 {
@@ -1132,16 +1207,19 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 		case opAtomicAdd64:
 			addr := r[in.dst] + uint64(in.off)
 			if addr-stackLo > StackSize-8 {
-				ok := false
-				for i := range e.regions {
-					g := &e.regions[i]
-					if addr >= g.lo && addr <= g.hi && 8 <= g.hi-addr && g.writable {
-						ok = true
-						break
+				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 8 <= e.regions[h].hi-addr && e.regions[h].writable) {
+					ok := false
+					for i := len(e.regions) - 1; i >= 0; i-- {
+						g := &e.regions[i]
+						if addr >= g.lo && addr <= g.hi && 8 <= g.hi-addr && g.writable {
+							ok = true
+							e.hit = uint(i)
+							break
+						}
 					}
-				}
-				if !ok {
-					return pc, budget, e.fault(addr, 8, ErrMemoryAccess)
+					if !ok {
+						return pc, budget, e.fault(addr, 8, ErrMemoryAccess)
+					}
 				}
 			}
 			if addr&7 != 0 {
@@ -1152,16 +1230,19 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 		case opAtomicFetchAdd64:
 			addr := r[in.dst] + uint64(in.off)
 			if addr-stackLo > StackSize-8 {
-				ok := false
-				for i := range e.regions {
-					g := &e.regions[i]
-					if addr >= g.lo && addr <= g.hi && 8 <= g.hi-addr && g.writable {
-						ok = true
-						break
+				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 8 <= e.regions[h].hi-addr && e.regions[h].writable) {
+					ok := false
+					for i := len(e.regions) - 1; i >= 0; i-- {
+						g := &e.regions[i]
+						if addr >= g.lo && addr <= g.hi && 8 <= g.hi-addr && g.writable {
+							ok = true
+							e.hit = uint(i)
+							break
+						}
 					}
-				}
-				if !ok {
-					return pc, budget, e.fault(addr, 8, ErrMemoryAccess)
+					if !ok {
+						return pc, budget, e.fault(addr, 8, ErrMemoryAccess)
+					}
 				}
 			}
 			if addr&7 != 0 {
@@ -1173,16 +1254,19 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 		case opAtomicOr64:
 			addr := r[in.dst] + uint64(in.off)
 			if addr-stackLo > StackSize-8 {
-				ok := false
-				for i := range e.regions {
-					g := &e.regions[i]
-					if addr >= g.lo && addr <= g.hi && 8 <= g.hi-addr && g.writable {
-						ok = true
-						break
+				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 8 <= e.regions[h].hi-addr && e.regions[h].writable) {
+					ok := false
+					for i := len(e.regions) - 1; i >= 0; i-- {
+						g := &e.regions[i]
+						if addr >= g.lo && addr <= g.hi && 8 <= g.hi-addr && g.writable {
+							ok = true
+							e.hit = uint(i)
+							break
+						}
 					}
-				}
-				if !ok {
-					return pc, budget, e.fault(addr, 8, ErrMemoryAccess)
+					if !ok {
+						return pc, budget, e.fault(addr, 8, ErrMemoryAccess)
+					}
 				}
 			}
 			if addr&7 != 0 {
@@ -1193,16 +1277,19 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 		case opAtomicFetchOr64:
 			addr := r[in.dst] + uint64(in.off)
 			if addr-stackLo > StackSize-8 {
-				ok := false
-				for i := range e.regions {
-					g := &e.regions[i]
-					if addr >= g.lo && addr <= g.hi && 8 <= g.hi-addr && g.writable {
-						ok = true
-						break
+				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 8 <= e.regions[h].hi-addr && e.regions[h].writable) {
+					ok := false
+					for i := len(e.regions) - 1; i >= 0; i-- {
+						g := &e.regions[i]
+						if addr >= g.lo && addr <= g.hi && 8 <= g.hi-addr && g.writable {
+							ok = true
+							e.hit = uint(i)
+							break
+						}
 					}
-				}
-				if !ok {
-					return pc, budget, e.fault(addr, 8, ErrMemoryAccess)
+					if !ok {
+						return pc, budget, e.fault(addr, 8, ErrMemoryAccess)
+					}
 				}
 			}
 			if addr&7 != 0 {
@@ -1213,16 +1300,19 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 		case opAtomicAnd64:
 			addr := r[in.dst] + uint64(in.off)
 			if addr-stackLo > StackSize-8 {
-				ok := false
-				for i := range e.regions {
-					g := &e.regions[i]
-					if addr >= g.lo && addr <= g.hi && 8 <= g.hi-addr && g.writable {
-						ok = true
-						break
+				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 8 <= e.regions[h].hi-addr && e.regions[h].writable) {
+					ok := false
+					for i := len(e.regions) - 1; i >= 0; i-- {
+						g := &e.regions[i]
+						if addr >= g.lo && addr <= g.hi && 8 <= g.hi-addr && g.writable {
+							ok = true
+							e.hit = uint(i)
+							break
+						}
 					}
-				}
-				if !ok {
-					return pc, budget, e.fault(addr, 8, ErrMemoryAccess)
+					if !ok {
+						return pc, budget, e.fault(addr, 8, ErrMemoryAccess)
+					}
 				}
 			}
 			if addr&7 != 0 {
@@ -1233,16 +1323,19 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 		case opAtomicFetchAnd64:
 			addr := r[in.dst] + uint64(in.off)
 			if addr-stackLo > StackSize-8 {
-				ok := false
-				for i := range e.regions {
-					g := &e.regions[i]
-					if addr >= g.lo && addr <= g.hi && 8 <= g.hi-addr && g.writable {
-						ok = true
-						break
+				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 8 <= e.regions[h].hi-addr && e.regions[h].writable) {
+					ok := false
+					for i := len(e.regions) - 1; i >= 0; i-- {
+						g := &e.regions[i]
+						if addr >= g.lo && addr <= g.hi && 8 <= g.hi-addr && g.writable {
+							ok = true
+							e.hit = uint(i)
+							break
+						}
 					}
-				}
-				if !ok {
-					return pc, budget, e.fault(addr, 8, ErrMemoryAccess)
+					if !ok {
+						return pc, budget, e.fault(addr, 8, ErrMemoryAccess)
+					}
 				}
 			}
 			if addr&7 != 0 {
@@ -1253,16 +1346,19 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 		case opAtomicXor64:
 			addr := r[in.dst] + uint64(in.off)
 			if addr-stackLo > StackSize-8 {
-				ok := false
-				for i := range e.regions {
-					g := &e.regions[i]
-					if addr >= g.lo && addr <= g.hi && 8 <= g.hi-addr && g.writable {
-						ok = true
-						break
+				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 8 <= e.regions[h].hi-addr && e.regions[h].writable) {
+					ok := false
+					for i := len(e.regions) - 1; i >= 0; i-- {
+						g := &e.regions[i]
+						if addr >= g.lo && addr <= g.hi && 8 <= g.hi-addr && g.writable {
+							ok = true
+							e.hit = uint(i)
+							break
+						}
 					}
-				}
-				if !ok {
-					return pc, budget, e.fault(addr, 8, ErrMemoryAccess)
+					if !ok {
+						return pc, budget, e.fault(addr, 8, ErrMemoryAccess)
+					}
 				}
 			}
 			if addr&7 != 0 {
@@ -1279,16 +1375,19 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 		case opAtomicFetchXor64:
 			addr := r[in.dst] + uint64(in.off)
 			if addr-stackLo > StackSize-8 {
-				ok := false
-				for i := range e.regions {
-					g := &e.regions[i]
-					if addr >= g.lo && addr <= g.hi && 8 <= g.hi-addr && g.writable {
-						ok = true
-						break
+				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 8 <= e.regions[h].hi-addr && e.regions[h].writable) {
+					ok := false
+					for i := len(e.regions) - 1; i >= 0; i-- {
+						g := &e.regions[i]
+						if addr >= g.lo && addr <= g.hi && 8 <= g.hi-addr && g.writable {
+							ok = true
+							e.hit = uint(i)
+							break
+						}
 					}
-				}
-				if !ok {
-					return pc, budget, e.fault(addr, 8, ErrMemoryAccess)
+					if !ok {
+						return pc, budget, e.fault(addr, 8, ErrMemoryAccess)
+					}
 				}
 			}
 			if addr&7 != 0 {
@@ -1306,16 +1405,19 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 		case opAtomicXchg64:
 			addr := r[in.dst] + uint64(in.off)
 			if addr-stackLo > StackSize-8 {
-				ok := false
-				for i := range e.regions {
-					g := &e.regions[i]
-					if addr >= g.lo && addr <= g.hi && 8 <= g.hi-addr && g.writable {
-						ok = true
-						break
+				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 8 <= e.regions[h].hi-addr && e.regions[h].writable) {
+					ok := false
+					for i := len(e.regions) - 1; i >= 0; i-- {
+						g := &e.regions[i]
+						if addr >= g.lo && addr <= g.hi && 8 <= g.hi-addr && g.writable {
+							ok = true
+							e.hit = uint(i)
+							break
+						}
 					}
-				}
-				if !ok {
-					return pc, budget, e.fault(addr, 8, ErrMemoryAccess)
+					if !ok {
+						return pc, budget, e.fault(addr, 8, ErrMemoryAccess)
+					}
 				}
 			}
 			if addr&7 != 0 {
@@ -1326,16 +1428,19 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 		case opAtomicCmpxchg64:
 			addr := r[in.dst] + uint64(in.off)
 			if addr-stackLo > StackSize-8 {
-				ok := false
-				for i := range e.regions {
-					g := &e.regions[i]
-					if addr >= g.lo && addr <= g.hi && 8 <= g.hi-addr && g.writable {
-						ok = true
-						break
+				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 8 <= e.regions[h].hi-addr && e.regions[h].writable) {
+					ok := false
+					for i := len(e.regions) - 1; i >= 0; i-- {
+						g := &e.regions[i]
+						if addr >= g.lo && addr <= g.hi && 8 <= g.hi-addr && g.writable {
+							ok = true
+							e.hit = uint(i)
+							break
+						}
 					}
-				}
-				if !ok {
-					return pc, budget, e.fault(addr, 8, ErrMemoryAccess)
+					if !ok {
+						return pc, budget, e.fault(addr, 8, ErrMemoryAccess)
+					}
 				}
 			}
 			if addr&7 != 0 {

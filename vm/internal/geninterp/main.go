@@ -262,23 +262,29 @@ var footer = `	case opCall, opCallX:
 // stack first, then the run's regions, inline because the loop must not
 // call out (see the header).
 func memCheck(size int, write bool) string {
-	perm := ""
+	perm, hitPerm := "", ""
 	if write {
-		perm = " && g.writable"
+		perm, hitPerm = " && g.writable", " && e.regions[h].writable"
 	}
+	// The region that satisfied the last check is tried first (programs
+	// walk one buffer at a time), then the list from the newest (a helper
+	// just returned it) to the oldest.
 	return fmt.Sprintf(`if addr-stackLo > StackSize-%[1]d {
-ok := false
-for i := range e.regions {
-	g := &e.regions[i]
-	if addr >= g.lo && addr <= g.hi && %[1]d <= g.hi-addr%[2]s {
-		ok = true
-		break
+if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && %[1]d <= e.regions[h].hi-addr%[3]s) {
+	ok := false
+	for i := len(e.regions) - 1; i >= 0; i-- {
+		g := &e.regions[i]
+		if addr >= g.lo && addr <= g.hi && %[1]d <= g.hi-addr%[2]s {
+			ok = true
+			e.hit = uint(i)
+			break
+		}
+	}
+	if !ok {
+		return pc, budget, e.fault(addr, %[1]d, ErrMemoryAccess)
 	}
 }
-if !ok {
-	return pc, budget, e.fault(addr, %[1]d, ErrMemoryAccess)
-}
-}`, size, perm)
+}`, size, perm, hitPerm)
 }
 
 // jumpTo returns the code that charges the current stretch to the budget
