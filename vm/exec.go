@@ -74,7 +74,11 @@ func (e *Env) drive(pc int, budget uint64) (uint64, uint64, error) {
 	r := &e.regs
 	for {
 		var why uint8
-		pc, budget, why = e.interpret(pc, budget)
+		// interpret counts down a signed budget: one subtraction and a
+		// sign test per taken jump.
+		var left int
+		pc, left, why = e.interpret(pc, int(min(budget, math.MaxInt64)))
+		budget = uint64(max(left, 0))
 		at := pc - 1 // the instruction that stopped the loop
 		switch why {
 		case whyExit:

@@ -13,7 +13,7 @@ import (
 // and says which through its last result; run does the rest. The loop
 // makes no calls that return into it, so the Go compiler keeps its state in
 // registers instead of spilling it on every instruction.
-func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
+func (e *Env) interpret(pc int, budget int) (int, int, uint8) {
 	r := &e.regs
 	stackLo := e.stackLo
 	code := unsafe.Pointer(unsafe.SliceData(e.prog.code))
@@ -222,449 +222,404 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 			pc++ // skip the second slot
 		case opJeqK:
 			if r[in.dst] == in.imm {
-				if n := uint64(pc - start); n > budget {
+				budget -= pc - start
+				if budget < 0 {
 					return pc, budget, whyBudget
-				} else {
-					budget -= n
 				}
 				pc = int(in.off)
 				start = pc
 			}
 		case opJeqX:
 			if r[in.dst] == r[in.src] {
-				if n := uint64(pc - start); n > budget {
+				budget -= pc - start
+				if budget < 0 {
 					return pc, budget, whyBudget
-				} else {
-					budget -= n
 				}
 				pc = int(in.off)
 				start = pc
 			}
 		case opJeq32K:
 			if uint32(r[in.dst]) == uint32(in.imm) {
-				if n := uint64(pc - start); n > budget {
+				budget -= pc - start
+				if budget < 0 {
 					return pc, budget, whyBudget
-				} else {
-					budget -= n
 				}
 				pc = int(in.off)
 				start = pc
 			}
 		case opJeq32X:
 			if uint32(r[in.dst]) == uint32(r[in.src]) {
-				if n := uint64(pc - start); n > budget {
+				budget -= pc - start
+				if budget < 0 {
 					return pc, budget, whyBudget
-				} else {
-					budget -= n
 				}
 				pc = int(in.off)
 				start = pc
 			}
 		case opJgtK:
 			if r[in.dst] > in.imm {
-				if n := uint64(pc - start); n > budget {
+				budget -= pc - start
+				if budget < 0 {
 					return pc, budget, whyBudget
-				} else {
-					budget -= n
 				}
 				pc = int(in.off)
 				start = pc
 			}
 		case opJgtX:
 			if r[in.dst] > r[in.src] {
-				if n := uint64(pc - start); n > budget {
+				budget -= pc - start
+				if budget < 0 {
 					return pc, budget, whyBudget
-				} else {
-					budget -= n
 				}
 				pc = int(in.off)
 				start = pc
 			}
 		case opJgt32K:
 			if uint32(r[in.dst]) > uint32(in.imm) {
-				if n := uint64(pc - start); n > budget {
+				budget -= pc - start
+				if budget < 0 {
 					return pc, budget, whyBudget
-				} else {
-					budget -= n
 				}
 				pc = int(in.off)
 				start = pc
 			}
 		case opJgt32X:
 			if uint32(r[in.dst]) > uint32(r[in.src]) {
-				if n := uint64(pc - start); n > budget {
+				budget -= pc - start
+				if budget < 0 {
 					return pc, budget, whyBudget
-				} else {
-					budget -= n
 				}
 				pc = int(in.off)
 				start = pc
 			}
 		case opJgeK:
 			if r[in.dst] >= in.imm {
-				if n := uint64(pc - start); n > budget {
+				budget -= pc - start
+				if budget < 0 {
 					return pc, budget, whyBudget
-				} else {
-					budget -= n
 				}
 				pc = int(in.off)
 				start = pc
 			}
 		case opJgeX:
 			if r[in.dst] >= r[in.src] {
-				if n := uint64(pc - start); n > budget {
+				budget -= pc - start
+				if budget < 0 {
 					return pc, budget, whyBudget
-				} else {
-					budget -= n
 				}
 				pc = int(in.off)
 				start = pc
 			}
 		case opJge32K:
 			if uint32(r[in.dst]) >= uint32(in.imm) {
-				if n := uint64(pc - start); n > budget {
+				budget -= pc - start
+				if budget < 0 {
 					return pc, budget, whyBudget
-				} else {
-					budget -= n
 				}
 				pc = int(in.off)
 				start = pc
 			}
 		case opJge32X:
 			if uint32(r[in.dst]) >= uint32(r[in.src]) {
-				if n := uint64(pc - start); n > budget {
+				budget -= pc - start
+				if budget < 0 {
 					return pc, budget, whyBudget
-				} else {
-					budget -= n
 				}
 				pc = int(in.off)
 				start = pc
 			}
 		case opJsetK:
 			if r[in.dst]&in.imm != 0 {
-				if n := uint64(pc - start); n > budget {
+				budget -= pc - start
+				if budget < 0 {
 					return pc, budget, whyBudget
-				} else {
-					budget -= n
 				}
 				pc = int(in.off)
 				start = pc
 			}
 		case opJsetX:
 			if r[in.dst]&r[in.src] != 0 {
-				if n := uint64(pc - start); n > budget {
+				budget -= pc - start
+				if budget < 0 {
 					return pc, budget, whyBudget
-				} else {
-					budget -= n
 				}
 				pc = int(in.off)
 				start = pc
 			}
 		case opJset32K:
 			if uint32(r[in.dst])&uint32(in.imm) != 0 {
-				if n := uint64(pc - start); n > budget {
+				budget -= pc - start
+				if budget < 0 {
 					return pc, budget, whyBudget
-				} else {
-					budget -= n
 				}
 				pc = int(in.off)
 				start = pc
 			}
 		case opJset32X:
 			if uint32(r[in.dst])&uint32(r[in.src]) != 0 {
-				if n := uint64(pc - start); n > budget {
+				budget -= pc - start
+				if budget < 0 {
 					return pc, budget, whyBudget
-				} else {
-					budget -= n
 				}
 				pc = int(in.off)
 				start = pc
 			}
 		case opJneK:
 			if r[in.dst] != in.imm {
-				if n := uint64(pc - start); n > budget {
+				budget -= pc - start
+				if budget < 0 {
 					return pc, budget, whyBudget
-				} else {
-					budget -= n
 				}
 				pc = int(in.off)
 				start = pc
 			}
 		case opJneX:
 			if r[in.dst] != r[in.src] {
-				if n := uint64(pc - start); n > budget {
+				budget -= pc - start
+				if budget < 0 {
 					return pc, budget, whyBudget
-				} else {
-					budget -= n
 				}
 				pc = int(in.off)
 				start = pc
 			}
 		case opJne32K:
 			if uint32(r[in.dst]) != uint32(in.imm) {
-				if n := uint64(pc - start); n > budget {
+				budget -= pc - start
+				if budget < 0 {
 					return pc, budget, whyBudget
-				} else {
-					budget -= n
 				}
 				pc = int(in.off)
 				start = pc
 			}
 		case opJne32X:
 			if uint32(r[in.dst]) != uint32(r[in.src]) {
-				if n := uint64(pc - start); n > budget {
+				budget -= pc - start
+				if budget < 0 {
 					return pc, budget, whyBudget
-				} else {
-					budget -= n
 				}
 				pc = int(in.off)
 				start = pc
 			}
 		case opJltK:
 			if r[in.dst] < in.imm {
-				if n := uint64(pc - start); n > budget {
+				budget -= pc - start
+				if budget < 0 {
 					return pc, budget, whyBudget
-				} else {
-					budget -= n
 				}
 				pc = int(in.off)
 				start = pc
 			}
 		case opJltX:
 			if r[in.dst] < r[in.src] {
-				if n := uint64(pc - start); n > budget {
+				budget -= pc - start
+				if budget < 0 {
 					return pc, budget, whyBudget
-				} else {
-					budget -= n
 				}
 				pc = int(in.off)
 				start = pc
 			}
 		case opJlt32K:
 			if uint32(r[in.dst]) < uint32(in.imm) {
-				if n := uint64(pc - start); n > budget {
+				budget -= pc - start
+				if budget < 0 {
 					return pc, budget, whyBudget
-				} else {
-					budget -= n
 				}
 				pc = int(in.off)
 				start = pc
 			}
 		case opJlt32X:
 			if uint32(r[in.dst]) < uint32(r[in.src]) {
-				if n := uint64(pc - start); n > budget {
+				budget -= pc - start
+				if budget < 0 {
 					return pc, budget, whyBudget
-				} else {
-					budget -= n
 				}
 				pc = int(in.off)
 				start = pc
 			}
 		case opJleK:
 			if r[in.dst] <= in.imm {
-				if n := uint64(pc - start); n > budget {
+				budget -= pc - start
+				if budget < 0 {
 					return pc, budget, whyBudget
-				} else {
-					budget -= n
 				}
 				pc = int(in.off)
 				start = pc
 			}
 		case opJleX:
 			if r[in.dst] <= r[in.src] {
-				if n := uint64(pc - start); n > budget {
+				budget -= pc - start
+				if budget < 0 {
 					return pc, budget, whyBudget
-				} else {
-					budget -= n
 				}
 				pc = int(in.off)
 				start = pc
 			}
 		case opJle32K:
 			if uint32(r[in.dst]) <= uint32(in.imm) {
-				if n := uint64(pc - start); n > budget {
+				budget -= pc - start
+				if budget < 0 {
 					return pc, budget, whyBudget
-				} else {
-					budget -= n
 				}
 				pc = int(in.off)
 				start = pc
 			}
 		case opJle32X:
 			if uint32(r[in.dst]) <= uint32(r[in.src]) {
-				if n := uint64(pc - start); n > budget {
+				budget -= pc - start
+				if budget < 0 {
 					return pc, budget, whyBudget
-				} else {
-					budget -= n
 				}
 				pc = int(in.off)
 				start = pc
 			}
 		case opJsgtK:
 			if int64(r[in.dst]) > int64(in.imm) {
-				if n := uint64(pc - start); n > budget {
+				budget -= pc - start
+				if budget < 0 {
 					return pc, budget, whyBudget
-				} else {
-					budget -= n
 				}
 				pc = int(in.off)
 				start = pc
 			}
 		case opJsgtX:
 			if int64(r[in.dst]) > int64(r[in.src]) {
-				if n := uint64(pc - start); n > budget {
+				budget -= pc - start
+				if budget < 0 {
 					return pc, budget, whyBudget
-				} else {
-					budget -= n
 				}
 				pc = int(in.off)
 				start = pc
 			}
 		case opJsgt32K:
 			if int32(r[in.dst]) > int32(in.imm) {
-				if n := uint64(pc - start); n > budget {
+				budget -= pc - start
+				if budget < 0 {
 					return pc, budget, whyBudget
-				} else {
-					budget -= n
 				}
 				pc = int(in.off)
 				start = pc
 			}
 		case opJsgt32X:
 			if int32(r[in.dst]) > int32(r[in.src]) {
-				if n := uint64(pc - start); n > budget {
+				budget -= pc - start
+				if budget < 0 {
 					return pc, budget, whyBudget
-				} else {
-					budget -= n
 				}
 				pc = int(in.off)
 				start = pc
 			}
 		case opJsgeK:
 			if int64(r[in.dst]) >= int64(in.imm) {
-				if n := uint64(pc - start); n > budget {
+				budget -= pc - start
+				if budget < 0 {
 					return pc, budget, whyBudget
-				} else {
-					budget -= n
 				}
 				pc = int(in.off)
 				start = pc
 			}
 		case opJsgeX:
 			if int64(r[in.dst]) >= int64(r[in.src]) {
-				if n := uint64(pc - start); n > budget {
+				budget -= pc - start
+				if budget < 0 {
 					return pc, budget, whyBudget
-				} else {
-					budget -= n
 				}
 				pc = int(in.off)
 				start = pc
 			}
 		case opJsge32K:
 			if int32(r[in.dst]) >= int32(in.imm) {
-				if n := uint64(pc - start); n > budget {
+				budget -= pc - start
+				if budget < 0 {
 					return pc, budget, whyBudget
-				} else {
-					budget -= n
 				}
 				pc = int(in.off)
 				start = pc
 			}
 		case opJsge32X:
 			if int32(r[in.dst]) >= int32(r[in.src]) {
-				if n := uint64(pc - start); n > budget {
+				budget -= pc - start
+				if budget < 0 {
 					return pc, budget, whyBudget
-				} else {
-					budget -= n
 				}
 				pc = int(in.off)
 				start = pc
 			}
 		case opJsltK:
 			if int64(r[in.dst]) < int64(in.imm) {
-				if n := uint64(pc - start); n > budget {
+				budget -= pc - start
+				if budget < 0 {
 					return pc, budget, whyBudget
-				} else {
-					budget -= n
 				}
 				pc = int(in.off)
 				start = pc
 			}
 		case opJsltX:
 			if int64(r[in.dst]) < int64(r[in.src]) {
-				if n := uint64(pc - start); n > budget {
+				budget -= pc - start
+				if budget < 0 {
 					return pc, budget, whyBudget
-				} else {
-					budget -= n
 				}
 				pc = int(in.off)
 				start = pc
 			}
 		case opJslt32K:
 			if int32(r[in.dst]) < int32(in.imm) {
-				if n := uint64(pc - start); n > budget {
+				budget -= pc - start
+				if budget < 0 {
 					return pc, budget, whyBudget
-				} else {
-					budget -= n
 				}
 				pc = int(in.off)
 				start = pc
 			}
 		case opJslt32X:
 			if int32(r[in.dst]) < int32(r[in.src]) {
-				if n := uint64(pc - start); n > budget {
+				budget -= pc - start
+				if budget < 0 {
 					return pc, budget, whyBudget
-				} else {
-					budget -= n
 				}
 				pc = int(in.off)
 				start = pc
 			}
 		case opJsleK:
 			if int64(r[in.dst]) <= int64(in.imm) {
-				if n := uint64(pc - start); n > budget {
+				budget -= pc - start
+				if budget < 0 {
 					return pc, budget, whyBudget
-				} else {
-					budget -= n
 				}
 				pc = int(in.off)
 				start = pc
 			}
 		case opJsleX:
 			if int64(r[in.dst]) <= int64(r[in.src]) {
-				if n := uint64(pc - start); n > budget {
+				budget -= pc - start
+				if budget < 0 {
 					return pc, budget, whyBudget
-				} else {
-					budget -= n
 				}
 				pc = int(in.off)
 				start = pc
 			}
 		case opJsle32K:
 			if int32(r[in.dst]) <= int32(in.imm) {
-				if n := uint64(pc - start); n > budget {
+				budget -= pc - start
+				if budget < 0 {
 					return pc, budget, whyBudget
-				} else {
-					budget -= n
 				}
 				pc = int(in.off)
 				start = pc
 			}
 		case opJsle32X:
 			if int32(r[in.dst]) <= int32(r[in.src]) {
-				if n := uint64(pc - start); n > budget {
+				budget -= pc - start
+				if budget < 0 {
 					return pc, budget, whyBudget
-				} else {
-					budget -= n
 				}
 				pc = int(in.off)
 				start = pc
 			}
 		case opJa:
-			if n := uint64(pc - start); n > budget {
+			budget -= pc - start
+			if budget < 0 {
 				return pc, budget, whyBudget
-			} else {
-				budget -= n
 			}
 			pc = int(in.off)
 			start = pc
@@ -1456,15 +1411,17 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 				}
 			}
 		case opLdAbsB, opLdAbsH, opLdAbsW, opLdIndB, opLdIndH, opLdIndW:
-			if n := uint64(pc - start); n > budget {
+			budget -= pc - start
+			if budget < 0 {
 				return pc, budget, whyBudget
 			}
-			return pc, budget - uint64(pc-start), whyPacket
+			return pc, budget, whyPacket
 		case opCall, opCallX:
-			if n := uint64(pc - start); n > budget {
+			budget -= pc - start
+			if budget < 0 {
 				return pc, budget, whyBudget
 			}
-			return pc, budget - uint64(pc-start), whyCall
+			return pc, budget, whyCall
 		case opCallLocal:
 			if e.depth+1 >= MaxCallDepth {
 				return pc, budget, whyCallDepth
@@ -1474,26 +1431,25 @@ func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
 			f.callee = [4]uint64{r[6], r[7], r[8], r[9]}
 			e.depth++
 			r[10] -= StackFrameSize
-			if n := uint64(pc - start); n > budget {
+			budget -= pc - start
+			if budget < 0 {
 				return pc, budget, whyBudget
-			} else {
-				budget -= n
 			}
 			pc = int(in.off)
 			start = pc
 		case opExit:
 			if e.depth == e.base { // the frame the run or the callback started in
-				if n := uint64(pc - start); n > budget {
+				budget -= pc - start
+				if budget < 0 {
 					return pc, budget, whyBudget
 				}
-				return pc, budget - uint64(pc-start), whyExit
+				return pc, budget, whyExit
 			}
 			e.depth--
 			f := &e.frames[e.depth]
-			if n := uint64(pc - start); n > budget {
+			budget -= pc - start
+			if budget < 0 {
 				return pc, budget, whyBudget
-			} else {
-				budget -= n
 			}
 			pc = int(f.retPC)
 			start = pc

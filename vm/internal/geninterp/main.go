@@ -217,7 +217,7 @@ const header = `// interpret is the interpreter's dispatch loop. It runs e.prog 
 // and says which through its last result; run does the rest. The loop
 // makes no calls that return into it, so the Go compiler keeps its state in
 // registers instead of spilling it on every instruction.
-func (e *Env) interpret(pc int, budget uint64) (int, uint64, uint8) {
+func (e *Env) interpret(pc int, budget int) (int, int, uint8) {
 	r := &e.regs
 	stackLo := e.stackLo
 	code := unsafe.Pointer(unsafe.SliceData(e.prog.code))
@@ -290,21 +290,20 @@ if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <=
 // jumpTo returns the code that charges the current stretch to the budget
 // and continues at target.
 func jumpTo(target string) string {
-	return fmt.Sprintf(`if n := uint64(pc - start); n > budget {
+	return fmt.Sprintf(`budget -= pc - start
+if budget < 0 {
 return pc, budget, whyBudget
-} else {
-budget -= n
 }
 pc = %s
 start = pc`, target)
 }
 
 // leave returns the code that charges the current stretch and hands
-// control to the driver with why. (budget must stay a plain local: taking
-// its address would keep it in memory for the whole loop.)
+// control to the driver with why.
 func leave(why string) string {
-	return fmt.Sprintf(`if n := uint64(pc - start); n > budget {
+	return fmt.Sprintf(`budget -= pc - start
+if budget < 0 {
 return pc, budget, whyBudget
 }
-return pc, budget - uint64(pc-start), %s`, why)
+return pc, budget, %s`, why)
 }
