@@ -18,12 +18,16 @@ func (p *Program) Exec(e *Env) (uint64, error) {
 	if budget == 0 {
 		budget = p.budget
 	}
+	run := e.run
+	if len(p.helpers) > 0 {
+		run = e.guardedRun
+	}
 	if len(p.regions) == 0 {
-		return e.run(budget)
+		return run(budget)
 	}
 	own := len(e.regions)
 	e.regions = append(e.regions, p.regions...)
-	r0, err := e.run(budget)
+	r0, err := run(budget)
 	clear(e.regions[own:])
 	e.regions = e.regions[:own]
 	return r0, err
@@ -41,16 +45,21 @@ const (
 	whyInvalid
 )
 
-// run sets up the registers and runs the program from its first
-// instruction.
-func (e *Env) run(budget uint64) (r0 uint64, err error) {
+// guardedRun is run for programs that can call helpers. A helper is Go
+// code the embedder wrote; its panic must not take the host down with it.
+// Programs without helpers run no Go code and skip the deferred recover.
+func (e *Env) guardedRun(budget uint64) (r0 uint64, err error) {
 	defer func() {
-		// A helper is Go code the embedder wrote; its panic must not take
-		// the host down with it.
 		if v := recover(); v != nil {
 			r0, err = 0, &RunError{PC: e.helperPC, Err: fmt.Errorf("%w: %v", ErrHelperPanicked, v)}
 		}
 	}()
+	return e.run(budget)
+}
+
+// run sets up the registers and runs the program from its first
+// instruction.
+func (e *Env) run(budget uint64) (uint64, error) {
 	r := &e.regs
 	// Registers the program has not written read as zero, not as what an
 	// earlier run left.
