@@ -157,17 +157,17 @@ func (c *compiler) compile() ([]byte, error) {
 // register is negative: that is exactly when the interpreter's charge of
 // the stretch would exceed the budget.
 //
-// It also refuses programs that write r10 with lddw, which vm's validation
-// lets through: generated code relies on r10 being a frame boundary (for
-// unchecked frame accesses and for the call depth).
+// It also refuses programs with callbacks, which the JIT cannot run yet.
 func (c *compiler) findBlocks() error {
 	starts := c.blockLen // 1 marks a start, then the lengths replace the marks
 	starts[0] = 1
 	for pc := 0; pc < len(c.insns); pc++ {
 		ins := c.insns[pc]
 		if ins.Opcode == asm.OpLDDW {
-			if ins.Dst == asm.R10 {
-				return &vm.LoadError{Program: c.prog.Name(), Index: pc, Err: fmt.Errorf("jit: %w", vm.ErrWriteToR10)}
+			if ins.Src == asm.PseudoFunc {
+				// Callbacks (bpf_loop) run through vm.Env.CallFunction,
+				// which has no JIT implementation yet.
+				return &vm.LoadError{Program: c.prog.Name(), Index: pc, Err: fmt.Errorf("jit: %w: callbacks (BPF_PSEUDO_FUNC)", vm.ErrUnsupported)}
 			}
 			pc++
 			continue

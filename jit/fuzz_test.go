@@ -69,18 +69,17 @@ func genProgram(data []byte) (insns []asm.Instruction, allowFaults bool) {
 	}
 	g.block(24 + g.src.n(40))
 	g.emit(asm.Instruction{Opcode: asm.OpExit})
-	for f := 0; f < g.funcs; f++ {
-		start := len(g.insns)
-		for _, c := range g.calls {
-			if int(g.insns[c].Imm) == f {
-				g.insns[c].Imm = int32(start - c - 1)
-			}
-		}
+	starts := make([]int, g.funcs)
+	for f := range starts {
+		starts[f] = len(g.insns)
 		g.depth, g.inFunc = 1, true
 		g.block(4 + g.src.n(12))
 		g.emit(asm.Instruction{Opcode: asm.OpExit})
 	}
-	// Calls to functions that were not emitted become no-op jumps.
+	// Calls were emitted with the function's number; point them at it.
+	for _, c := range g.calls {
+		g.insns[c].Imm = int32(starts[g.insns[c].Imm] - c - 1)
+	}
 	return g.insns, g.allowFaults
 }
 
@@ -380,8 +379,8 @@ func FuzzJITArbitrary(f *testing.F) {
 	f.Add(asm.Encode(nil, asm.MustAssemble("stxdw [%r1-8], %r1\nja -2\nexit")))
 	f.Fuzz(func(t *testing.T, code []byte) {
 		vp, err := vm.LoadBytes("fuzz", code, &vm.Options{Helpers: testHelpers})
-		if err != nil || writesR10(vp.Instructions()) {
-			return // the JIT refuses what vm should (see TestRejectsLDDWIntoR10)
+		if err != nil || jitRefuses(vp.Instructions()) {
+			return // see TestRejectsLDDWIntoR10 and TestRejectsCallbacks
 		}
 		in := fuzzInput(uint32(len(code)))
 		in.budget = 5000
@@ -409,12 +408,12 @@ var fuzzSeeds = func() [][]byte {
 	return seeds
 }()
 
-// writesR10 reports whether insns load a constant into r10, which vm
-// accepts but the JIT refuses.
-func writesR10(insns []asm.Instruction) bool {
+// jitRefuses reports whether insns load a constant into r10 (which vm
+// accepts) or a callback address: programs the JIT refuses to compile.
+func jitRefuses(insns []asm.Instruction) bool {
 	for i := 0; i < len(insns); i++ {
 		if insns[i].Opcode == asm.OpLDDW {
-			if insns[i].Dst == asm.R10 {
+			if insns[i].Dst == asm.R10 || insns[i].Src == asm.PseudoFunc {
 				return true
 			}
 			i++

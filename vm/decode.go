@@ -76,6 +76,9 @@ func (p *Program) decode() error {
 				if ins.Offset != 0 {
 					return fail("%w: lddw offset %d", ErrInvalidField, ins.Offset)
 				}
+				if ins.Dst == asm.R10 {
+					return fail("%w", ErrWriteToR10)
+				}
 				p.lddwIndex = i
 				value, err := p.lddwValue(ins, p.insns[i+1])
 				if err != nil {

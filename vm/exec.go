@@ -188,6 +188,9 @@ func (e *Env) takeTailCall() (*Program, unsafe.Pointer, int) {
 		e.frames[e.depth-1].prog = e.prog
 	}
 	e.prog = e.tailProg
+	// The target's global data becomes reachable; Exec drops these
+	// regions with the run's others.
+	e.regions = append(e.regions, e.prog.regions...)
 	return e.prog, unsafe.Pointer(unsafe.SliceData(e.prog.code)), 0
 }
 

@@ -24,6 +24,7 @@ func TestValidation(t *testing.T) {
 		{"unknown ALU op", []asm.Instruction{{Opcode: asm.ClassALU64 | 0xe0}, exit}, vm.ErrUnknownOpcode, 0},
 		{"register 11", []asm.Instruction{mov(11), exit}, vm.ErrInvalidRegister, 0},
 		{"write to r10", []asm.Instruction{mov(10), exit}, vm.ErrWriteToR10, 0},
+		{"lddw into r10", []asm.Instruction{{Opcode: asm.OpLDDW, Dst: 10}, {}, exit}, vm.ErrWriteToR10, 0},
 		{"load into r10", []asm.Instruction{{Opcode: asm.ClassLDX | asm.ModeMEM | asm.SizeDW, Dst: 10, Src: 1}, exit}, vm.ErrWriteToR10, 0},
 		{"atomic fetch into r10", []asm.Instruction{{Opcode: asm.ClassSTX | asm.ModeATOMIC | asm.SizeDW, Dst: 1, Src: 10, Imm: asm.AtomicADD | asm.AtomicFetch}, exit}, vm.ErrWriteToR10, 0},
 		{"bad atomic op", []asm.Instruction{{Opcode: asm.ClassSTX | asm.ModeATOMIC | asm.SizeDW, Dst: 1, Src: 2, Imm: 0x99}, exit}, vm.ErrUnknownOpcode, 0},

@@ -1,15 +1,15 @@
 // Command uebpf runs, disassembles and tests eBPF programs with the uebpf
 // runtime.
 //
-//	uebpf run [--engine E] [--mem FILE | --mem-hex HEX] [--repeat N] PROGRAM
+//	uebpf run [--engine E] [--mem FILE | --mem-hex HEX] [--repeat N] [--program NAME] PROGRAM
 //	uebpf disasm PROGRAM
 //	uebpf conformance [--engine E] DIR
 //	uebpf plugin [MEMHEX] [--interpret | --engine E]
 //	uebpf engines
 //
-// PROGRAM is raw bytecode (8-byte little-endian slots, such as the .text
-// of a clang object extracted with llvm-objcopy) or a file in the
-// conformance suite's assembler dialect.
+// PROGRAM is raw bytecode (8-byte little-endian slots), a file in the
+// conformance suite's assembler dialect, or a clang-built ELF object (with
+// --program NAME when it holds more than one program).
 package main
 
 import (
@@ -22,7 +22,7 @@ import (
 )
 
 const usage = `usage:
-  uebpf run [--engine E] [--mem FILE | --mem-hex HEX] [--repeat N] PROGRAM
+  uebpf run [--engine E] [--mem FILE | --mem-hex HEX] [--repeat N] [--program NAME] PROGRAM
   uebpf disasm PROGRAM
   uebpf conformance [--engine E] DIR
   uebpf plugin [MEMHEX] [--interpret | --engine E]

@@ -118,6 +118,9 @@ func TestRunAndDisasm(t *testing.T) {
 		{[]string{"run", "--mem", mem, "--mem-hex", "00", src}, 2, ""},
 		{[]string{"run", filepath.Join(dir, "missing")}, 1, ""},
 		{[]string{"frobnicate"}, 2, ""},
+		// prime.bpf.o counts the primes below the u32 in its memory.
+		{[]string{"run", "--mem-hex", "10270000", "../../internal/benchset/c/prime.bpf.o"}, 0, "0x4cd\n"},
+		{[]string{"run", "--mem-hex", "10270000", "--program", "nope", "../../internal/benchset/c/prime.bpf.o"}, 1, ""},
 	}
 	for _, tc := range cases {
 		code, out, stderr := runCLI(t, "", tc.args...)
