@@ -6,74 +6,10 @@ import (
 	"testing"
 
 	"github.com/uebpf/uebpf/asm"
+	"github.com/uebpf/uebpf/internal/enginebench"
 	"github.com/uebpf/uebpf/jit"
 	"github.com/uebpf/uebpf/vm"
 )
-
-// benchPrograms are the programs of vm's BenchmarkInterpreter, so that
-// figures compare directly.
-var benchPrograms = []struct {
-	name string
-	src  string
-	mem  int
-}{
-	{
-		name: "alu_loop",
-		src: `
-			mov %r0, 0
-			mov %r1, 10000
-		loop:
-			add %r0, %r1
-			xor %r0, 0x5a5a
-			lsh %r0, 3
-			rsh %r0, 1
-			mul %r0, 7
-			sub %r1, 1
-			jne %r1, 0, loop
-			exit`,
-	},
-	{
-		name: "prime",
-		src: `
-			mov %r1, 100003
-			mov %r0, 0x1
-			mov %r2, 0x2
-			jgt %r1, 0x2, L3
-			ja exit
-		L2:
-			add %r2, 0x1
-			mov %r0, 0x1
-			jge %r2, %r1, exit
-		L3:
-			mov %r3, %r1
-			div %r3, %r2
-			mul %r3, %r2
-			mov %r4, %r1
-			sub %r4, %r3
-			mov %r0, 0x0
-			jne %r4, 0x0, L2
-			exit`,
-	},
-	{
-		name: "memory_walk",
-		mem:  4096,
-		src: `
-			mov %r0, 0
-			add %r2, %r1
-		loop:
-			ldxdw %r3, [%r1]
-			add %r0, %r3
-			add %r1, 8
-			jlt %r1, %r2, loop
-			exit`,
-	},
-	{
-		name: "two_instructions",
-		src: `
-			mov %r0, 1
-			exit`,
-	},
-}
 
 func loadVM(tb testing.TB, src string, helpers vm.Helpers) *vm.Program {
 	tb.Helper()
@@ -101,38 +37,15 @@ func compile(tb testing.TB, vp *vm.Program, opts jit.Options) *jit.Program {
 	return p
 }
 
-type execer interface {
-	Exec(*vm.Env) (uint64, error)
-}
-
-func benchExec(b *testing.B, p execer, memSize int) {
-	mem := make([]byte, memSize)
-	for i := range mem {
-		mem[i] = byte(i)
-	}
-	env := vm.NewEnv()
-	env.SetContext(mem)
-	if _, err := p.Exec(env); err != nil {
-		b.Fatal(err)
-	}
-	perRun := env.Executed()
-	b.ReportAllocs()
-	b.ResetTimer()
-	for b.Loop() {
-		p.Exec(env)
-	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(perRun), "ns/insn")
-}
-
 // BenchmarkEngines runs the benchmark programs on the interpreter and on
 // the JIT in both safety modes.
 func BenchmarkEngines(b *testing.B) {
-	for _, bp := range benchPrograms {
-		vp := loadVM(b, bp.src, nil)
-		b.Run(bp.name+"/interpreter", func(b *testing.B) { benchExec(b, vp, bp.mem) })
-		b.Run(bp.name+"/jit-checked", func(b *testing.B) { benchExec(b, compile(b, vp, jit.Options{}), bp.mem) })
-		b.Run(bp.name+"/jit-unchecked", func(b *testing.B) {
-			benchExec(b, compile(b, vp, jit.Options{Unchecked: true}), bp.mem)
+	for _, bp := range enginebench.Programs {
+		vp := loadVM(b, bp.Src, nil)
+		b.Run(bp.Name+"/interpreter", func(b *testing.B) { enginebench.Run(b, vp, bp.Mem) })
+		b.Run(bp.Name+"/jit-checked", func(b *testing.B) { enginebench.Run(b, compile(b, vp, jit.Options{}), bp.Mem) })
+		b.Run(bp.Name+"/jit-unchecked", func(b *testing.B) {
+			enginebench.Run(b, compile(b, vp, jit.Options{Unchecked: true}), bp.Mem)
 		})
 	}
 }
