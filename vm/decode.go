@@ -57,6 +57,9 @@ func (p *Program) decode() error {
 				}
 				d.imm = uint64(len(p.funcs))
 				p.funcs = append(p.funcs, fn.Func)
+				if fn.ArrayLookup {
+					d.op = opCallArrayLookup
+				}
 			case opCallX:
 				if ins.Dst == asm.R10 {
 					return fail("%w: callx through r10", ErrInvalidRegister)

@@ -95,7 +95,7 @@ func (e *Env) drive(pc int, budget uint64) (uint64, uint64, error) {
 		case whyCall:
 			in := &e.prog.code[at]
 			var fn HelperFunc
-			if in.op == opCall {
+			if in.op != opCallX {
 				fn = e.prog.funcs[in.imm]
 			} else if n := r[in.dst]; n <= 1<<31-1 {
 				fn = e.prog.helpers[int32(n)].Func
@@ -233,3 +233,7 @@ func (e *Env) CallFunction(fn uint64, args [5]uint64) (uint64, error) {
 	e.depth, e.base, e.prog = depth, savedBase, savedProg
 	return r0, err
 }
+
+// mapEntrySize is the size of an entry of a program's map table: map
+// pointers are the addresses of entries.
+const mapEntrySize = uint64(unsafe.Sizeof(Map(nil)))

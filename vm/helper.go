@@ -13,6 +13,11 @@ type Helper struct {
 	Name  string
 	Func  HelperFunc
 	Proto *Prototype
+	// ArrayLookup says the helper is bpf_map_lookup_elem. Engines may then
+	// answer calls on array maps (maps.MemoryMap of type maps.Array)
+	// themselves, without leaving the program, as the kernel's JITs
+	// inline them: r0 = the element's address, or 0 past the end.
+	ArrayLookup bool
 }
 
 // Helpers maps helper numbers (as in Linux's bpf_func_id) to helpers.

@@ -1416,6 +1416,45 @@ func (e *Env) interpret(pc int, budget int) (int, int, uint8) {
 				return pc, budget, whyBudget
 			}
 			return pc, budget, whyPacket
+		case opCallArrayLookup:
+			// r1 is a map pointer: the address of an entry of the map
+			// table; anything else takes the helper's own path.
+			off := r[1] - uint64(uintptr(unsafe.Pointer(unsafe.SliceData(e.prog.maps))))
+			m, k := off/mapEntrySize, r[2]
+			if off%mapEntrySize != 0 || m >= uint64(len(e.prog.arrays)) || e.prog.arrays[m].base == 0 {
+				budget -= pc - start
+				if budget < 0 {
+					return pc, budget, whyBudget
+				}
+				return pc, budget, whyCall
+			}
+			// An unreadable key is the helper's to report.
+			if k-stackLo > StackSize-4 {
+				if h := e.hit; h >= uint(len(e.regions)) || !(k >= e.regions[h].lo && k <= e.regions[h].hi && 4 <= e.regions[h].hi-k) {
+					ok := false
+					for i := len(e.regions) - 1; i >= 0; i-- {
+						g := &e.regions[i]
+						if k >= g.lo && k <= g.hi && 4 <= g.hi-k {
+							ok = true
+							e.hit = uint(i)
+							break
+						}
+					}
+					if !ok {
+						budget -= pc - start
+						if budget < 0 {
+							return pc, budget, whyBudget
+						}
+						return pc, budget, whyCall
+					}
+				}
+			}
+			a := &e.prog.arrays[m]
+			if idx := uint64(*(*uint32)(hostPointer(k))); idx < a.n {
+				r[0] = a.base + idx*a.stride
+			} else {
+				r[0] = 0
+			}
 		case opCall, opCallX:
 			budget -= pc - start
 			if budget < 0 {

@@ -183,6 +183,7 @@ const (
 	opJsle32X
 
 	opCall
+	opCallArrayLookup // opCall of an ArrayLookup helper
 	opCallLocal
 	opCallX
 	opExit

@@ -10,6 +10,7 @@ import (
 	ciliumasm "github.com/cilium/ebpf/asm"
 
 	"github.com/uebpf/uebpf/asm"
+	"github.com/uebpf/uebpf/maps"
 )
 
 // DefaultBudget is the instruction budget of a run when neither the program
@@ -63,6 +64,9 @@ type Program struct {
 	// callbacks are the functions whose addresses lddw (BPF_PSEUDO_FUNC)
 	// loads, for helpers such as bpf_loop.
 	callbacks []int
+	// arrays describes Maps[i] when it is an array that calls to an
+	// ArrayLookup helper may index directly (base 0 otherwise).
+	arrays    []arrayMap
 	lddwIndex int // slot of the lddw being decoded
 	budget    uint64
 	envs      sync.Pool
@@ -83,6 +87,7 @@ func Load(spec *ProgramSpec, opts *Options) (*Program, error) {
 	if p.budget == 0 {
 		p.budget = DefaultBudget
 	}
+	p.findArrays()
 	if err := p.decode(); err != nil {
 		return nil, err
 	}
@@ -177,4 +182,31 @@ func (p *Program) getEnv() *Env {
 func (p *Program) putEnv(e *Env) {
 	e.Reset()
 	p.envs.Put(e)
+}
+
+// arrayMap is what an inline array lookup needs of an array map.
+type arrayMap struct {
+	base, stride, n uint64
+}
+
+// findArrays fills p.arrays, and makes every such array's memory a static
+// region of the program: inline lookups then hand out addresses that the
+// run's checks already allow, as the lookup helper would register them.
+func (p *Program) findArrays() {
+	p.arrays = make([]arrayMap, len(p.maps))
+	for i, m := range p.maps {
+		a, ok := m.(maps.MemoryMap)
+		if !ok || a.Type() != maps.Array || a.KeySize() != 4 {
+			continue
+		}
+		mem := a.Memory()
+		stride := (uint64(a.ValueSize()) + 7) &^ 7
+		n := uint64(a.MaxEntries())
+		if len(mem) == 0 || stride*n > uint64(len(mem)) {
+			continue
+		}
+		base := unsafe.Pointer(unsafe.SliceData(mem))
+		p.addStaticRegion(base, len(mem), !a.ReadOnlyProg())
+		p.arrays[i] = arrayMap{base: uint64(uintptr(base)), stride: stride, n: n}
+	}
 }

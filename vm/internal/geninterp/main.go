@@ -228,7 +228,23 @@ func (e *Env) interpret(pc int, budget int) (int, int, uint8) {
 		pc++
 		switch in.op {`
 
-var footer = `	case opCall, opCallX:
+var footer = `	case opCallArrayLookup:
+			// r1 is a map pointer: the address of an entry of the map
+			// table; anything else takes the helper's own path.
+			off := r[1] - uint64(uintptr(unsafe.Pointer(unsafe.SliceData(e.prog.maps))))
+			m, k := off/mapEntrySize, r[2]
+			if off%mapEntrySize != 0 || m >= uint64(len(e.prog.arrays)) || e.prog.arrays[m].base == 0 {
+				` + leave("whyCall") + `
+			}
+			// An unreadable key is the helper's to report.
+			` + regionCheck("k", 4, false, leave("whyCall")) + `
+			a := &e.prog.arrays[m]
+			if idx := uint64(*(*uint32)(hostPointer(k))); idx < a.n {
+				r[0] = a.base + idx*a.stride
+			} else {
+				r[0] = 0
+			}
+		case opCall, opCallX:
 			` + leave("whyCall") + `
 		case opCallLocal:
 			if e.depth+1 >= MaxCallDepth {
@@ -262,6 +278,12 @@ var footer = `	case opCall, opCallX:
 // stack first, then the run's regions, inline because the loop must not
 // call out (see the header).
 func memCheck(size int, write bool) string {
+	return regionCheck("addr", size, write, fmt.Sprintf("return pc, budget, e.fault(addr, %d, ErrMemoryAccess)", size))
+}
+
+// regionCheck returns the code that checks a size-byte access at the
+// address in the variable addr and runs onFail when it is not allowed.
+func regionCheck(addr string, size int, write bool, onFail string) string {
 	perm, hitPerm := "", ""
 	if write {
 		perm, hitPerm = " && g.writable", " && e.regions[h].writable"
@@ -269,22 +291,22 @@ func memCheck(size int, write bool) string {
 	// The region that satisfied the last check is tried first (programs
 	// walk one buffer at a time), then the list from the newest (a helper
 	// just returned it) to the oldest.
-	return fmt.Sprintf(`if addr-stackLo > StackSize-%[1]d {
-if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && %[1]d <= e.regions[h].hi-addr%[3]s) {
+	return fmt.Sprintf(`if %[4]s-stackLo > StackSize-%[1]d {
+if h := e.hit; h >= uint(len(e.regions)) || !(%[4]s >= e.regions[h].lo && %[4]s <= e.regions[h].hi && %[1]d <= e.regions[h].hi-%[4]s%[3]s) {
 	ok := false
 	for i := len(e.regions) - 1; i >= 0; i-- {
 		g := &e.regions[i]
-		if addr >= g.lo && addr <= g.hi && %[1]d <= g.hi-addr%[2]s {
+		if %[4]s >= g.lo && %[4]s <= g.hi && %[1]d <= g.hi-%[4]s%[2]s {
 			ok = true
 			e.hit = uint(i)
 			break
 		}
 	}
 	if !ok {
-		return pc, budget, e.fault(addr, %[1]d, ErrMemoryAccess)
+		%[5]s
 	}
 }
-}`, size, perm, hitPerm)
+}`, size, perm, hitPerm, addr, onFail)
 }
 
 // jumpTo returns the code that charges the current stretch to the budget
