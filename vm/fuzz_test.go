@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/uebpf/uebpf/asm"
+	"github.com/uebpf/uebpf/maps"
 	"github.com/uebpf/uebpf/vm"
 )
 
@@ -12,6 +13,8 @@ import (
 // callbacks, tail calls into themselves and memory access through Bytes.
 func fuzzHelpers() vm.Helpers {
 	return vm.Helpers{
+		// Calls on the array map are answered inline; others reach Func.
+		5: {Name: "lookup", ArrayLookup: true, Func: func(env *vm.Env, _, _, _, _, _ uint64) uint64 { return 0 }},
 		1: {Name: "stop_if_zero", Func: func(env *vm.Env, r1, _, _, _, _ uint64) uint64 {
 			if r1 == 0 {
 				env.Stop(0)
@@ -56,15 +59,27 @@ func FuzzDecodeRun(f *testing.F) {
 		"call local f\nexit\nf:\nmov %r1, 0\ncall 1\nexit",
 		"mov %r1, %r10\nadd %r1, -16\nmov %r2, 16\ncall 4\nexit",
 		"call 3\nexit",
+		"stw [%r10-4], 2\nmov %r2, %r10\nadd %r2, -4\nlddw %r1, map_by_fd(0)\ncall 5\njeq %r0, 0, +1\nldxdw %r0, [%r0]\nexit",
 	} {
 		f.Add(asm.Encode(nil, asm.MustAssemble(src)), []byte{1, 2, 3, 4, 5, 6, 7, 8})
 	}
 	helpers := fuzzHelpers()
+	// Programs may reference map 0 (lddw src=1 imm=0), an array that
+	// helper 5 looks up inline, or its memory (src=2).
+	array, err := maps.New(&maps.Spec{Name: "array", Type: maps.Array, KeySize: 4, ValueSize: 12, MaxEntries: 8})
+	if err != nil {
+		f.Fatal(err)
+	}
 	f.Fuzz(func(t *testing.T, code, mem []byte) {
-		p, err := vm.LoadBytes("fuzz", code, &vm.Options{Helpers: helpers, Budget: 100_000})
+		insns, err := asm.Decode(code)
+		if err != nil {
+			return
+		}
+		p, err := vm.Load(&vm.ProgramSpec{Name: "fuzz", Instructions: insns, Maps: []vm.Map{array}},
+			&vm.Options{Helpers: helpers, Budget: 100_000})
 		if err != nil {
 			var le *vm.LoadError
-			if len(code)%8 == 0 && !errors.As(err, &le) {
+			if !errors.As(err, &le) {
 				t.Fatalf("load error is not a *LoadError: %v", err)
 			}
 			return
