@@ -73,4 +73,12 @@ type Options struct {
 	// Variables sets global variables before the programs load, by name.
 	// It is the only way to set constants (const volatile, .rodata).
 	Variables map[string]any
+	// Verify runs the verifier on every program at load, with a context
+	// of ContextSize bytes: a program it refuses fails to load with a
+	// *verifier.Error, and the programs it accepts run on the JIT without
+	// run-time memory checks. Runs then need a context of at least
+	// ContextSize bytes. (The interpreter keeps its checks either way.)
+	Verify bool
+	// ContextSize is the size of the programs' context, for Verify.
+	ContextSize int
 }

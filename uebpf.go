@@ -14,6 +14,7 @@ import (
 	"github.com/uebpf/uebpf/helpers"
 	"github.com/uebpf/uebpf/jit"
 	uemaps "github.com/uebpf/uebpf/maps"
+	"github.com/uebpf/uebpf/verifier"
 	"github.com/uebpf/uebpf/vm"
 )
 
@@ -42,6 +43,9 @@ type Program struct {
 	section string
 	vm      *vm.Program
 	jit     *jit.Program // nil when the interpreter runs the program
+	// contextSize is the context size the verifier proved the program
+	// safe for (0: not verified).
+	contextSize int
 }
 
 // LoadSpec parses an object file without loading it, so that its spec
@@ -109,7 +113,14 @@ func NewCollection(spec *ebpf.CollectionSpec, opts *Options) (*Collection, error
 	for _, name := range names {
 		ep := ec.Programs[name]
 		p := &Program{name: name, section: ep.Section, vm: ep.VM}
-		if p.jit, err = compile(ep.VM, opts.Engine); err != nil {
+		if opts.Verify {
+			if _, err := verifier.Verify(ep.VM, &verifier.Options{ContextSize: opts.ContextSize}); err != nil {
+				coll.Close()
+				return nil, fmt.Errorf("program %s: %w", name, err)
+			}
+			p.contextSize = opts.ContextSize
+		}
+		if p.jit, err = compile(ep.VM, opts.Engine, opts.Verify); err != nil {
 			coll.Close()
 			return nil, fmt.Errorf("program %s: %w", name, err)
 		}
@@ -135,14 +146,16 @@ func helperSet(opts *Options) (vm.Helpers, error) {
 }
 
 // compile prepares p for engine; nil means the interpreter runs it.
-func compile(p *vm.Program, engine Engine) (*jit.Program, error) {
+// Verified programs compile without run-time checks.
+func compile(p *vm.Program, engine Engine, verified bool) (*jit.Program, error) {
+	opts := &jit.Options{Unchecked: verified}
 	switch engine {
 	case EngineInterpreter:
 		return nil, nil
 	case EngineJIT:
-		return jit.Compile(p, nil)
+		return jit.Compile(p, opts)
 	case EngineAuto:
-		jp, err := jit.Compile(p, nil)
+		jp, err := jit.Compile(p, opts)
 		if err != nil {
 			return nil, nil // the interpreter runs what the JIT cannot
 		}
@@ -200,6 +213,9 @@ func (p *Program) VM() *vm.Program { return p.vm }
 // length) and returns r0. The program may read and write ctx. Runs of one
 // program may happen concurrently.
 func (p *Program) Run(ctx []byte) (uint64, error) {
+	if len(ctx) < p.contextSize {
+		return 0, p.shortContext(len(ctx))
+	}
 	if p.jit != nil {
 		return p.jit.Run(ctx)
 	}
@@ -210,8 +226,19 @@ func (p *Program) Run(ctx []byte) (uint64, error) {
 // such as a pointer to a Go struct with a C-compatible layout. The caller
 // keeps ctx alive during the call.
 func (p *Program) RunPointer(ctx unsafe.Pointer, size uintptr) (uint64, error) {
+	if size < uintptr(p.contextSize) {
+		return 0, p.shortContext(int(size))
+	}
 	if p.jit != nil {
 		return p.jit.RunPointer(ctx, size)
 	}
 	return p.vm.RunPointer(ctx, size)
+}
+
+// ErrShortContext reports a run of a verified program with a context
+// smaller than the one it was verified for.
+var ErrShortContext = errors.New("context smaller than the verified context size")
+
+func (p *Program) shortContext(n int) error {
+	return fmt.Errorf("program %s: %d-byte context: %w (%d bytes)", p.name, n, ErrShortContext, p.contextSize)
 }

@@ -1,0 +1,52 @@
+package uebpf_test
+
+import (
+	"errors"
+	"testing"
+	"unsafe"
+
+	"github.com/uebpf/uebpf"
+	"github.com/uebpf/uebpf/verifier"
+)
+
+// TestVerify loads the filter example with the verifier: it is accepted,
+// runs on the JIT without run-time checks (where the JIT exists), counts
+// as on the interpreter, and refuses a context shorter than the verified one.
+func TestVerify(t *testing.T) {
+	type event struct {
+		PID       uint32
+		Syscall   uint32
+		LatencyNs uint64
+	}
+	for _, engine := range []uebpf.Engine{uebpf.EngineInterpreter, uebpf.EngineAuto} {
+		coll, err := uebpf.LoadFile("examples/filter/filter.bpf.o", &uebpf.Options{
+			Engine: engine, Verify: true, ContextSize: int(unsafe.Sizeof(event{})),
+			Variables: map[string]any{"min_latency_ns": uint64(10)},
+		})
+		if err != nil {
+			t.Fatalf("%v: %v", engine, err)
+		}
+		prog := coll.Program("count_slow")
+		for range 3 {
+			ev := event{PID: 7, LatencyNs: 100}
+			if r0, err := prog.RunPointer(unsafe.Pointer(&ev), unsafe.Sizeof(ev)); err != nil || r0 != 1 {
+				t.Fatalf("%v: r0 = %d, %v", engine, r0, err)
+			}
+		}
+		var n uint64
+		if err := coll.Map("slow_calls").Lookup(uint32(7), &n); err != nil || n != 3 {
+			t.Fatalf("%v: count = %d, %v", engine, n, err)
+		}
+		if _, err := prog.Run(make([]byte, 8)); !errors.Is(err, uebpf.ErrShortContext) {
+			t.Fatalf("%v: short context: %v", engine, err)
+		}
+		coll.Close()
+	}
+	// A context too small for what the program reads is refused at load.
+	_, err := uebpf.LoadFile("examples/filter/filter.bpf.o", &uebpf.Options{Verify: true, ContextSize: 4})
+	var verr *verifier.Error
+	if !errors.As(err, &verr) {
+		t.Fatalf("load with a 4-byte context: %v, want a *verifier.Error", err)
+	}
+	t.Log(err)
+}
