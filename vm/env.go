@@ -33,6 +33,7 @@ type Env struct {
 	// embedder registered, memory helpers returned.
 	regions []region
 	hit     uint // the index in regions of the last successful check
+	fixed   int  // regions[:fixed] are those the run started with
 	packet  []byte
 	budget  uint64
 
@@ -176,13 +177,26 @@ func (e *Env) allowed(addr, size uint64, write bool) bool {
 }
 
 // inRegions reports whether a region other than the stack allows the
-// access. It is small enough for the compiler to inline into the
-// interpreter's loop. Exec appends the program's static regions to the
+// access, for helpers. Exec appends the program's static regions to the
 // Env's for the duration of a run, so one list covers all.
 func (e *Env) inRegions(addr, size uint64, write bool) bool {
-	for i := len(e.regions) - 1; i >= 0; i-- {
+	// The order of the interpreter's inline checks: the last hit, the
+	// regions the run started with, then helpers' newest first.
+	in := func(i int) bool {
 		r := &e.regions[i]
-		if addr >= r.lo && addr <= r.hi && size <= r.hi-addr && (r.writable || !write) {
+		return addr >= r.lo && addr <= r.hi && size <= r.hi-addr && (r.writable || !write)
+	}
+	if h := int(e.hit); h < len(e.regions) && in(h) {
+		return true
+	}
+	fixed := min(e.fixed, len(e.regions))
+	for i := range fixed {
+		if in(i) {
+			return true
+		}
+	}
+	for i := len(e.regions) - 1; i >= fixed; i-- {
+		if in(i) {
 			return true
 		}
 	}

@@ -23,10 +23,12 @@ func (p *Program) Exec(e *Env) (uint64, error) {
 		run = e.guardedRun
 	}
 	if len(p.regions) == 0 {
+		e.fixed = len(e.regions)
 		return run(budget)
 	}
 	own := len(e.regions)
 	e.regions = append(e.regions, p.regions...)
+	e.fixed = len(e.regions)
 	r0, err := run(budget)
 	clear(e.regions[own:])
 	e.regions = e.regions[:own]

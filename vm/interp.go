@@ -628,12 +628,20 @@ func (e *Env) interpret(pc int, budget int) (int, int, uint8) {
 			if addr-stackLo > StackSize-1 {
 				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 1 <= e.regions[h].hi-addr) {
 					ok := false
-					for i := len(e.regions) - 1; i >= 0; i-- {
+					fixed := min(e.fixed, len(e.regions))
+					for i := 0; i < fixed; i++ {
 						g := &e.regions[i]
 						if addr >= g.lo && addr <= g.hi && 1 <= g.hi-addr {
 							ok = true
 							e.hit = uint(i)
 							break
+						}
+					}
+					for i := len(e.regions) - 1; !ok && i >= fixed; i-- {
+						g := &e.regions[i]
+						if addr >= g.lo && addr <= g.hi && 1 <= g.hi-addr {
+							ok = true
+							e.hit = uint(i)
 						}
 					}
 					if !ok {
@@ -647,12 +655,20 @@ func (e *Env) interpret(pc int, budget int) (int, int, uint8) {
 			if addr-stackLo > StackSize-2 {
 				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 2 <= e.regions[h].hi-addr) {
 					ok := false
-					for i := len(e.regions) - 1; i >= 0; i-- {
+					fixed := min(e.fixed, len(e.regions))
+					for i := 0; i < fixed; i++ {
 						g := &e.regions[i]
 						if addr >= g.lo && addr <= g.hi && 2 <= g.hi-addr {
 							ok = true
 							e.hit = uint(i)
 							break
+						}
+					}
+					for i := len(e.regions) - 1; !ok && i >= fixed; i-- {
+						g := &e.regions[i]
+						if addr >= g.lo && addr <= g.hi && 2 <= g.hi-addr {
+							ok = true
+							e.hit = uint(i)
 						}
 					}
 					if !ok {
@@ -666,12 +682,20 @@ func (e *Env) interpret(pc int, budget int) (int, int, uint8) {
 			if addr-stackLo > StackSize-4 {
 				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 4 <= e.regions[h].hi-addr) {
 					ok := false
-					for i := len(e.regions) - 1; i >= 0; i-- {
+					fixed := min(e.fixed, len(e.regions))
+					for i := 0; i < fixed; i++ {
 						g := &e.regions[i]
 						if addr >= g.lo && addr <= g.hi && 4 <= g.hi-addr {
 							ok = true
 							e.hit = uint(i)
 							break
+						}
+					}
+					for i := len(e.regions) - 1; !ok && i >= fixed; i-- {
+						g := &e.regions[i]
+						if addr >= g.lo && addr <= g.hi && 4 <= g.hi-addr {
+							ok = true
+							e.hit = uint(i)
 						}
 					}
 					if !ok {
@@ -685,12 +709,20 @@ func (e *Env) interpret(pc int, budget int) (int, int, uint8) {
 			if addr-stackLo > StackSize-8 {
 				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 8 <= e.regions[h].hi-addr) {
 					ok := false
-					for i := len(e.regions) - 1; i >= 0; i-- {
+					fixed := min(e.fixed, len(e.regions))
+					for i := 0; i < fixed; i++ {
 						g := &e.regions[i]
 						if addr >= g.lo && addr <= g.hi && 8 <= g.hi-addr {
 							ok = true
 							e.hit = uint(i)
 							break
+						}
+					}
+					for i := len(e.regions) - 1; !ok && i >= fixed; i-- {
+						g := &e.regions[i]
+						if addr >= g.lo && addr <= g.hi && 8 <= g.hi-addr {
+							ok = true
+							e.hit = uint(i)
 						}
 					}
 					if !ok {
@@ -704,12 +736,20 @@ func (e *Env) interpret(pc int, budget int) (int, int, uint8) {
 			if addr-stackLo > StackSize-1 {
 				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 1 <= e.regions[h].hi-addr) {
 					ok := false
-					for i := len(e.regions) - 1; i >= 0; i-- {
+					fixed := min(e.fixed, len(e.regions))
+					for i := 0; i < fixed; i++ {
 						g := &e.regions[i]
 						if addr >= g.lo && addr <= g.hi && 1 <= g.hi-addr {
 							ok = true
 							e.hit = uint(i)
 							break
+						}
+					}
+					for i := len(e.regions) - 1; !ok && i >= fixed; i-- {
+						g := &e.regions[i]
+						if addr >= g.lo && addr <= g.hi && 1 <= g.hi-addr {
+							ok = true
+							e.hit = uint(i)
 						}
 					}
 					if !ok {
@@ -723,12 +763,20 @@ func (e *Env) interpret(pc int, budget int) (int, int, uint8) {
 			if addr-stackLo > StackSize-2 {
 				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 2 <= e.regions[h].hi-addr) {
 					ok := false
-					for i := len(e.regions) - 1; i >= 0; i-- {
+					fixed := min(e.fixed, len(e.regions))
+					for i := 0; i < fixed; i++ {
 						g := &e.regions[i]
 						if addr >= g.lo && addr <= g.hi && 2 <= g.hi-addr {
 							ok = true
 							e.hit = uint(i)
 							break
+						}
+					}
+					for i := len(e.regions) - 1; !ok && i >= fixed; i-- {
+						g := &e.regions[i]
+						if addr >= g.lo && addr <= g.hi && 2 <= g.hi-addr {
+							ok = true
+							e.hit = uint(i)
 						}
 					}
 					if !ok {
@@ -742,12 +790,20 @@ func (e *Env) interpret(pc int, budget int) (int, int, uint8) {
 			if addr-stackLo > StackSize-4 {
 				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 4 <= e.regions[h].hi-addr) {
 					ok := false
-					for i := len(e.regions) - 1; i >= 0; i-- {
+					fixed := min(e.fixed, len(e.regions))
+					for i := 0; i < fixed; i++ {
 						g := &e.regions[i]
 						if addr >= g.lo && addr <= g.hi && 4 <= g.hi-addr {
 							ok = true
 							e.hit = uint(i)
 							break
+						}
+					}
+					for i := len(e.regions) - 1; !ok && i >= fixed; i-- {
+						g := &e.regions[i]
+						if addr >= g.lo && addr <= g.hi && 4 <= g.hi-addr {
+							ok = true
+							e.hit = uint(i)
 						}
 					}
 					if !ok {
@@ -761,12 +817,20 @@ func (e *Env) interpret(pc int, budget int) (int, int, uint8) {
 			if addr-stackLo > StackSize-1 {
 				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 1 <= e.regions[h].hi-addr && e.regions[h].writable) {
 					ok := false
-					for i := len(e.regions) - 1; i >= 0; i-- {
+					fixed := min(e.fixed, len(e.regions))
+					for i := 0; i < fixed; i++ {
 						g := &e.regions[i]
 						if addr >= g.lo && addr <= g.hi && 1 <= g.hi-addr && g.writable {
 							ok = true
 							e.hit = uint(i)
 							break
+						}
+					}
+					for i := len(e.regions) - 1; !ok && i >= fixed; i-- {
+						g := &e.regions[i]
+						if addr >= g.lo && addr <= g.hi && 1 <= g.hi-addr && g.writable {
+							ok = true
+							e.hit = uint(i)
 						}
 					}
 					if !ok {
@@ -780,12 +844,20 @@ func (e *Env) interpret(pc int, budget int) (int, int, uint8) {
 			if addr-stackLo > StackSize-2 {
 				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 2 <= e.regions[h].hi-addr && e.regions[h].writable) {
 					ok := false
-					for i := len(e.regions) - 1; i >= 0; i-- {
+					fixed := min(e.fixed, len(e.regions))
+					for i := 0; i < fixed; i++ {
 						g := &e.regions[i]
 						if addr >= g.lo && addr <= g.hi && 2 <= g.hi-addr && g.writable {
 							ok = true
 							e.hit = uint(i)
 							break
+						}
+					}
+					for i := len(e.regions) - 1; !ok && i >= fixed; i-- {
+						g := &e.regions[i]
+						if addr >= g.lo && addr <= g.hi && 2 <= g.hi-addr && g.writable {
+							ok = true
+							e.hit = uint(i)
 						}
 					}
 					if !ok {
@@ -799,12 +871,20 @@ func (e *Env) interpret(pc int, budget int) (int, int, uint8) {
 			if addr-stackLo > StackSize-4 {
 				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 4 <= e.regions[h].hi-addr && e.regions[h].writable) {
 					ok := false
-					for i := len(e.regions) - 1; i >= 0; i-- {
+					fixed := min(e.fixed, len(e.regions))
+					for i := 0; i < fixed; i++ {
 						g := &e.regions[i]
 						if addr >= g.lo && addr <= g.hi && 4 <= g.hi-addr && g.writable {
 							ok = true
 							e.hit = uint(i)
 							break
+						}
+					}
+					for i := len(e.regions) - 1; !ok && i >= fixed; i-- {
+						g := &e.regions[i]
+						if addr >= g.lo && addr <= g.hi && 4 <= g.hi-addr && g.writable {
+							ok = true
+							e.hit = uint(i)
 						}
 					}
 					if !ok {
@@ -818,12 +898,20 @@ func (e *Env) interpret(pc int, budget int) (int, int, uint8) {
 			if addr-stackLo > StackSize-8 {
 				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 8 <= e.regions[h].hi-addr && e.regions[h].writable) {
 					ok := false
-					for i := len(e.regions) - 1; i >= 0; i-- {
+					fixed := min(e.fixed, len(e.regions))
+					for i := 0; i < fixed; i++ {
 						g := &e.regions[i]
 						if addr >= g.lo && addr <= g.hi && 8 <= g.hi-addr && g.writable {
 							ok = true
 							e.hit = uint(i)
 							break
+						}
+					}
+					for i := len(e.regions) - 1; !ok && i >= fixed; i-- {
+						g := &e.regions[i]
+						if addr >= g.lo && addr <= g.hi && 8 <= g.hi-addr && g.writable {
+							ok = true
+							e.hit = uint(i)
 						}
 					}
 					if !ok {
@@ -837,12 +925,20 @@ func (e *Env) interpret(pc int, budget int) (int, int, uint8) {
 			if addr-stackLo > StackSize-1 {
 				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 1 <= e.regions[h].hi-addr && e.regions[h].writable) {
 					ok := false
-					for i := len(e.regions) - 1; i >= 0; i-- {
+					fixed := min(e.fixed, len(e.regions))
+					for i := 0; i < fixed; i++ {
 						g := &e.regions[i]
 						if addr >= g.lo && addr <= g.hi && 1 <= g.hi-addr && g.writable {
 							ok = true
 							e.hit = uint(i)
 							break
+						}
+					}
+					for i := len(e.regions) - 1; !ok && i >= fixed; i-- {
+						g := &e.regions[i]
+						if addr >= g.lo && addr <= g.hi && 1 <= g.hi-addr && g.writable {
+							ok = true
+							e.hit = uint(i)
 						}
 					}
 					if !ok {
@@ -856,12 +952,20 @@ func (e *Env) interpret(pc int, budget int) (int, int, uint8) {
 			if addr-stackLo > StackSize-2 {
 				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 2 <= e.regions[h].hi-addr && e.regions[h].writable) {
 					ok := false
-					for i := len(e.regions) - 1; i >= 0; i-- {
+					fixed := min(e.fixed, len(e.regions))
+					for i := 0; i < fixed; i++ {
 						g := &e.regions[i]
 						if addr >= g.lo && addr <= g.hi && 2 <= g.hi-addr && g.writable {
 							ok = true
 							e.hit = uint(i)
 							break
+						}
+					}
+					for i := len(e.regions) - 1; !ok && i >= fixed; i-- {
+						g := &e.regions[i]
+						if addr >= g.lo && addr <= g.hi && 2 <= g.hi-addr && g.writable {
+							ok = true
+							e.hit = uint(i)
 						}
 					}
 					if !ok {
@@ -875,12 +979,20 @@ func (e *Env) interpret(pc int, budget int) (int, int, uint8) {
 			if addr-stackLo > StackSize-4 {
 				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 4 <= e.regions[h].hi-addr && e.regions[h].writable) {
 					ok := false
-					for i := len(e.regions) - 1; i >= 0; i-- {
+					fixed := min(e.fixed, len(e.regions))
+					for i := 0; i < fixed; i++ {
 						g := &e.regions[i]
 						if addr >= g.lo && addr <= g.hi && 4 <= g.hi-addr && g.writable {
 							ok = true
 							e.hit = uint(i)
 							break
+						}
+					}
+					for i := len(e.regions) - 1; !ok && i >= fixed; i-- {
+						g := &e.regions[i]
+						if addr >= g.lo && addr <= g.hi && 4 <= g.hi-addr && g.writable {
+							ok = true
+							e.hit = uint(i)
 						}
 					}
 					if !ok {
@@ -894,12 +1006,20 @@ func (e *Env) interpret(pc int, budget int) (int, int, uint8) {
 			if addr-stackLo > StackSize-8 {
 				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 8 <= e.regions[h].hi-addr && e.regions[h].writable) {
 					ok := false
-					for i := len(e.regions) - 1; i >= 0; i-- {
+					fixed := min(e.fixed, len(e.regions))
+					for i := 0; i < fixed; i++ {
 						g := &e.regions[i]
 						if addr >= g.lo && addr <= g.hi && 8 <= g.hi-addr && g.writable {
 							ok = true
 							e.hit = uint(i)
 							break
+						}
+					}
+					for i := len(e.regions) - 1; !ok && i >= fixed; i-- {
+						g := &e.regions[i]
+						if addr >= g.lo && addr <= g.hi && 8 <= g.hi-addr && g.writable {
+							ok = true
+							e.hit = uint(i)
 						}
 					}
 					if !ok {
@@ -913,12 +1033,20 @@ func (e *Env) interpret(pc int, budget int) (int, int, uint8) {
 			if addr-stackLo > StackSize-4 {
 				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 4 <= e.regions[h].hi-addr && e.regions[h].writable) {
 					ok := false
-					for i := len(e.regions) - 1; i >= 0; i-- {
+					fixed := min(e.fixed, len(e.regions))
+					for i := 0; i < fixed; i++ {
 						g := &e.regions[i]
 						if addr >= g.lo && addr <= g.hi && 4 <= g.hi-addr && g.writable {
 							ok = true
 							e.hit = uint(i)
 							break
+						}
+					}
+					for i := len(e.regions) - 1; !ok && i >= fixed; i-- {
+						g := &e.regions[i]
+						if addr >= g.lo && addr <= g.hi && 4 <= g.hi-addr && g.writable {
+							ok = true
+							e.hit = uint(i)
 						}
 					}
 					if !ok {
@@ -936,12 +1064,20 @@ func (e *Env) interpret(pc int, budget int) (int, int, uint8) {
 			if addr-stackLo > StackSize-4 {
 				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 4 <= e.regions[h].hi-addr && e.regions[h].writable) {
 					ok := false
-					for i := len(e.regions) - 1; i >= 0; i-- {
+					fixed := min(e.fixed, len(e.regions))
+					for i := 0; i < fixed; i++ {
 						g := &e.regions[i]
 						if addr >= g.lo && addr <= g.hi && 4 <= g.hi-addr && g.writable {
 							ok = true
 							e.hit = uint(i)
 							break
+						}
+					}
+					for i := len(e.regions) - 1; !ok && i >= fixed; i-- {
+						g := &e.regions[i]
+						if addr >= g.lo && addr <= g.hi && 4 <= g.hi-addr && g.writable {
+							ok = true
+							e.hit = uint(i)
 						}
 					}
 					if !ok {
@@ -960,12 +1096,20 @@ func (e *Env) interpret(pc int, budget int) (int, int, uint8) {
 			if addr-stackLo > StackSize-4 {
 				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 4 <= e.regions[h].hi-addr && e.regions[h].writable) {
 					ok := false
-					for i := len(e.regions) - 1; i >= 0; i-- {
+					fixed := min(e.fixed, len(e.regions))
+					for i := 0; i < fixed; i++ {
 						g := &e.regions[i]
 						if addr >= g.lo && addr <= g.hi && 4 <= g.hi-addr && g.writable {
 							ok = true
 							e.hit = uint(i)
 							break
+						}
+					}
+					for i := len(e.regions) - 1; !ok && i >= fixed; i-- {
+						g := &e.regions[i]
+						if addr >= g.lo && addr <= g.hi && 4 <= g.hi-addr && g.writable {
+							ok = true
+							e.hit = uint(i)
 						}
 					}
 					if !ok {
@@ -983,12 +1127,20 @@ func (e *Env) interpret(pc int, budget int) (int, int, uint8) {
 			if addr-stackLo > StackSize-4 {
 				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 4 <= e.regions[h].hi-addr && e.regions[h].writable) {
 					ok := false
-					for i := len(e.regions) - 1; i >= 0; i-- {
+					fixed := min(e.fixed, len(e.regions))
+					for i := 0; i < fixed; i++ {
 						g := &e.regions[i]
 						if addr >= g.lo && addr <= g.hi && 4 <= g.hi-addr && g.writable {
 							ok = true
 							e.hit = uint(i)
 							break
+						}
+					}
+					for i := len(e.regions) - 1; !ok && i >= fixed; i-- {
+						g := &e.regions[i]
+						if addr >= g.lo && addr <= g.hi && 4 <= g.hi-addr && g.writable {
+							ok = true
+							e.hit = uint(i)
 						}
 					}
 					if !ok {
@@ -1006,12 +1158,20 @@ func (e *Env) interpret(pc int, budget int) (int, int, uint8) {
 			if addr-stackLo > StackSize-4 {
 				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 4 <= e.regions[h].hi-addr && e.regions[h].writable) {
 					ok := false
-					for i := len(e.regions) - 1; i >= 0; i-- {
+					fixed := min(e.fixed, len(e.regions))
+					for i := 0; i < fixed; i++ {
 						g := &e.regions[i]
 						if addr >= g.lo && addr <= g.hi && 4 <= g.hi-addr && g.writable {
 							ok = true
 							e.hit = uint(i)
 							break
+						}
+					}
+					for i := len(e.regions) - 1; !ok && i >= fixed; i-- {
+						g := &e.regions[i]
+						if addr >= g.lo && addr <= g.hi && 4 <= g.hi-addr && g.writable {
+							ok = true
+							e.hit = uint(i)
 						}
 					}
 					if !ok {
@@ -1029,12 +1189,20 @@ func (e *Env) interpret(pc int, budget int) (int, int, uint8) {
 			if addr-stackLo > StackSize-4 {
 				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 4 <= e.regions[h].hi-addr && e.regions[h].writable) {
 					ok := false
-					for i := len(e.regions) - 1; i >= 0; i-- {
+					fixed := min(e.fixed, len(e.regions))
+					for i := 0; i < fixed; i++ {
 						g := &e.regions[i]
 						if addr >= g.lo && addr <= g.hi && 4 <= g.hi-addr && g.writable {
 							ok = true
 							e.hit = uint(i)
 							break
+						}
+					}
+					for i := len(e.regions) - 1; !ok && i >= fixed; i-- {
+						g := &e.regions[i]
+						if addr >= g.lo && addr <= g.hi && 4 <= g.hi-addr && g.writable {
+							ok = true
+							e.hit = uint(i)
 						}
 					}
 					if !ok {
@@ -1052,12 +1220,20 @@ func (e *Env) interpret(pc int, budget int) (int, int, uint8) {
 			if addr-stackLo > StackSize-4 {
 				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 4 <= e.regions[h].hi-addr && e.regions[h].writable) {
 					ok := false
-					for i := len(e.regions) - 1; i >= 0; i-- {
+					fixed := min(e.fixed, len(e.regions))
+					for i := 0; i < fixed; i++ {
 						g := &e.regions[i]
 						if addr >= g.lo && addr <= g.hi && 4 <= g.hi-addr && g.writable {
 							ok = true
 							e.hit = uint(i)
 							break
+						}
+					}
+					for i := len(e.regions) - 1; !ok && i >= fixed; i-- {
+						g := &e.regions[i]
+						if addr >= g.lo && addr <= g.hi && 4 <= g.hi-addr && g.writable {
+							ok = true
+							e.hit = uint(i)
 						}
 					}
 					if !ok {
@@ -1081,12 +1257,20 @@ func (e *Env) interpret(pc int, budget int) (int, int, uint8) {
 			if addr-stackLo > StackSize-4 {
 				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 4 <= e.regions[h].hi-addr && e.regions[h].writable) {
 					ok := false
-					for i := len(e.regions) - 1; i >= 0; i-- {
+					fixed := min(e.fixed, len(e.regions))
+					for i := 0; i < fixed; i++ {
 						g := &e.regions[i]
 						if addr >= g.lo && addr <= g.hi && 4 <= g.hi-addr && g.writable {
 							ok = true
 							e.hit = uint(i)
 							break
+						}
+					}
+					for i := len(e.regions) - 1; !ok && i >= fixed; i-- {
+						g := &e.regions[i]
+						if addr >= g.lo && addr <= g.hi && 4 <= g.hi-addr && g.writable {
+							ok = true
+							e.hit = uint(i)
 						}
 					}
 					if !ok {
@@ -1111,12 +1295,20 @@ func (e *Env) interpret(pc int, budget int) (int, int, uint8) {
 			if addr-stackLo > StackSize-4 {
 				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 4 <= e.regions[h].hi-addr && e.regions[h].writable) {
 					ok := false
-					for i := len(e.regions) - 1; i >= 0; i-- {
+					fixed := min(e.fixed, len(e.regions))
+					for i := 0; i < fixed; i++ {
 						g := &e.regions[i]
 						if addr >= g.lo && addr <= g.hi && 4 <= g.hi-addr && g.writable {
 							ok = true
 							e.hit = uint(i)
 							break
+						}
+					}
+					for i := len(e.regions) - 1; !ok && i >= fixed; i-- {
+						g := &e.regions[i]
+						if addr >= g.lo && addr <= g.hi && 4 <= g.hi-addr && g.writable {
+							ok = true
+							e.hit = uint(i)
 						}
 					}
 					if !ok {
@@ -1134,12 +1326,20 @@ func (e *Env) interpret(pc int, budget int) (int, int, uint8) {
 			if addr-stackLo > StackSize-4 {
 				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 4 <= e.regions[h].hi-addr && e.regions[h].writable) {
 					ok := false
-					for i := len(e.regions) - 1; i >= 0; i-- {
+					fixed := min(e.fixed, len(e.regions))
+					for i := 0; i < fixed; i++ {
 						g := &e.regions[i]
 						if addr >= g.lo && addr <= g.hi && 4 <= g.hi-addr && g.writable {
 							ok = true
 							e.hit = uint(i)
 							break
+						}
+					}
+					for i := len(e.regions) - 1; !ok && i >= fixed; i-- {
+						g := &e.regions[i]
+						if addr >= g.lo && addr <= g.hi && 4 <= g.hi-addr && g.writable {
+							ok = true
+							e.hit = uint(i)
 						}
 					}
 					if !ok {
@@ -1164,12 +1364,20 @@ func (e *Env) interpret(pc int, budget int) (int, int, uint8) {
 			if addr-stackLo > StackSize-8 {
 				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 8 <= e.regions[h].hi-addr && e.regions[h].writable) {
 					ok := false
-					for i := len(e.regions) - 1; i >= 0; i-- {
+					fixed := min(e.fixed, len(e.regions))
+					for i := 0; i < fixed; i++ {
 						g := &e.regions[i]
 						if addr >= g.lo && addr <= g.hi && 8 <= g.hi-addr && g.writable {
 							ok = true
 							e.hit = uint(i)
 							break
+						}
+					}
+					for i := len(e.regions) - 1; !ok && i >= fixed; i-- {
+						g := &e.regions[i]
+						if addr >= g.lo && addr <= g.hi && 8 <= g.hi-addr && g.writable {
+							ok = true
+							e.hit = uint(i)
 						}
 					}
 					if !ok {
@@ -1187,12 +1395,20 @@ func (e *Env) interpret(pc int, budget int) (int, int, uint8) {
 			if addr-stackLo > StackSize-8 {
 				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 8 <= e.regions[h].hi-addr && e.regions[h].writable) {
 					ok := false
-					for i := len(e.regions) - 1; i >= 0; i-- {
+					fixed := min(e.fixed, len(e.regions))
+					for i := 0; i < fixed; i++ {
 						g := &e.regions[i]
 						if addr >= g.lo && addr <= g.hi && 8 <= g.hi-addr && g.writable {
 							ok = true
 							e.hit = uint(i)
 							break
+						}
+					}
+					for i := len(e.regions) - 1; !ok && i >= fixed; i-- {
+						g := &e.regions[i]
+						if addr >= g.lo && addr <= g.hi && 8 <= g.hi-addr && g.writable {
+							ok = true
+							e.hit = uint(i)
 						}
 					}
 					if !ok {
@@ -1211,12 +1427,20 @@ func (e *Env) interpret(pc int, budget int) (int, int, uint8) {
 			if addr-stackLo > StackSize-8 {
 				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 8 <= e.regions[h].hi-addr && e.regions[h].writable) {
 					ok := false
-					for i := len(e.regions) - 1; i >= 0; i-- {
+					fixed := min(e.fixed, len(e.regions))
+					for i := 0; i < fixed; i++ {
 						g := &e.regions[i]
 						if addr >= g.lo && addr <= g.hi && 8 <= g.hi-addr && g.writable {
 							ok = true
 							e.hit = uint(i)
 							break
+						}
+					}
+					for i := len(e.regions) - 1; !ok && i >= fixed; i-- {
+						g := &e.regions[i]
+						if addr >= g.lo && addr <= g.hi && 8 <= g.hi-addr && g.writable {
+							ok = true
+							e.hit = uint(i)
 						}
 					}
 					if !ok {
@@ -1234,12 +1458,20 @@ func (e *Env) interpret(pc int, budget int) (int, int, uint8) {
 			if addr-stackLo > StackSize-8 {
 				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 8 <= e.regions[h].hi-addr && e.regions[h].writable) {
 					ok := false
-					for i := len(e.regions) - 1; i >= 0; i-- {
+					fixed := min(e.fixed, len(e.regions))
+					for i := 0; i < fixed; i++ {
 						g := &e.regions[i]
 						if addr >= g.lo && addr <= g.hi && 8 <= g.hi-addr && g.writable {
 							ok = true
 							e.hit = uint(i)
 							break
+						}
+					}
+					for i := len(e.regions) - 1; !ok && i >= fixed; i-- {
+						g := &e.regions[i]
+						if addr >= g.lo && addr <= g.hi && 8 <= g.hi-addr && g.writable {
+							ok = true
+							e.hit = uint(i)
 						}
 					}
 					if !ok {
@@ -1257,12 +1489,20 @@ func (e *Env) interpret(pc int, budget int) (int, int, uint8) {
 			if addr-stackLo > StackSize-8 {
 				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 8 <= e.regions[h].hi-addr && e.regions[h].writable) {
 					ok := false
-					for i := len(e.regions) - 1; i >= 0; i-- {
+					fixed := min(e.fixed, len(e.regions))
+					for i := 0; i < fixed; i++ {
 						g := &e.regions[i]
 						if addr >= g.lo && addr <= g.hi && 8 <= g.hi-addr && g.writable {
 							ok = true
 							e.hit = uint(i)
 							break
+						}
+					}
+					for i := len(e.regions) - 1; !ok && i >= fixed; i-- {
+						g := &e.regions[i]
+						if addr >= g.lo && addr <= g.hi && 8 <= g.hi-addr && g.writable {
+							ok = true
+							e.hit = uint(i)
 						}
 					}
 					if !ok {
@@ -1280,12 +1520,20 @@ func (e *Env) interpret(pc int, budget int) (int, int, uint8) {
 			if addr-stackLo > StackSize-8 {
 				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 8 <= e.regions[h].hi-addr && e.regions[h].writable) {
 					ok := false
-					for i := len(e.regions) - 1; i >= 0; i-- {
+					fixed := min(e.fixed, len(e.regions))
+					for i := 0; i < fixed; i++ {
 						g := &e.regions[i]
 						if addr >= g.lo && addr <= g.hi && 8 <= g.hi-addr && g.writable {
 							ok = true
 							e.hit = uint(i)
 							break
+						}
+					}
+					for i := len(e.regions) - 1; !ok && i >= fixed; i-- {
+						g := &e.regions[i]
+						if addr >= g.lo && addr <= g.hi && 8 <= g.hi-addr && g.writable {
+							ok = true
+							e.hit = uint(i)
 						}
 					}
 					if !ok {
@@ -1303,12 +1551,20 @@ func (e *Env) interpret(pc int, budget int) (int, int, uint8) {
 			if addr-stackLo > StackSize-8 {
 				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 8 <= e.regions[h].hi-addr && e.regions[h].writable) {
 					ok := false
-					for i := len(e.regions) - 1; i >= 0; i-- {
+					fixed := min(e.fixed, len(e.regions))
+					for i := 0; i < fixed; i++ {
 						g := &e.regions[i]
 						if addr >= g.lo && addr <= g.hi && 8 <= g.hi-addr && g.writable {
 							ok = true
 							e.hit = uint(i)
 							break
+						}
+					}
+					for i := len(e.regions) - 1; !ok && i >= fixed; i-- {
+						g := &e.regions[i]
+						if addr >= g.lo && addr <= g.hi && 8 <= g.hi-addr && g.writable {
+							ok = true
+							e.hit = uint(i)
 						}
 					}
 					if !ok {
@@ -1332,12 +1588,20 @@ func (e *Env) interpret(pc int, budget int) (int, int, uint8) {
 			if addr-stackLo > StackSize-8 {
 				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 8 <= e.regions[h].hi-addr && e.regions[h].writable) {
 					ok := false
-					for i := len(e.regions) - 1; i >= 0; i-- {
+					fixed := min(e.fixed, len(e.regions))
+					for i := 0; i < fixed; i++ {
 						g := &e.regions[i]
 						if addr >= g.lo && addr <= g.hi && 8 <= g.hi-addr && g.writable {
 							ok = true
 							e.hit = uint(i)
 							break
+						}
+					}
+					for i := len(e.regions) - 1; !ok && i >= fixed; i-- {
+						g := &e.regions[i]
+						if addr >= g.lo && addr <= g.hi && 8 <= g.hi-addr && g.writable {
+							ok = true
+							e.hit = uint(i)
 						}
 					}
 					if !ok {
@@ -1362,12 +1626,20 @@ func (e *Env) interpret(pc int, budget int) (int, int, uint8) {
 			if addr-stackLo > StackSize-8 {
 				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 8 <= e.regions[h].hi-addr && e.regions[h].writable) {
 					ok := false
-					for i := len(e.regions) - 1; i >= 0; i-- {
+					fixed := min(e.fixed, len(e.regions))
+					for i := 0; i < fixed; i++ {
 						g := &e.regions[i]
 						if addr >= g.lo && addr <= g.hi && 8 <= g.hi-addr && g.writable {
 							ok = true
 							e.hit = uint(i)
 							break
+						}
+					}
+					for i := len(e.regions) - 1; !ok && i >= fixed; i-- {
+						g := &e.regions[i]
+						if addr >= g.lo && addr <= g.hi && 8 <= g.hi-addr && g.writable {
+							ok = true
+							e.hit = uint(i)
 						}
 					}
 					if !ok {
@@ -1385,12 +1657,20 @@ func (e *Env) interpret(pc int, budget int) (int, int, uint8) {
 			if addr-stackLo > StackSize-8 {
 				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 8 <= e.regions[h].hi-addr && e.regions[h].writable) {
 					ok := false
-					for i := len(e.regions) - 1; i >= 0; i-- {
+					fixed := min(e.fixed, len(e.regions))
+					for i := 0; i < fixed; i++ {
 						g := &e.regions[i]
 						if addr >= g.lo && addr <= g.hi && 8 <= g.hi-addr && g.writable {
 							ok = true
 							e.hit = uint(i)
 							break
+						}
+					}
+					for i := len(e.regions) - 1; !ok && i >= fixed; i-- {
+						g := &e.regions[i]
+						if addr >= g.lo && addr <= g.hi && 8 <= g.hi-addr && g.writable {
+							ok = true
+							e.hit = uint(i)
 						}
 					}
 					if !ok {
@@ -1432,12 +1712,20 @@ func (e *Env) interpret(pc int, budget int) (int, int, uint8) {
 			if k-stackLo > StackSize-4 {
 				if h := e.hit; h >= uint(len(e.regions)) || !(k >= e.regions[h].lo && k <= e.regions[h].hi && 4 <= e.regions[h].hi-k) {
 					ok := false
-					for i := len(e.regions) - 1; i >= 0; i-- {
+					fixed := min(e.fixed, len(e.regions))
+					for i := 0; i < fixed; i++ {
 						g := &e.regions[i]
 						if k >= g.lo && k <= g.hi && 4 <= g.hi-k {
 							ok = true
 							e.hit = uint(i)
 							break
+						}
+					}
+					for i := len(e.regions) - 1; !ok && i >= fixed; i-- {
+						g := &e.regions[i]
+						if k >= g.lo && k <= g.hi && 4 <= g.hi-k {
+							ok = true
+							e.hit = uint(i)
 						}
 					}
 					if !ok {

@@ -289,17 +289,27 @@ func regionCheck(addr string, size int, write bool, onFail string) string {
 		perm, hitPerm = " && g.writable", " && e.regions[h].writable"
 	}
 	// The region that satisfied the last check is tried first (programs
-	// walk one buffer at a time), then the list from the newest (a helper
-	// just returned it) to the oldest.
+	// walk one buffer at a time), then the regions the run started with
+	// (context, embedder's, global data: few, and used throughout), then
+	// those helpers added, newest first (a lookup's value is read right
+	// after the lookup).
 	return fmt.Sprintf(`if %[4]s-stackLo > StackSize-%[1]d {
 if h := e.hit; h >= uint(len(e.regions)) || !(%[4]s >= e.regions[h].lo && %[4]s <= e.regions[h].hi && %[1]d <= e.regions[h].hi-%[4]s%[3]s) {
 	ok := false
-	for i := len(e.regions) - 1; i >= 0; i-- {
+	fixed := min(e.fixed, len(e.regions))
+	for i := 0; i < fixed; i++ {
 		g := &e.regions[i]
 		if %[4]s >= g.lo && %[4]s <= g.hi && %[1]d <= g.hi-%[4]s%[2]s {
 			ok = true
 			e.hit = uint(i)
 			break
+		}
+	}
+	for i := len(e.regions) - 1; !ok && i >= fixed; i-- {
+		g := &e.regions[i]
+		if %[4]s >= g.lo && %[4]s <= g.hi && %[1]d <= g.hi-%[4]s%[2]s {
+			ok = true
+			e.hit = uint(i)
 		}
 	}
 	if !ok {
