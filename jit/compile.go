@@ -43,10 +43,18 @@ type compiler struct {
 	// local: the program makes bpf-to-bpf calls. With calls, its helper
 	// exits may happen inside a local call and need a save area.
 	local bool
+	// lookups: the program calls an ArrayLookup helper and has arrays
+	// to answer such calls with (see compile_lookup.go).
+	lookups    bool
+	tableBase  uint64            // address of the program's map table
+	arrays     []vm.ArrayMapInfo // by map table entry
+	infoFixups []int32           // rel32 fields that must point at the array table
+	r1Known    bool              // r1 holds the constant r1 here (in this block)
+	r1         uint64
 
 	// Offsets of the shared stubs.
 	enterOff, startOff, leaveOff, leaveFinalOff, bodyOff int
-	regionCheckOff, abortOff                             int
+	regionCheckOff, regionProbeOff, abortOff             int
 }
 
 // jumpFixup is a rel32 field that must point at a slot's code.
@@ -64,6 +72,7 @@ const (
 	stubCallDepth
 	stubMisaligned
 	stubReturn
+	stubKeyCheck
 )
 
 // stub is an out-of-line path, emitted after the body: the rel32 at patch
@@ -77,6 +86,7 @@ type stub struct {
 	size   uint8
 	write  bool
 	resume int32 // code offset to continue at
+	helper int32 // stubKeyCheck: code offset of the helper exit
 }
 
 // compilers recycles compilers and their buffers: compiling allocates
@@ -120,10 +130,14 @@ func (c *compiler) compile() ([]byte, error) {
 	if err := c.findBlocks(); err != nil {
 		return nil, err
 	}
+	c.prepareLookups()
 	c.emitEnter()
 	c.emitLeave()
 	if c.checked {
-		c.emitRegionCheck()
+		c.regionCheckOff = c.emitRegionCheck(false)
+		if c.lookups {
+			c.regionProbeOff = c.emitRegionCheck(true)
+		}
 	}
 	c.emitAbort()
 	c.emitStart()
@@ -132,17 +146,20 @@ func (c *compiler) compile() ([]byte, error) {
 		c.offsets[pc] = int32(c.a.Len())
 		if n := c.blockLen[pc]; n != 0 {
 			c.a.ALURI(x86.SUB, 8, budgetReg, n)
+			c.r1Known = false
 		}
 		n, err := c.emitInsn(pc)
 		if err != nil {
 			return nil, &vm.LoadError{Program: c.prog.Name(), Index: pc, Err: fmt.Errorf("jit: %w", err)}
 		}
+		c.trackR1(pc, c.insns[pc])
 		pc += n - 1
 	}
 	c.a.Ud2() // unreachable: validation forbids falling off the end
 	for i := range c.stubs {
 		c.emitStub(&c.stubs[i])
 	}
+	c.emitArrayInfo()
 	for _, j := range c.jumps {
 		c.a.PatchRel32(int(j.pos), int(c.offsets[j.target]))
 	}
@@ -181,6 +198,9 @@ func (c *compiler) findBlocks() error {
 				starts[next+int(ins.Imm)] = 1
 			case ins.Opcode == asm.OpCall || ins.Opcode == asm.OpCallX:
 				c.calls = true
+				if c.isArrayLookup(ins) {
+					c.lookups = true
+				}
 			case ins.Opcode == asm.OpExit:
 			case ins.Opcode == asm.ClassJMP32|asm.JmpJA:
 				starts[next+int(ins.Imm)] = 1

@@ -31,6 +31,8 @@ func (c *compiler) emitJump(pc int, ins asm.Instruction) error {
 	case asm.OpCall:
 		if ins.Src == asm.PseudoCall {
 			c.emitLocalCall(pc, pc+1+int(ins.Imm))
+		} else if c.lookups && c.isArrayLookup(ins) {
+			c.emitArrayLookup(pc)
 		} else {
 			c.emitHelperExit(pc, reasonHelper)
 		}

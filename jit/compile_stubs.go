@@ -96,12 +96,14 @@ func (c *compiler) emitAbort() {
 }
 
 // emitRegionCheck emits the subroutine that slow paths of checked
-// accesses call when the address is not on the stack. In: r11 = address,
-// edx = size, ecx = 1 for a write; exitPC set. It returns when a region
-// allows the access, and otherwise leaves with reasonFault.
-func (c *compiler) emitRegionCheck() {
+// accesses call when the address is not on the stack, and returns its
+// offset. In: r11 = address, edx = size, ecx = 1 for a write; exitPC set.
+// It returns when a region allows the access, and otherwise leaves with
+// reasonFault. The probe variant, for keys of inline lookups, returns in
+// both cases, with ecx = 0 when a region allows the access and 1 if not.
+func (c *compiler) emitRegionCheck(probe bool) int {
 	a := c.a
-	c.regionCheckOff = a.Len()
+	start := a.Len()
 	a.Push(x86.RAX)
 	a.Push(x86.RBX)
 	a.Lea(tmpD, x86.Mem{Base: tmpAddr, Index: tmpD, Scale: 1}) // end of the access
@@ -134,6 +136,9 @@ func (c *compiler) emitRegionCheck() {
 	a.Store(8, x86.Mem{Base: stateReg, Index: tmpC, Scale: 1, Disp: offHotReadLo + 8}, tmpD)
 	a.Pop(x86.RBX)
 	a.Pop(x86.RAX)
+	if probe {
+		a.ALURR(x86.XOR, 4, tmpC, tmpC)
+	}
 	a.Ret()
 	next := a.Len()
 	for _, j := range []int{next1, next2, next3} {
@@ -145,12 +150,20 @@ func (c *compiler) emitRegionCheck() {
 	fault := a.Len()
 	a.PatchRel32(jOverflow, fault)
 	a.PatchRel32(jNone, fault)
+	if probe {
+		a.Pop(x86.RBX)
+		a.Pop(x86.RAX)
+		a.MovRI32(tmpC, 1)
+		a.Ret()
+		return start
+	}
 	a.ALURR(x86.SUB, 8, tmpD, tmpAddr)
 	a.Store(8, st(offExitAddr), tmpAddr)
 	a.Store(8, st(offExitSize), tmpD)
 	a.Pop(x86.RBX)
 	a.Pop(x86.RAX)
 	c.jmpLeave(reasonFault)
+	return start
 }
 
 // emitStub emits one out-of-line path.
@@ -197,6 +210,8 @@ func (c *compiler) emitStub(s *stub) {
 		a.Store(8, st(offExitAddr), tmpAddr)
 		a.StoreImm(8, st(offExitSize), int32(s.size))
 		c.jmpLeave(reasonMisaligned)
+	case stubKeyCheck:
+		c.emitKeyCheck(s)
 	case stubReturn:
 		a.Lea(tmpAddr, x86.Mem{RIP: true, Disp: int32(int(s.resume) - (a.Len() + 7))})
 		a.Store(8, st(offResumePC), tmpAddr)

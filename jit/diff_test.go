@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/uebpf/uebpf/asm"
 	"github.com/uebpf/uebpf/jit"
+	"github.com/uebpf/uebpf/maps"
 	"github.com/uebpf/uebpf/vm"
 )
 
@@ -24,6 +26,7 @@ type outcome struct {
 	err   string
 	mem   []byte
 	stack []byte
+	maps  [][]byte // memory of the program's array maps
 }
 
 func (o outcome) String() string {
@@ -47,6 +50,12 @@ var testHelpers = vm.Helpers{
 		}
 		return r1
 	}},
+	// lookup is an ArrayLookup helper: engines answer calls on arrays
+	// themselves, and the rest (other maps, non-map pointers, unreadable
+	// keys) reach this stand-in, whose result is not a pointer.
+	9: {Name: "lookup", ArrayLookup: true, Func: func(_ *vm.Env, r1, r2, _, _, _ uint64) uint64 {
+		return r1*3 ^ r2 ^ 0x1000
+	}},
 	7: {Name: "fail_if", Func: func(e *vm.Env, r1, _, _, _, _ uint64) uint64 {
 		if r1&0xf == 7 {
 			e.Fail(errors.New("helper failed"))
@@ -58,13 +67,23 @@ var testHelpers = vm.Helpers{
 // runOutcome runs p on env with a fresh copy of in.mem and a zeroed stack.
 func runOutcome(p interface {
 	Exec(*vm.Env) (uint64, error)
-}, env *vm.Env, mem []byte, in diffInput) outcome {
+}, env *vm.Env, mem []byte, in diffInput, ms []vm.Map) outcome {
 	copy(mem, in.mem)
+	for _, m := range ms {
+		if a, ok := m.(maps.MemoryMap); ok {
+			clear(a.Memory())
+		}
+	}
 	stack, _ := env.Bytes(env.StackBase(), vm.StackSize, true)
 	clear(stack)
 	env.SetBudget(in.budget)
 	r0, err := p.Exec(env)
 	o := outcome{r0: r0, mem: bytes.Clone(mem), stack: bytes.Clone(stack)}
+	for _, m := range ms {
+		if a, ok := m.(maps.MemoryMap); ok {
+			o.maps = append(o.maps, bytes.Clone(a.Memory()))
+		}
+	}
 	if err != nil {
 		o.err = err.Error()
 		var re *vm.RunError
@@ -83,13 +102,13 @@ func diffEngines(vp *vm.Program, in diffInput, opts ...jit.Options) error {
 	mem := make([]byte, len(in.mem))
 	env.SetContext(mem)
 	env.SetPacket(in.packet)
-	want := runOutcome(vp, env, mem, in)
+	want := runOutcome(vp, env, mem, in, vp.Maps())
 	for _, o := range opts {
 		p, err := jit.Compile(vp, &o)
 		if err != nil {
 			return fmt.Errorf("%+v: compile: %w", o, err)
 		}
-		got := runOutcome(p, env, mem, in)
+		got := runOutcome(p, env, mem, in, vp.Maps())
 		p.Close()
 		switch {
 		case got.r0 != want.r0 || got.err != want.err:
@@ -98,6 +117,8 @@ func diffEngines(vp *vm.Program, in diffInput, opts ...jit.Options) error {
 			return fmt.Errorf("%+v: context memory differs (%v)\njit:         %x\ninterpreter: %x", o, want, got.mem, want.mem)
 		case !bytes.Equal(got.stack, want.stack):
 			return fmt.Errorf("%+v: stack differs (%v)\njit:         %x\ninterpreter: %x", o, want, got.stack, want.stack)
+		case !slices.EqualFunc(got.maps, want.maps, bytes.Equal):
+			return fmt.Errorf("%+v: array maps differ (%v)\njit:         %x\ninterpreter: %x", o, want, got.maps, want.maps)
 		}
 	}
 	return nil

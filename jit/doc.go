@@ -63,7 +63,19 @@
 // survive the return to Go. Tail calls compile the target on first use
 // (with the same options) and continue in its code with the registers and
 // call depth as they are; targets live and die with the program that
-// compiled them. No helper is inlined yet.
+// compiled them.
+//
+// Calls of an ArrayLookup helper (bpf_map_lookup_elem) are answered in
+// generated code, as the interpreter answers them: when r1 is a map
+// pointer (checked against the program's map table: in range, on an
+// entry) to an array and the 4-byte key at r2 is readable (in checked
+// mode: the stack inline, then the region of the last read and the region
+// list out of line), r0 = the element's address or 0 past the end, from a
+// table of the arrays emitted after the code. When lddw r1, map precedes
+// the call in its block, a path with that array's constants comes first,
+// behind a comparison of r1. Anything else takes the helper exit. The
+// inline answer, like the interpreter's, does not end the budget's
+// stretch.
 //
 // # Checked and unchecked code
 //

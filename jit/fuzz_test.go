@@ -6,6 +6,7 @@ import (
 
 	"github.com/uebpf/uebpf/asm"
 	"github.com/uebpf/uebpf/jit"
+	"github.com/uebpf/uebpf/maps"
 	"github.com/uebpf/uebpf/vm"
 )
 
@@ -83,7 +84,7 @@ func genProgram(data []byte) (insns []asm.Instruction, allowFaults bool) {
 	return g.insns, g.allowFaults
 }
 
-func (g *progGen) emit(ins asm.Instruction) { g.insns = append(g.insns, ins) }
+func (g *progGen) emit(ins ...asm.Instruction) { g.insns = append(g.insns, ins...) }
 
 func (g *progGen) lddw(dst uint8, v uint64) {
 	pair := asm.LDDW(dst, v)
@@ -299,9 +300,94 @@ func (g *progGen) call() {
 		}
 		g.emit(asm.Instruction{Opcode: asm.ClassALU64 | asm.AluMOV, Dst: r, Imm: n})
 		g.emit(asm.Instruction{Opcode: asm.OpCallX, Dst: r})
+	case k == 2:
+		g.lookup()
 	default:
 		g.emit(asm.Instruction{Opcode: asm.OpCall, Imm: []int32{1, 2, 7}[g.src.n(3)]})
 	}
+}
+
+// Maps of generated programs: an array with a value size that is not a
+// multiple of 8, and a hash map, which lookups leave to the helper.
+const (
+	fuzzArrayIndex   = 0
+	fuzzHashIndex    = 1
+	fuzzArrayEntries = 5
+)
+
+func fuzzMaps() []vm.Map {
+	array, err := maps.New(&maps.Spec{Name: "a", Type: maps.Array, KeySize: 4, ValueSize: 12, MaxEntries: fuzzArrayEntries})
+	if err != nil {
+		panic(err)
+	}
+	hash, err := maps.New(&maps.Spec{Name: "h", Type: maps.Hash, KeySize: 4, ValueSize: 8, MaxEntries: 4})
+	if err != nil {
+		panic(err)
+	}
+	return []vm.Map{array, hash}
+}
+
+// lookup emits a call of the ArrayLookup helper (9): r1 a map pointer
+// (lddw r1, as clang emits it, or through another register, sometimes off
+// the table's grid or not a map at all), r2 a key on the stack or in the
+// context (or, when faults are allowed, anywhere). When the lookup is
+// certain to be answered inline, the value is written and read through r0.
+func (g *progGen) lookup() {
+	m := int32(fuzzArrayIndex)
+	if g.src.u8()&3 == 0 {
+		m = fuzzHashIndex
+	}
+	inline := m == fuzzArrayIndex
+	if g.src.u8()&1 == 0 {
+		g.emit(asm.Instruction{Opcode: asm.OpLDDW, Dst: 1, Src: asm.PseudoMapFD, Imm: m}, asm.Instruction{})
+	} else {
+		r := uint8(3 + g.src.n(5)) // r3..r7
+		g.emit(asm.Instruction{Opcode: asm.OpLDDW, Dst: r, Src: asm.PseudoMapFD, Imm: m}, asm.Instruction{})
+		g.emit(asm.Instruction{Opcode: asm.ClassALU64 | asm.AluMOV | asm.SourceX, Dst: 1, Src: r})
+	}
+	switch g.src.n(8) {
+	case 0: // off the grid, past or before the table
+		inline = false
+		g.emit(asm.Instruction{Opcode: asm.ClassALU64 | asm.AluADD, Dst: 1, Imm: []int32{8, 16, 32, -16, 1}[g.src.n(5)]})
+	case 1: // not a map
+		inline = false
+		g.emit(asm.Instruction{Opcode: asm.ClassALU64 | asm.AluMOV | asm.SourceX, Dst: 1, Src: g.anyReg()})
+	}
+	// The key: often small, sometimes past the end or huge.
+	k := int32(g.src.n(fuzzArrayEntries + 2))
+	if g.src.u8()&7 == 0 {
+		k = int32(g.src.u32())
+	}
+	var base uint8
+	var off int16
+	switch {
+	case g.allowFaults && g.src.u8()&7 == 0:
+		// Anywhere: checked modes only, the helper's if unreadable.
+		inline = false
+		g.emit(asm.Instruction{Opcode: asm.ClassALU64 | asm.AluMOV | asm.SourceX, Dst: 2, Src: g.anyReg()})
+		g.emit(asm.Instruction{Opcode: asm.OpCall, Imm: 9})
+		return
+	case g.src.u8()&1 == 0:
+		base, off = 10, int16(-4-4*g.src.n(vm.StackFrameSize/4))
+		if g.inFunc && g.src.u8()&7 == 0 {
+			off += vm.StackFrameSize // the caller's frame
+		}
+	default:
+		base, off = 9, int16(g.src.n(fuzzCtxSize-3))
+	}
+	if g.src.u8()&3 != 0 {
+		g.emit(asm.Instruction{Opcode: asm.ClassST | asm.ModeMEM | asm.SizeW, Dst: base, Offset: off, Imm: k})
+	}
+	g.emit(asm.Instruction{Opcode: asm.ClassALU64 | asm.AluMOV | asm.SourceX, Dst: 2, Src: base})
+	g.emit(asm.Instruction{Opcode: asm.ClassALU64 | asm.AluADD, Dst: 2, Imm: int32(off)})
+	g.emit(asm.Instruction{Opcode: asm.OpCall, Imm: 9})
+	if !inline || g.src.u8()&1 == 0 {
+		return
+	}
+	// if r0 != 0 { value[off] = src; reg = value[off'] }
+	g.emit(asm.Instruction{Opcode: asm.ClassJMP | asm.JmpJEQ, Dst: 0, Offset: 2})
+	g.emit(asm.Instruction{Opcode: asm.ClassSTX | asm.ModeMEM | asm.SizeW, Dst: 0, Src: g.anyReg(), Offset: int16(4 * g.src.n(3))})
+	g.emit(asm.Instruction{Opcode: asm.ClassLDX | asm.ModeMEM | asm.SizeW, Dst: g.freeReg(), Src: 0, Offset: int16(4 * g.src.n(3))})
 }
 
 func (g *progGen) packetLoad() {
@@ -344,7 +430,7 @@ func FuzzJITvsInterpreter(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		insns, allowFaults := genProgram(data)
-		vp, err := vm.Load(&vm.ProgramSpec{Instructions: insns}, &vm.Options{Helpers: testHelpers})
+		vp, err := vm.Load(&vm.ProgramSpec{Instructions: insns, Maps: fuzzMaps()}, &vm.Options{Helpers: testHelpers})
 		if err != nil {
 			text, _ := asm.Disassemble(insns)
 			t.Fatalf("generated an invalid program: %v\n%s", err, text)

@@ -109,3 +109,27 @@ func FuncValue(slot int) uint64 { return funcTag | uint64(slot) }
 
 // SetExecuted records how many instructions a run executed, for Executed.
 func (e *Env) SetExecuted(n uint64) { e.executed = n }
+
+// ArrayMapInfo describes an array map that an engine may index directly
+// for calls to an ArrayLookup helper: the address of its memory, the
+// distance between elements and the number of elements. Base is 0 for a
+// map the engine must leave to the helper.
+type ArrayMapInfo struct {
+	Base, Stride, N uint64
+}
+
+// MapEntrySize is the size of an entry of a program's map table: a map
+// pointer (an lddw of a map) is the address of one such entry.
+const MapEntrySize = mapEntrySize
+
+// ArrayMaps returns the address of p's map table and, for each of its
+// entries, what an inline lookup needs (see Helper.ArrayLookup). The
+// memory of these arrays is a static region of p.
+func (p *Program) ArrayMaps() (tableBase uint64, arrays []ArrayMapInfo) {
+	tableBase = uint64(uintptr(unsafe.Pointer(unsafe.SliceData(p.maps))))
+	arrays = make([]ArrayMapInfo, len(p.arrays))
+	for i, a := range p.arrays {
+		arrays[i] = ArrayMapInfo{Base: a.base, Stride: a.stride, N: a.n}
+	}
+	return tableBase, arrays
+}

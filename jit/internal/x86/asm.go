@@ -43,3 +43,6 @@ func (a *Asm) PatchRel32(pos, target int) {
 func fitsInt8(v int64) bool { return v >= -128 && v <= 127 }
 
 func fitsInt32(v int64) bool { return v >= -1<<31 && v <= 1<<31-1 }
+
+// Quad appends v as 8 bytes of data.
+func (a *Asm) Quad(v uint64) { a.imm64(v) }
