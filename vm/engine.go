@@ -92,21 +92,6 @@ func (e *Env) Regions() (first unsafe.Pointer, n int) {
 	return unsafe.Pointer(unsafe.SliceData(e.regions)), len(e.regions)
 }
 
-// SetCallFunction installs the engine's implementation of
-// Env.CallFunction for the current run (nil: the interpreter's). An engine
-// sets it when a run begins.
-func (e *Env) SetCallFunction(f func(e *Env, fn uint64, args [5]uint64) (uint64, error)) {
-	e.callFunction = f
-}
-
-// Callbacks returns the slots of the functions whose addresses the program
-// loads with lddw (BPF_PSEUDO_FUNC); such an lddw loads FuncValue(slot).
-func (p *Program) Callbacks() []int { return p.callbacks }
-
-// FuncValue is the value a program sees for the address of the function
-// at slot, and passes to helpers that take callbacks.
-func FuncValue(slot int) uint64 { return funcTag | uint64(slot) }
-
 // SetExecuted records how many instructions a run executed, for Executed.
 func (e *Env) SetExecuted(n uint64) { e.executed = n }
 

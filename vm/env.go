@@ -53,11 +53,8 @@ type Env struct {
 	budgetLeft uint64 // the budget, while a helper runs
 	executed   uint64 // instructions the last run executed
 	helperPC   int    // the call instruction of the helper running now
-	// callFunction is CallFunction of the engine running the program, when
-	// that is not the interpreter.
-	callFunction func(e *Env, fn uint64, args [5]uint64) (uint64, error)
-	frames       [MaxCallDepth]frame
-	cpu          int
+	frames     [MaxCallDepth]frame
+	cpu        int
 
 	// What interpret reports when it stops with whyFault.
 	faultAddr uint64
@@ -106,7 +103,6 @@ func (e *Env) Reset() {
 
 func (e *Env) clearStatus() {
 	e.status, e.stopR0, e.err, e.tailProg, e.tailCalls = 0, 0, nil, nil, 0
-	e.callFunction = nil
 }
 
 // SetContext makes mem the program's context: r1 = its address, r2 = its

@@ -207,9 +207,6 @@ const funcTag = 0xfeed << 48
 // against the run's call depth and instruction budget. Only helpers call
 // it, while the run is in progress.
 func (e *Env) CallFunction(fn uint64, args [5]uint64) (uint64, error) {
-	if e.callFunction != nil { // another engine runs the program
-		return e.callFunction(e, fn, args)
-	}
 	target := int(fn &^ funcTag)
 	if fn&funcTag != funcTag || !slices.Contains(e.prog.callbacks, target) {
 		return 0, fmt.Errorf("%w: %#x is not a function of the program", ErrInvalidCallback, fn)
