@@ -24,7 +24,7 @@ type Program struct {
 	needsSave bool
 
 	cleanup runtime.Cleanup
-	envs    sync.Pool
+	envs    vm.EnvPool
 }
 
 // family is a compiled program and the tail-call targets compiled for it
@@ -49,33 +49,21 @@ func (p *Program) CodeSize() int { return len(p.mem) }
 // length) and returns r0, like vm.Program.Run. It takes an Env from the
 // program's pool.
 func (p *Program) Run(mem []byte) (uint64, error) {
-	e := p.getEnv()
+	e := p.envs.Get()
 	e.SetContext(mem)
 	r0, err := p.Exec(e)
-	p.putEnv(e)
+	p.envs.Put(e)
 	return r0, err
 }
 
 // RunPointer runs the program with the size bytes at ctx as its context,
 // like vm.Program.RunPointer. The caller keeps ctx alive during the call.
 func (p *Program) RunPointer(ctx unsafe.Pointer, size uintptr) (uint64, error) {
-	e := p.getEnv()
+	e := p.envs.Get()
 	e.SetContextPointer(ctx, size, true)
 	r0, err := p.Exec(e)
-	p.putEnv(e)
-	return r0, err
-}
-
-func (p *Program) getEnv() *vm.Env {
-	if e, ok := p.envs.Get().(*vm.Env); ok {
-		return e
-	}
-	return vm.NewEnv()
-}
-
-func (p *Program) putEnv(e *vm.Env) {
-	e.Reset()
 	p.envs.Put(e)
+	return r0, err
 }
 
 // Close unmaps the program's code and that of the tail-call targets

@@ -2,6 +2,7 @@ package vm
 
 import (
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"unsafe"
 )
@@ -261,4 +262,24 @@ func (e *Env) CPU() int { return e.cpu }
 // are host addresses that an earlier check proved to lie in a region.
 func hostPointer(addr uint64) unsafe.Pointer {
 	return *(*unsafe.Pointer)(unsafe.Pointer(&addr))
+}
+
+// EnvPool hands out Envs for single runs, so that a program run from many
+// goroutines allocates nothing in the steady state. It is a sync.Pool
+// (per-P caches: measured faster than one atomically swapped spare Env, and
+// it scales). The zero value is ready to use.
+type EnvPool struct{ pool sync.Pool }
+
+// Get returns an Env with nothing set.
+func (p *EnvPool) Get() *Env {
+	if e, ok := p.pool.Get().(*Env); ok {
+		return e
+	}
+	return NewEnv()
+}
+
+// Put resets e and returns it to the pool.
+func (p *EnvPool) Put(e *Env) {
+	e.Reset()
+	p.pool.Put(e)
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
-	"sync"
 	"unsafe"
 
 	ciliumasm "github.com/cilium/ebpf/asm"
@@ -69,7 +68,7 @@ type Program struct {
 	arrays    []arrayMap
 	lddwIndex int // slot of the lddw being decoded
 	budget    uint64
-	envs      sync.Pool
+	envs      EnvPool
 }
 
 // Load validates spec and prepares it to run.
@@ -142,46 +141,31 @@ func (e *Env) Map(ptr uint64) (Map, bool) {
 	if len(maps) == 0 {
 		return nil, false
 	}
-	const size = uint64(unsafe.Sizeof(maps[0]))
 	off := ptr - uint64(uintptr(unsafe.Pointer(&maps[0])))
-	if off%size != 0 || off/size >= uint64(len(maps)) {
+	if off%mapEntrySize != 0 || off/mapEntrySize >= uint64(len(maps)) {
 		return nil, false
 	}
-	return maps[off/size], true
+	return maps[off/mapEntrySize], true
 }
 
 // Run runs the program with mem as its context (r1 = its address, r2 = its
 // length) and returns r0. It takes an Env from the program's pool.
 func (p *Program) Run(mem []byte) (uint64, error) {
-	e := p.getEnv()
+	e := p.envs.Get()
 	e.SetContext(mem)
 	r0, err := p.Exec(e)
-	p.putEnv(e)
+	p.envs.Put(e)
 	return r0, err
 }
 
 // RunPointer runs the program with the size bytes at ctx as its context.
 // The caller keeps ctx alive for the duration of the call.
 func (p *Program) RunPointer(ctx unsafe.Pointer, size uintptr) (uint64, error) {
-	e := p.getEnv()
+	e := p.envs.Get()
 	e.SetContextPointer(ctx, size, true)
 	r0, err := p.Exec(e)
-	p.putEnv(e)
-	return r0, err
-}
-
-// getEnv takes an Env for one run from the program's pool (per-P caches:
-// measured faster than a single atomically swapped spare, and it scales).
-func (p *Program) getEnv() *Env {
-	if e, ok := p.envs.Get().(*Env); ok {
-		return e
-	}
-	return NewEnv()
-}
-
-func (p *Program) putEnv(e *Env) {
-	e.Reset()
 	p.envs.Put(e)
+	return r0, err
 }
 
 // arrayMap is what an inline array lookup needs of an array map.
