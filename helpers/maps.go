@@ -34,16 +34,9 @@ func mapLookupPercpuElem(env *vm.Env, r1, r2, r3, _, _ uint64) uint64 {
 }
 
 func mapUpdateElem(env *vm.Env, r1, r2, r3, r4, _ uint64) uint64 {
-	w := view(env, r1)
+	w, key, errno := writableKey(env, r1, r2)
 	if w == nil {
-		return retEINVAL
-	}
-	if !w.writable {
-		return retEPERM
-	}
-	key, ok := env.Pointer(r2, w.keySize, false)
-	if !ok {
-		return badPointer(w.keySize)
+		return errno
 	}
 	val, ok := env.Pointer(r3, w.valueSize, false)
 	if !ok {
@@ -53,18 +46,27 @@ func mapUpdateElem(env *vm.Env, r1, r2, r3, r4, _ uint64) uint64 {
 }
 
 func mapDeleteElem(env *vm.Env, r1, r2, _, _, _ uint64) uint64 {
-	w := view(env, r1)
+	w, key, errno := writableKey(env, r1, r2)
 	if w == nil {
-		return retEINVAL
-	}
-	if !w.writable {
-		return retEPERM
-	}
-	key, ok := env.Pointer(r2, w.keySize, false)
-	if !ok {
-		return badPointer(w.keySize)
+		return errno
 	}
 	return mapErr(w.m.DeleteElem(key))
+}
+
+// writableKey resolves the map and key arguments of a helper that changes
+// the map; on failure w is nil and errno is the helper's return value.
+func writableKey(env *vm.Env, mapPtr, keyAddr uint64) (w *mapView, key unsafe.Pointer, errno uint64) {
+	if w = view(env, mapPtr); w == nil {
+		return nil, nil, retEINVAL
+	}
+	if !w.writable {
+		return nil, nil, retEPERM
+	}
+	key, ok := env.Pointer(keyAddr, w.keySize, false)
+	if !ok {
+		return nil, nil, badPointer(w.keySize)
+	}
+	return w, key, 0
 }
 
 // badPointer is the error for a key or value argument the run may not
