@@ -44,6 +44,13 @@ type Program struct {
 	License string
 	// VM is the loaded program.
 	VM *vm.Program
+	// ContextSize is the size of the type the program's first parameter
+	// points to, from BTF (0 when unknown): the context size the verifier
+	// assumes when the caller does not give one.
+	ContextSize int
+	// Lines holds the source line of each instruction slot, from BTF line
+	// info (nil without it), for verifier messages.
+	Lines []string
 }
 
 // LoadSpec parses the object file at path.
@@ -112,7 +119,10 @@ func NewCollection(spec *ebpf.CollectionSpec, opts *Options) (coll *Collection, 
 	if spec.ByteOrder != nil && spec.ByteOrder != binary.LittleEndian {
 		return nil, fmt.Errorf("elf: %w", ErrByteOrder)
 	}
-	mt := newMapTable(spec)
+	mt, err := newMapTable(spec, opts.MapReplacements)
+	if err != nil {
+		return nil, fmt.Errorf("elf: %w", err)
+	}
 	defer func() {
 		if err != nil {
 			mt.close()
@@ -183,7 +193,10 @@ func loadProgram(ps *ebpf.ProgramSpec, mt *mapTable, opts *Options) (*Program, e
 	if err != nil {
 		return nil, err
 	}
-	return &Program{Name: ps.Name, Section: ps.SectionName, License: ps.License, VM: p}, nil
+	return &Program{
+		Name: ps.Name, Section: ps.SectionName, License: ps.License, VM: p,
+		ContextSize: contextSize(insns), Lines: sourceLines(insns),
+	}, nil
 }
 
 // fillProgramArrays stores programs into the program arrays whose BTF

@@ -33,6 +33,14 @@
 // Options.AllPrograms loads every program into the VM regardless of its
 // section, for tests, benchmarks and tools.
 //
+// # Shared maps
+//
+// Options.MapReplacements hands the loader maps to use instead of creating
+// them: kernel maps opened by package kbridge, so that the VM programs of a
+// mixed object share the maps of its kernel programs (the root package's
+// Options.Kernel does this). Replacements must match the object's
+// definitions, keep their own contents and are not closed by Close.
+//
 // # Global variables
 //
 // Variables can be set before loading, like cilium/ebpf's: either on the

@@ -29,6 +29,13 @@ var (
 	// ErrReadOnlyVariable: a constant (.rodata) variable was set after the
 	// collection was loaded.
 	ErrReadOnlyVariable = errors.New("variable is read-only once loaded")
+	// ErrMapReplacement: a map given in Options.MapReplacements does not
+	// match the object's definition (type, sizes, entries).
+	ErrMapReplacement = errors.New("replacement map does not match the object's definition")
+	// ErrKernelOnlyMap: a program loaded into the VM uses a map that
+	// Options.MapReplacements marks as kernel-only (nil: a kernel map with
+	// no userspace view, such as a ring buffer the kernel writes).
+	ErrKernelOnlyMap = errors.New("map exists only in the kernel")
 	// ErrByteOrder: the object was compiled for big-endian BPF (bpfeb).
 	ErrByteOrder = errors.New("big-endian objects are not supported")
 )

@@ -23,6 +23,9 @@ type mapTable struct {
 	// with no userspace implementation, say). They are an error only for a
 	// program loaded into the VM that uses them: kernel programs may.
 	failed map[string]error
+	// replaced holds the maps given by Options.MapReplacements (nil
+	// values included): the collection does not own them.
+	replaced map[string]bool
 }
 
 // userspaceTypes are the map types package maps implements.
@@ -32,12 +35,19 @@ var userspaceTypes = map[ebpf.MapType]bool{
 	ebpf.Queue: true, ebpf.Stack: true, ebpf.RingBuf: true,
 }
 
-// newMapTable creates the maps of spec, in name order.
-func newMapTable(spec *ebpf.CollectionSpec) *mapTable {
+// newMapTable creates the maps of spec, in name order, using the
+// replacements given instead of creating those maps.
+func newMapTable(spec *ebpf.CollectionSpec, replacements map[string]maps.Map) (*mapTable, error) {
 	mt := &mapTable{
-		byName: make(map[string]maps.Map, len(spec.Maps)),
-		index:  make(map[string]int, len(spec.Maps)),
-		failed: make(map[string]error),
+		byName:   make(map[string]maps.Map, len(spec.Maps)),
+		index:    make(map[string]int, len(spec.Maps)),
+		failed:   make(map[string]error),
+		replaced: make(map[string]bool, len(replacements)),
+	}
+	for name := range replacements {
+		if _, ok := spec.Maps[name]; !ok {
+			return nil, fmt.Errorf("%w: replacement for map %q, which the object does not declare", ErrMissingSymbol, name)
+		}
 	}
 	names := make([]string, 0, len(spec.Maps))
 	for name := range spec.Maps {
@@ -45,6 +55,21 @@ func newMapTable(spec *ebpf.CollectionSpec) *mapTable {
 	}
 	sort.Strings(names)
 	for _, name := range names {
+		if r, ok := replacements[name]; ok {
+			mt.replaced[name] = true
+			if r == nil {
+				mt.failed[name] = fmt.Errorf("map %s: %w", name, ErrKernelOnlyMap)
+				continue
+			}
+			if err := checkReplacement(spec.Maps[name], r); err != nil {
+				mt.close()
+				return nil, fmt.Errorf("map %s: %w", name, err)
+			}
+			mt.index[name] = len(mt.table)
+			mt.table = append(mt.table, r)
+			mt.byName[name] = r
+			continue
+		}
 		m, err := createMap(name, spec.Maps[name])
 		if err != nil {
 			mt.failed[name] = fmt.Errorf("map %s: %w", name, err)
@@ -54,7 +79,23 @@ func newMapTable(spec *ebpf.CollectionSpec) *mapTable {
 		mt.table = append(mt.table, m)
 		mt.byName[name] = m
 	}
-	return mt
+	return mt, nil
+}
+
+// checkReplacement compares a replacement map with the object's definition.
+// Flags may differ (a kernel bridge adds BPF_F_MMAPABLE, say).
+func checkReplacement(ms *ebpf.MapSpec, m maps.Map) error {
+	switch {
+	case maps.Type(ms.Type) != m.Type():
+		return fmt.Errorf("%w: type %s, the object declares %s", ErrMapReplacement, m.Type(), maps.Type(ms.Type))
+	case ms.KeySize != m.KeySize():
+		return fmt.Errorf("%w: key size %d, the object declares %d", ErrMapReplacement, m.KeySize(), ms.KeySize)
+	case ms.ValueSize != m.ValueSize():
+		return fmt.Errorf("%w: value size %d, the object declares %d", ErrMapReplacement, m.ValueSize(), ms.ValueSize)
+	case ms.MaxEntries != 0 && ms.MaxEntries != m.MaxEntries():
+		return fmt.Errorf("%w: %d entries, the object declares %d", ErrMapReplacement, m.MaxEntries(), ms.MaxEntries)
+	}
+	return nil
 }
 
 // resolve is the mapResolver of programs loaded into the VM.
@@ -70,7 +111,10 @@ func (mt *mapTable) resolve(name string) (int, error) {
 
 func (mt *mapTable) close() error {
 	var errs []error
-	for _, m := range mt.byName {
+	for name, m := range mt.byName {
+		if mt.replaced[name] {
+			continue
+		}
 		errs = append(errs, m.Close())
 	}
 	return errors.Join(errs...)

@@ -3,6 +3,7 @@ package elf
 import (
 	"github.com/cilium/ebpf/btf"
 
+	"github.com/uebpf/uebpf/maps"
 	"github.com/uebpf/uebpf/vm"
 )
 
@@ -33,4 +34,20 @@ type Options struct {
 	// name: fixed-size Go values (encoding/binary, native byte order) or
 	// []byte of the variable's size. They override values set on the spec.
 	Variables map[string]any
+	// MapReplacements gives maps to use instead of creating them, by the
+	// object's map name (section name for global data: ".data", ".bss",
+	// ".rodata" ...): for example kernel maps opened through package
+	// kbridge, so that VM programs share them with kernel programs. Each
+	// must match the object's definition (type, key and value size,
+	// entries) or loading fails with ErrMapReplacement. A nil value marks a
+	// map as kernel-only: programs loaded into the VM that use it fail
+	// with ErrKernelOnlyMap.
+	//
+	// Replacements keep their contents: the object's initial contents and
+	// variable values are not written into them (the creator of the
+	// replacement is expected to have done it, as cilium/ebpf does when it
+	// creates the map from the same spec), and Options.Variables may not
+	// name a variable of a replaced section. The collection does not own
+	// replacements: Close leaves them open.
+	MapReplacements map[string]maps.Map
 }

@@ -104,7 +104,9 @@ func bindVariables(spec *ebpf.CollectionSpec, mt *mapTable, values map[string]an
 			return nil, fmt.Errorf("variable %s: bytes %d..%d outside section %s of %d bytes", name, vs.Offset, end, vs.SectionName, m.ValueSize())
 		}
 		v := &Variable{name: name, section: vs.SectionName, mem: mem[vs.Offset:end:end], Type: vs.Type}
-		if vs.Value != nil {
+		// A replaced section has its contents already, and may be mapped
+		// read-only (a frozen kernel .rodata).
+		if vs.Value != nil && !mt.replaced[vs.SectionName] {
 			if err := encodeValue(v.mem, vs.Value); err != nil {
 				return nil, fmt.Errorf("variable %s: %w", name, err)
 			}
@@ -115,6 +117,9 @@ func bindVariables(spec *ebpf.CollectionSpec, mt *mapTable, values map[string]an
 		v, ok := vars[name]
 		if !ok {
 			return nil, fmt.Errorf("%w: %q", ErrUnknownVariable, name)
+		}
+		if mt.replaced[v.section] {
+			return nil, fmt.Errorf("variable %s: section %s is a replacement map: set the variable on the spec before creating it", name, v.section)
 		}
 		if err := encodeValue(v.mem, value); err != nil {
 			return nil, fmt.Errorf("variable %s: %w", name, err)
