@@ -119,3 +119,14 @@ func mixedProgram(n int) string {
 	fmt.Fprintf(&s, "mov %%r0, 0\nexit\n")
 	return s.String()
 }
+
+// goCall is a Go function with the signature of Exec that returns at once:
+// the floor under the fixed cost of two_instructions, measured in the same
+// run (the loop and an interface call).
+type goCall struct{}
+
+//go:noinline
+func (goCall) Exec(*vm.Env) (uint64, error) { return 1, nil }
+
+// BenchmarkGoCall measures a call of goCall.Exec through enginebench.Run.
+func BenchmarkGoCall(b *testing.B) { enginebench.Run(b, goCall{}, 0) }

@@ -28,26 +28,40 @@ func (c *compiler) emitEnter() {
 }
 
 // emitStart emits the entry point of a run: the arguments and r10 come
-// from the state, the other registers start at 0 (as in the
-// interpreter), and the body follows.
+// from the Env, the other registers start at 0 (as in the interpreter),
+// the per-run fields of the state are set, and the body follows.
 func (c *compiler) emitStart() {
 	var scratch x86.Asm
-	emitStartCode(&scratch)
+	c.emitStartCode(&scratch)
 	for (c.a.Len()+scratch.Len())%16 != 0 { // align the body
 		c.a.Int3()
 	}
 	c.startOff = c.a.Len()
-	emitStartCode(c.a)
+	c.emitStartCode(c.a)
 }
 
-func emitStartCode(a *x86.Asm) {
-	for _, i := range []int{1, 2, 3, 4, 5, 10} {
-		a.Load(8, regMap[i], st(offRegs+8*int32(i)))
+func (c *compiler) emitStartCode(a *x86.Asm) {
+	for i := 1; i <= 5; i++ {
+		a.Load(8, regMap[i], st(offArgs+8*int32(i-1)))
 	}
+	a.Load(8, regMap[10], st(offStackLo))
+	a.ALURI(x86.ADD, 8, regMap[10], vm.StackSize)
 	for _, i := range []int{0, 6, 7, 8, 9} {
 		a.ALURR(x86.XOR, 4, regMap[i], regMap[i])
 	}
 	a.Load(8, budgetReg, st(offBudget))
+	if c.checked { // no region allowed the last access yet
+		a.StoreImm(8, st(offHotReadLo+8), 0)
+		a.StoreImm(8, st(offHotWriteLo+8), 0)
+	}
+	// A tail call may continue in a program with local calls.
+	if c.local || c.calls {
+		a.Lea(tmpAddr, x86.M(regMap[10], vm.StackFrameSize-vm.StackSize))
+		a.Store(8, st(offCallLimit), tmpAddr)
+	}
+	if c.calls {
+		a.StoreImm(8, st(offProgTag), int32(c.tag))
+	}
 }
 
 // emitLeave emits the two paths back to Go for anything but a normal exit,

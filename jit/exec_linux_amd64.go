@@ -21,17 +21,18 @@ func (p *Program) Exec(e *vm.Env) (uint64, error) {
 	if p.mem == nil {
 		return 0, ErrClosed
 	}
-	// The state lives in this frame: no allocation, no sharing.
-	var s runState
+	// The state lives in the Env: no allocation, no sharing, and the
+	// start stub sets it up, reading the arguments from the Env.
+	s := stateOf(e)
 	budget, mark := e.BeginRun(p.vp)
 	budget = min(budget, maxBudget)
-	initState(&s, e, budget)
+	s.budget = int64(budget)
 	if p.needsSave {
-		return p.execWithSaveArea(e, &s, budget, mark)
+		return p.execWithSaveArea(e, s, budget, mark)
 	}
-	enter(&s, p.start)
+	enter(s, p.start)
 	if s.reason != reasonExit {
-		r0, err := p.continueRun(e, &s)
+		r0, err := p.continueRun(e, s)
 		e.SetExecuted(budget - uint64(s.budget))
 		e.EndRun(mark)
 		return r0, err
@@ -46,23 +47,6 @@ func (p *Program) Exec(e *vm.Env) (uint64, error) {
 // code cannot overflow: 2^62 instructions take decades.
 const maxBudget = 1 << 62
 
-// initState fills the state for the start of a run.
-func initState(s *runState, e *vm.Env, budget uint64) {
-	args := e.Args()
-	s.regs[1], s.regs[2], s.regs[3], s.regs[4], s.regs[5] = args[0], args[1], args[2], args[3], args[4]
-	lo := e.StackBase()
-	s.regs[10] = lo + vm.StackSize
-	s.budget = int64(budget)
-	s.stackLo = lo
-	s.callLimit = lo + vm.StackFrameSize
-	if pkt := e.Packet(); len(pkt) != 0 {
-		s.pktPtr = uint64(uintptr(unsafe.Pointer(unsafe.SliceData(pkt))))
-		s.pktLen = uint64(len(pkt))
-	}
-	first, n := e.Regions()
-	s.regions, s.nRegions = uint64(uintptr(first)), uint64(n)
-}
-
 // execWithSaveArea is Exec for programs whose helper calls may happen
 // inside local calls: they need a save area for the native stack.
 func (p *Program) execWithSaveArea(e *vm.Env, s *runState, budget uint64, mark int) (uint64, error) {
@@ -72,6 +56,7 @@ func (p *Program) execWithSaveArea(e *vm.Env, s *runState, budget uint64, mark i
 	if s.reason != reasonExit {
 		r0, err = p.continueRun(e, s)
 	}
+	s.saveArea = 0 // the buffer goes back to the pool
 	p.fam.saveAreas.Put(save)
 	e.SetExecuted(budget - uint64(s.budget))
 	e.EndRun(mark)
@@ -86,6 +71,7 @@ func (p *Program) continueRun(e *vm.Env, s *runState) (uint64, error) {
 	var save *[saveAreaBytes]byte // for tail-call targets that need one
 	defer func() {
 		if save != nil {
+			s.saveArea = 0
 			p.fam.saveAreas.Put(save)
 		}
 	}()
@@ -124,8 +110,6 @@ func (p *Program) continueRun(e *vm.Env, s *runState) (uint64, error) {
 					save = p.fam.saveArea(s)
 				}
 			}
-			first, n := e.Regions()
-			s.regions, s.nRegions = uint64(uintptr(first)), uint64(n)
 		case reasonReturn:
 			cur = p.fam.owner(s.resumePC)
 			e.SetProgram(cur.vp)

@@ -1,6 +1,10 @@
 package jit
 
-import "unsafe"
+import (
+	"unsafe"
+
+	"github.com/uebpf/uebpf/vm"
+)
 
 // runState is the block that generated code and the Go side share during
 // one run. Generated code addresses it through a register (stateReg) and
@@ -8,19 +12,18 @@ import "unsafe"
 // pointers (addresses are plain integers), so generated code may write it
 // without write barriers and the GC has nothing to scan in it.
 //
-// The state lives in the frame of Exec, on the goroutine stack, which moves
-// only while Go code runs (between two entries into generated code, e.g.
-// during a helper call). Generated code therefore keeps no address of the
-// state or of the native stack across a return to Go.
+// The state lives in the Env's engine scratch space (vm.Env.EngineState),
+// so a run neither allocates it nor zeroes it: the start stub sets what a
+// run needs. Generated code reads the arguments, the stack, the region
+// list and the packet straight from the Env, at vm.Engine*Offset from the
+// state. The Env moves only if it is on a goroutine stack, and only while
+// Go code runs (between two entries into generated code, e.g. during a
+// helper call); generated code therefore keeps no address of the state
+// or of the native stack across a return to Go.
 type runState struct {
 	regs      [11]uint64 // r0..r10 while Go has control
 	budget    int64      // instructions left (rdx in generated code)
-	stackLo   uint64     // lowest address of the eBPF stack
 	callLimit uint64     // r10 at which a local call would exceed the depth
-	pktPtr    uint64     // packet of LD_ABS/LD_IND
-	pktLen    uint64
-	regions   uint64 // first vm region of the run (see vm.Env.Regions)
-	nRegions  uint64
 	// The regions that allowed the last out-of-line read and write check:
 	// an access of up to 8 bytes at addr is allowed if addr - lo < end.
 	// end is the region's size minus 7, or 0 (no region) at the start.
@@ -31,7 +34,7 @@ type runState struct {
 	// r6-r9 of local calls) were saved to saveArea when generated code
 	// last returned to Go to be resumed.
 	live       uint64
-	saveArea   uint64 // a Go buffer of saveAreaBytes, 0 if the run needs none
+	saveArea   uint64 // a Go buffer of saveAreaBytes, 0 if the run has none
 	nativeBase uint64 // set by the trampoline: the stack pointer at the enter stub
 	exitPC     uint64 // eBPF pc of the instruction that returned to Go
 	exitAddr   uint64 // faulting address
@@ -39,6 +42,12 @@ type runState struct {
 	reason     uint64 // why generated code returned (reason* constants)
 	progTag    uint64 // tag of the program whose code runs now
 }
+
+// The state must fit the Env's scratch space.
+var _ [vm.EngineStateWords*8 - unsafe.Sizeof(runState{})]byte
+
+// stateOf returns e's run state.
+func stateOf(e *vm.Env) *runState { return (*runState)(e.EngineState()) }
 
 // nativeStackBytes is the part of the trampoline's frame that generated
 // code uses as its machine stack. Its worst case is the trampoline's return
@@ -62,16 +71,19 @@ const (
 	reasonReturn     = 7 // returned into another program's code after a tail call
 )
 
-// Offsets of runState fields for generated code.
+// Offsets of runState fields for generated code, and of the Env fields
+// it reads.
 var (
+	offArgs     = vm.EngineArgsOffset
+	offStackLo  = vm.EngineStackLoOffset
+	offRegions  = vm.EngineRegionsOffset
+	offNRegions = vm.EngineRegionsLenOffset
+	offPktPtr   = vm.EnginePacketOffset
+	offPktLen   = vm.EnginePacketLenOffset
+
 	offRegs       = int32(unsafe.Offsetof(runState{}.regs))
 	offBudget     = int32(unsafe.Offsetof(runState{}.budget))
-	offStackLo    = int32(unsafe.Offsetof(runState{}.stackLo))
 	offCallLimit  = int32(unsafe.Offsetof(runState{}.callLimit))
-	offPktPtr     = int32(unsafe.Offsetof(runState{}.pktPtr))
-	offPktLen     = int32(unsafe.Offsetof(runState{}.pktLen))
-	offRegions    = int32(unsafe.Offsetof(runState{}.regions))
-	offNRegions   = int32(unsafe.Offsetof(runState{}.nRegions))
 	offHotReadLo  = int32(unsafe.Offsetof(runState{}.hotReadLo))
 	offHotWriteLo = int32(unsafe.Offsetof(runState{}.hotWriteLo))
 	offResumePC   = int32(unsafe.Offsetof(runState{}.resumePC))

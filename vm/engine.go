@@ -118,3 +118,29 @@ func (p *Program) ArrayMaps() (tableBase uint64, arrays []ArrayMapInfo) {
 	}
 	return tableBase, arrays
 }
+
+// EngineStateWords is the size, in 8-byte words, of the scratch space each
+// Env keeps for another engine's run state.
+const EngineStateWords = 40
+
+// EngineState returns the Env's scratch space of EngineStateWords words
+// for an engine's run state. It holds no Go pointers (the GC does not scan
+// it) and lives as long as the Env; its address moves only if the Env does.
+// The interpreter never touches it.
+func (e *Env) EngineState() unsafe.Pointer { return unsafe.Pointer(&e.engine) }
+
+// Offsets of Env fields relative to EngineState, so that generated code
+// holding the state's address reads them directly instead of the engine
+// copying them in for every run: the arguments r1..r5 (five words), the
+// stack's lowest address, and the data pointer and length of the region
+// list (see Regions) and of the packet.
+const (
+	EngineArgsOffset       = int32(unsafe.Offsetof(Env{}.args)) - engineOffset
+	EngineStackLoOffset    = int32(unsafe.Offsetof(Env{}.stackLo)) - engineOffset
+	EngineRegionsOffset    = int32(unsafe.Offsetof(Env{}.regions)) - engineOffset
+	EngineRegionsLenOffset = EngineRegionsOffset + 8
+	EnginePacketOffset     = int32(unsafe.Offsetof(Env{}.packet)) - engineOffset
+	EnginePacketLenOffset  = EnginePacketOffset + 8
+
+	engineOffset = int32(unsafe.Offsetof(Env{}.engine))
+)

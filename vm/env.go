@@ -65,6 +65,11 @@ type Env struct {
 	// Data is free for the embedder and its helpers (for example the
 	// tracepoint that fired); the engines never look at it.
 	Data any
+
+	// engine is the run state of another engine (package jit), kept here
+	// so that a run needs neither an allocation nor a zeroed frame; see
+	// EngineState in engine.go.
+	engine [EngineStateWords]uint64
 }
 
 // frame is the caller state a bpf-to-bpf call saves.

@@ -104,5 +104,7 @@ func Run(b *testing.B, p Execer, memSize int) {
 	for b.Loop() {
 		p.Exec(env)
 	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(perRun), "ns/insn")
+	if perRun != 0 {
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(perRun), "ns/insn")
+	}
 }

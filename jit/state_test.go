@@ -1,0 +1,40 @@
+package jit
+
+import (
+	"testing"
+	"unsafe"
+
+	"github.com/uebpf/uebpf/vm"
+)
+
+// Generated code reads Env fields at vm.Engine*Offset from the state: they
+// must land on what the Env's setters set.
+func TestEnvOffsets(t *testing.T) {
+	e := vm.NewEnv()
+	ctx := make([]byte, 24)
+	pkt := make([]byte, 7)
+	e.SetContext(ctx)
+	e.SetArg(4, 0x5555)
+	e.SetPacket(pkt)
+	s := unsafe.Pointer(stateOf(e))
+	word := func(off int32) uint64 { return *(*uint64)(unsafe.Add(s, off)) }
+	first, n := e.Regions()
+	for _, tc := range []struct {
+		name string
+		off  int32
+		want uint64
+	}{
+		{"r1", offArgs, uint64(uintptr(unsafe.Pointer(&ctx[0])))},
+		{"r2", offArgs + 8, 24},
+		{"r5", offArgs + 32, 0x5555},
+		{"stack", offStackLo, e.StackBase()},
+		{"regions", offRegions, uint64(uintptr(first))},
+		{"regions length", offNRegions, uint64(n)},
+		{"packet", offPktPtr, uint64(uintptr(unsafe.Pointer(&pkt[0])))},
+		{"packet length", offPktLen, 7},
+	} {
+		if got := word(tc.off); got != tc.want {
+			t.Errorf("%s: %#x, want %#x", tc.name, got, tc.want)
+		}
+	}
+}
