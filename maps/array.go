@@ -69,26 +69,39 @@ func (a *arrayMap) LookupElem(key unsafe.Pointer, _ int) unsafe.Pointer {
 }
 
 func (a *arrayMap) UpdateElem(key, value unsafe.Pointer, flags uint64, _ int) error {
-	if err := a.checkFlags(flags); err != nil {
-		return err
-	}
 	idx := *(*uint32)(key)
-	if idx >= a.n {
-		return a.errs.tooBig
+	if err := arrayUpdateCheck(a.errs, idx, a.n, flags); err != nil {
+		return err
 	}
 	memmove(unsafe.Add(a.data, uintptr(idx)*a.stride), value, uintptr(a.spec.ValueSize))
 	return nil
 }
 
-// checkFlags applies array_map_update_elem's flag rules.
-func (a *arrayMap) checkFlags(flags uint64) error {
-	switch flags {
-	case uint64(UpdateAny), uint64(UpdateExist):
-		return nil
-	case uint64(UpdateNoExist):
-		return a.errs.exist // all elements always exist
+// arrayUpdateCheck applies array_map_update_elem's rules (arrays and
+// per-CPU arrays) in Linux's order, which decides the errno when several
+// fail: unknown flags, the index, BPF_NOEXIST (every element exists),
+// BPF_F_LOCK (no value has a bpf_spin_lock).
+func arrayUpdateCheck(errs *errSet, idx, n uint32, flags uint64) error {
+	switch {
+	case flags&^uint64(UpdateLock) > uint64(UpdateExist):
+		return errs.invalid
+	case idx >= n:
+		return errs.tooBig
+	case flags&uint64(UpdateNoExist) != 0:
+		return errs.exist
+	case flags&uint64(UpdateLock) != 0:
+		return errs.invalid
 	}
-	return a.errs.invalid
+	return nil
+}
+
+// goUpdateCheck is arrayUpdateCheck behind the bpf() syscall, which
+// refuses BPF_F_LOCK before the map sees the update.
+func goUpdateCheck(errs *errSet, idx, n uint32, flags uint64) error {
+	if flags&uint64(UpdateLock) != 0 {
+		return errs.invalid
+	}
+	return arrayUpdateCheck(errs, idx, n, flags)
 }
 
 // DeleteElem fails: array elements cannot be deleted (EINVAL, like Linux).
@@ -109,12 +122,9 @@ func (a *arrayMap) goLookup(key, out []byte) error {
 func (a *arrayMap) goLookupAndDelete(_, _ []byte) error { return a.errs.notSupp }
 
 func (a *arrayMap) goUpdate(key, value []byte, flags uint64) error {
-	if err := a.checkFlags(flags); err != nil {
-		return err
-	}
 	idx := a.index(key)
-	if idx >= a.n {
-		return a.errs.tooBig
+	if err := goUpdateCheck(a.errs, idx, a.n, flags); err != nil {
+		return err
 	}
 	atomicCopyIn(unsafe.Add(a.data, uintptr(idx)*a.stride), value[:a.spec.ValueSize])
 	return nil

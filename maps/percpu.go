@@ -47,28 +47,15 @@ func (a *percpuArrayMap) LookupElem(key unsafe.Pointer, cpu int) unsafe.Pointer 
 }
 
 func (a *percpuArrayMap) UpdateElem(key, value unsafe.Pointer, flags uint64, cpu int) error {
-	if err := a.checkFlags(flags); err != nil {
-		return err
-	}
 	idx := *(*uint32)(key)
-	if idx >= a.n {
-		return a.errs.tooBig
+	if err := arrayUpdateCheck(a.errs, idx, a.n, flags); err != nil {
+		return err
 	}
 	if uint(cpu) >= uint(a.ncpu) {
 		return a.errs.invalid
 	}
 	memmove(a.slot(idx, cpu), value, uintptr(a.spec.ValueSize))
 	return nil
-}
-
-func (a *percpuArrayMap) checkFlags(flags uint64) error {
-	switch flags {
-	case uint64(UpdateAny), uint64(UpdateExist):
-		return nil
-	case uint64(UpdateNoExist):
-		return a.errs.exist
-	}
-	return a.errs.invalid
 }
 
 func (a *percpuArrayMap) DeleteElem(unsafe.Pointer) error { return a.errs.invalid }
@@ -87,12 +74,9 @@ func (a *percpuArrayMap) goLookup(key, out []byte) error {
 func (a *percpuArrayMap) goLookupAndDelete(_, _ []byte) error { return a.errs.notSupp }
 
 func (a *percpuArrayMap) goUpdate(key, value []byte, flags uint64) error {
-	if err := a.checkFlags(flags); err != nil {
-		return err
-	}
 	idx := nativeEndian.Uint32(key)
-	if idx >= a.n {
-		return a.errs.tooBig
+	if err := goUpdateCheck(a.errs, idx, a.n, flags); err != nil {
+		return err
 	}
 	for c := range a.ncpu {
 		atomicCopyIn(a.slot(idx, c), value[uintptr(c)*a.stride:][:a.stride])
