@@ -1,0 +1,725 @@
+package kerneldiff
+
+import (
+	"encoding/binary"
+	"math"
+	"math/rand/v2"
+
+	"github.com/uebpf/uebpf/asm"
+)
+
+// Config selects what generated programs may use.
+type Config struct {
+	// V4 allows cpu v4 instructions (Linux 6.6): sdiv, smod, movsx,
+	// bswap, sign-extending loads and gotol.
+	V4 bool
+}
+
+// Program is a generated program and the initial contents of its map
+// element.
+type Program struct {
+	Seed  uint64
+	Insns []asm.Instruction
+	// Value is the element's contents before the run (ValueSize bytes).
+	Value []byte
+	// Packet is the data of the test run: an Ethernet header, then what
+	// LD_ABS and LD_IND read (from Packet[EthHeaderSize:]).
+	Packet []byte
+}
+
+// EthHeaderSize is the part of Packet before the data that packet loads
+// address: the kernel runs socket filters with skb->data at the network
+// header.
+const EthHeaderSize = 14
+
+// packetSize is the size of Packet.
+const packetSize = 64
+
+// MapIndex is the index of the array map in the programs' map table: its
+// lddw instructions (BPF_PSEUDO_MAP_FD and BPF_PSEUDO_MAP_VALUE) carry it
+// as their immediate.
+const MapIndex = 0
+
+// Helpers that generated programs call.
+const (
+	helperMapLookup = 1
+	helperMapUpdate = 2
+	helperMapDelete = 3
+)
+
+// ctxSlot is where main spills the context pointer (below the stack
+// area) when the program uses packet loads, which need it in r6.
+const ctxSlot = -StackSize - 8
+
+// seedStream is the second word of the PCG state, so that seed n names
+// the same program everywhere.
+const seedStream = 0x9e3779b97f4a7c15
+
+// Register roles. In every function r0..r8 hold numbers (r8 is the loop
+// counter inside a loop), r9 the address of the map element, r10 the
+// frame pointer. r0 briefly holds a map value pointer in lookup and
+// map-value sequences, which write no other use of it.
+const (
+	regCounter = 8
+	regValue   = 9
+	regFP      = 10
+)
+
+// gen is the state of one generation.
+type gen struct {
+	rnd   *rand.Rand
+	cfg   Config
+	insns []asm.Instruction
+	funcs int // functions besides main, numbered 1..funcs
+	// calls are local calls to patch once every function's start is known.
+	calls  []localCall
+	called []bool // called[f]: some function calls f
+
+	// packets: the program may use LD_ABS and LD_IND, which the kernel
+	// allows only in programs without local functions.
+	packets bool
+
+	// State of the function being generated.
+	fn        int
+	depth     int // nesting of ifs and loops
+	inLoop    bool
+	callsLeft int
+}
+
+type localCall struct{ at, callee int }
+
+// Generate returns the program named by seed. The same seed and config
+// always give the same program and initial value.
+func Generate(seed uint64, cfg Config) *Program {
+	g := &gen{rnd: rand.New(rand.NewPCG(seed, seedStream)), cfg: cfg}
+	g.funcs = g.rnd.IntN(4)
+	g.packets = g.funcs == 0
+	g.called = make([]bool, g.funcs+1)
+	g.mainFunc()
+	starts := make([]int, g.funcs+1)
+	for f := 1; f <= g.funcs; f++ {
+		starts[f] = len(g.insns)
+		g.function(f)
+	}
+	for _, c := range g.calls {
+		g.insns[c.at].Imm = int32(starts[c.callee] - c.at - 1)
+	}
+	value := make([]byte, ValueSize)
+	for off := 0; off < ValueSize; off += 8 {
+		binary.LittleEndian.PutUint64(value[off:], g.value64())
+	}
+	pkt := make([]byte, packetSize)
+	for i := range pkt {
+		pkt[i] = byte(g.rnd.Uint32())
+	}
+	// An EtherType that is neither IPv4 nor IPv6, so that the kernel
+	// does not look into the payload.
+	pkt[12], pkt[13] = 0x88, 0xb5
+	return &Program{Seed: seed, Insns: g.insns, Value: value, Packet: pkt}
+}
+
+// mainFunc emits the entry function: look up element 0 (exit with 0 if
+// it is missing, which it never is), initialise registers and stack, run
+// a random body, store r0..r8 and the stack into the element, return r0.
+func (g *gen) mainFunc() {
+	g.beginFunc(0)
+	if g.packets {
+		g.emit(asm.Instruction{Opcode: asm.ClassSTX | asm.ModeMEM | asm.SizeDW, Dst: regFP, Src: 1, Offset: ctxSlot})
+	}
+	g.emit(asm.Instruction{Opcode: asm.ClassST | asm.ModeMEM | asm.SizeW, Dst: regFP, Offset: -4})
+	g.mov(2, regFP)
+	g.aluImm(asm.ClassALU64|asm.AluADD, 2, -4)
+	g.mapPtr(1)
+	g.emit(asm.Instruction{Opcode: asm.OpCall, Imm: helperMapLookup})
+	g.emit(asm.Instruction{Opcode: asm.ClassJMP | asm.JmpJNE, Dst: 0, Offset: 1})
+	g.emit(asm.Instruction{Opcode: asm.OpExit})
+	g.mov(regValue, 0)
+	for r := uint8(0); r <= 8; r++ {
+		g.initReg(r, nil)
+	}
+	g.initStack()
+	g.block(20 + g.rnd.IntN(40))
+	g.callNext()
+	for r := uint8(0); r < SavedRegs; r++ {
+		g.emit(asm.Instruction{Opcode: asm.ClassSTX | asm.ModeMEM | asm.SizeDW, Dst: regValue, Src: r,
+			Offset: int16(RegsOffset + 8*int(r))})
+	}
+	for j := 0; j < StackSize/8; j++ {
+		g.emit(asm.Instruction{Opcode: asm.ClassLDX | asm.ModeMEM | asm.SizeDW, Dst: 1, Src: regFP,
+			Offset: int16(-StackSize + 8*j)})
+		g.emit(asm.Instruction{Opcode: asm.ClassSTX | asm.ModeMEM | asm.SizeDW, Dst: regValue, Src: 1,
+			Offset: int16(StackOffset + 8*j)})
+	}
+	g.emit(asm.Instruction{Opcode: asm.OpExit})
+}
+
+// function emits local function f: r1 is the element's address, r2..r5
+// numbers; it returns a number.
+func (g *gen) function(f int) {
+	g.beginFunc(f)
+	g.mov(regValue, 1)
+	args := []uint8{2, 3, 4, 5}
+	for _, r := range []uint8{0, 1, 6, 7, 8} {
+		g.initReg(r, args)
+	}
+	g.initStack()
+	g.block(4 + g.rnd.IntN(14))
+	g.callNext()
+	g.emit(asm.Instruction{Opcode: asm.OpExit})
+}
+
+func (g *gen) beginFunc(f int) {
+	g.fn, g.depth, g.inLoop, g.callsLeft = f, 0, false, 2
+}
+
+// Loops multiply the verifier's work by their iteration count (it walks
+// every iteration), and loops reached from loops multiply it again: the
+// last function (the leaf) has no loop and calls nothing, and only the
+// leaf is called from inside loops.
+
+// callNext calls the next function if nothing has yet: the kernel refuses
+// a function nobody calls (its code is unreachable), and only functions
+// numbered lower than f may call f.
+func (g *gen) callNext() {
+	if next := g.fn + 1; next <= g.funcs && !g.called[next] {
+		g.callTo(next)
+	}
+}
+
+// block emits n statements.
+func (g *gen) block(n int) {
+	for range n {
+		g.statement()
+	}
+}
+
+func (g *gen) statement() {
+	switch k := g.rnd.IntN(100); {
+	case k < 40:
+		g.alu()
+	case k < 58:
+		g.memory()
+	case k < 66:
+		g.atomic()
+	case k < 76 && g.depth < 3:
+		g.ifElse()
+	case k < 81 && !g.inLoop && g.depth < 2 && (g.fn == 0 || g.fn < g.funcs):
+		g.loop()
+	case k < 86 && g.fn < g.funcs && g.callsLeft > 0:
+		g.callsLeft--
+		callee := g.fn + 1 + g.rnd.IntN(g.funcs-g.fn)
+		if g.inLoop {
+			callee = g.funcs
+		}
+		g.callTo(callee)
+	case k < 90:
+		g.lookup()
+	case k < 92:
+		g.mapValue()
+	case k < 94:
+		g.mapUpdateDelete()
+	case k < 97 && g.packets:
+		g.packetLoad()
+	case k < 97:
+		g.lddw(g.dstReg(), g.value64())
+	default:
+		g.alu()
+	}
+}
+
+func (g *gen) emit(ins ...asm.Instruction) { g.insns = append(g.insns, ins...) }
+
+func (g *gen) lddw(dst uint8, v uint64) {
+	pair := asm.LDDW(dst, v)
+	g.emit(pair[0], pair[1])
+}
+
+// mapPtr loads the map's address (BPF_PSEUDO_MAP_FD).
+func (g *gen) mapPtr(dst uint8) {
+	g.emit(asm.Instruction{Opcode: asm.OpLDDW, Dst: dst, Src: asm.PseudoMapFD, Imm: MapIndex}, asm.Instruction{})
+}
+
+func (g *gen) mov(dst, src uint8) {
+	g.emit(asm.Instruction{Opcode: asm.ClassALU64 | asm.AluMOV | asm.SourceX, Dst: dst, Src: src})
+}
+
+func (g *gen) aluImm(op, dst uint8, imm int32) {
+	g.emit(asm.Instruction{Opcode: op | asm.SourceK, Dst: dst, Imm: imm})
+}
+
+// dstReg returns a register that random operations may write.
+func (g *gen) dstReg() uint8 {
+	if g.inLoop {
+		return uint8(g.rnd.IntN(regCounter))
+	}
+	return uint8(g.rnd.IntN(regCounter + 1))
+}
+
+// srcReg returns a register holding a number.
+func (g *gen) srcReg() uint8 { return uint8(g.rnd.IntN(regCounter + 1)) }
+
+var interesting64 = []uint64{0, 1, 2, 7, 31, 32, 63, 64, 0xff, 0x80, 0x8000, 0xffff,
+	0x7fffffff, 0x80000000, 0xffffffff, 0x100000000, 0xffffffff80000000,
+	math.MaxInt64, 1 << 63, math.MaxUint64, math.MaxUint64 - 1}
+
+// value64 returns a 64-bit value, often one at an edge.
+func (g *gen) value64() uint64 {
+	switch g.rnd.IntN(4) {
+	case 0:
+		return interesting64[g.rnd.IntN(len(interesting64))]
+	case 1:
+		return uint64(int64(int8(g.rnd.Uint32())))
+	}
+	return g.rnd.Uint64()
+}
+
+var interesting32 = []int32{0, 1, -1, 2, 7, 16, 31, 32, 63, 64, 0x80, 0xff, 0x8000, 0xffff,
+	math.MaxInt32, math.MinInt32, math.MinInt32 + 1}
+
+// imm32 returns an immediate, often one at an edge.
+func (g *gen) imm32() int32 {
+	switch g.rnd.IntN(4) {
+	case 0:
+		return interesting32[g.rnd.IntN(len(interesting32))]
+	case 1:
+		return int32(int8(g.rnd.Uint32()))
+	}
+	return int32(g.rnd.Uint32())
+}
+
+// initReg gives r a number: from the data area (unknown to the verifier),
+// a constant, or one of from (copied).
+func (g *gen) initReg(r uint8, from []uint8) {
+	k := g.rnd.IntN(6)
+	if k == 5 && len(from) == 0 {
+		k = 0
+	}
+	switch k {
+	case 0, 1:
+		g.emit(asm.Instruction{Opcode: asm.ClassLDX | asm.ModeMEM | asm.SizeDW, Dst: r, Src: regValue,
+			Offset: int16(8 * g.rnd.IntN(DataSize/8))})
+	case 2:
+		g.lddw(r, g.value64())
+	case 3:
+		g.aluImm(asm.ClassALU64|asm.AluMOV, r, g.imm32())
+	case 4:
+		g.emit(asm.Instruction{Opcode: asm.ClassLDX | asm.ModeMEM | asm.SizeW, Dst: r, Src: regValue,
+			Offset: int16(4 * g.rnd.IntN(DataSize/4))})
+	case 5:
+		g.mov(r, from[g.rnd.IntN(len(from))])
+	}
+}
+
+// initStack writes every byte of the frame's stack area (the verifier
+// refuses reads of stack it has not seen written).
+func (g *gen) initStack() {
+	for off := -StackSize; off < 0; off += 8 {
+		switch g.rnd.IntN(4) {
+		case 0:
+			g.emit(asm.Instruction{Opcode: asm.ClassST | asm.ModeMEM | asm.SizeDW, Dst: regFP, Offset: int16(off), Imm: g.imm32()})
+		case 1, 2:
+			g.emit(asm.Instruction{Opcode: asm.ClassSTX | asm.ModeMEM | asm.SizeDW, Dst: regFP, Src: g.srcReg(), Offset: int16(off)})
+		case 3:
+			g.emit(asm.Instruction{Opcode: asm.ClassSTX | asm.ModeMEM | asm.SizeW, Dst: regFP, Src: g.srcReg(), Offset: int16(off)})
+			g.emit(asm.Instruction{Opcode: asm.ClassST | asm.ModeMEM | asm.SizeW, Dst: regFP, Offset: int16(off + 4), Imm: g.imm32()})
+		}
+	}
+}
+
+var aluOps = []uint8{asm.AluADD, asm.AluSUB, asm.AluMUL, asm.AluDIV, asm.AluOR, asm.AluAND,
+	asm.AluLSH, asm.AluRSH, asm.AluNEG, asm.AluMOD, asm.AluXOR, asm.AluMOV, asm.AluARSH, asm.AluEND}
+
+// alu emits one ALU64 or ALU32 operation with the fields the kernel
+// accepts: immediate shifts below the width, no division by an immediate
+// 0, neg without operand, byte swaps of 16, 32 or 64 bits.
+func (g *gen) alu() {
+	class, width := uint8(asm.ClassALU64), 64
+	if g.rnd.IntN(2) == 0 {
+		class, width = asm.ClassALU, 32
+	}
+	op := aluOps[g.rnd.IntN(len(aluOps))]
+	ins := asm.Instruction{Opcode: class | op, Dst: g.dstReg()}
+	useReg := g.rnd.IntN(2) == 0
+	switch op {
+	case asm.AluNEG:
+	case asm.AluEND:
+		ins.Imm = []int32{16, 32, 64}[g.rnd.IntN(3)]
+		if class == asm.ClassALU64 && !g.cfg.V4 {
+			ins.Opcode = asm.ClassALU | op
+		}
+		if ins.Opcode&0x07 == asm.ClassALU && useReg {
+			ins.Opcode |= asm.SourceX // to big endian
+		}
+	case asm.AluLSH, asm.AluRSH, asm.AluARSH:
+		if useReg {
+			ins.Opcode |= asm.SourceX
+			ins.Src = g.srcReg()
+		} else {
+			ins.Imm = int32(g.rnd.IntN(width))
+		}
+	case asm.AluDIV, asm.AluMOD:
+		if useReg {
+			ins.Opcode |= asm.SourceX
+			ins.Src = g.srcReg()
+		} else {
+			for ins.Imm == 0 {
+				ins.Imm = g.imm32()
+			}
+		}
+		if g.cfg.V4 && g.rnd.IntN(2) == 0 {
+			ins.Offset = 1 // sdiv, smod
+		}
+	case asm.AluMOV:
+		if useReg {
+			ins.Opcode |= asm.SourceX
+			ins.Src = g.srcReg()
+			if g.cfg.V4 && g.rnd.IntN(3) == 0 {
+				sizes := []int16{8, 16, 32}
+				if class == asm.ClassALU {
+					sizes = sizes[:2]
+				}
+				ins.Offset = sizes[g.rnd.IntN(len(sizes))] // movsx
+			}
+		} else {
+			ins.Imm = g.imm32()
+		}
+	default:
+		if useReg {
+			ins.Opcode |= asm.SourceX
+			ins.Src = g.srcReg()
+		} else {
+			ins.Imm = g.imm32()
+		}
+	}
+	g.emit(ins)
+}
+
+var sizes = []struct {
+	code  uint8
+	bytes int
+}{{asm.SizeB, 1}, {asm.SizeH, 2}, {asm.SizeW, 4}, {asm.SizeDW, 8}}
+
+// stackOffset returns an offset from r10 into the stack area for an
+// access of n bytes. Stack accesses must be aligned.
+func (g *gen) stackOffset(n int) int16 {
+	return int16(-StackSize + n*g.rnd.IntN(StackSize/n))
+}
+
+// memory emits a load or a store on the stack or the map element.
+func (g *gen) memory() {
+	s := sizes[g.rnd.IntN(len(sizes))]
+	base, off := uint8(regFP), g.stackOffset(s.bytes)
+	if g.rnd.IntN(2) == 0 {
+		base, off = regValue, int16(g.rnd.IntN(ValueSize-s.bytes+1))
+	}
+	g.access(base, off, s.code, s.bytes, g.rnd.IntN(3))
+}
+
+// access emits a load (kind 0), a store of an immediate (1) or of a
+// register (2) of the given size at base+off.
+func (g *gen) access(base uint8, off int16, size uint8, n int, kind int) {
+	switch kind {
+	case 0:
+		mode := uint8(asm.ModeMEM)
+		if g.cfg.V4 && n < 8 && g.rnd.IntN(2) == 0 {
+			mode = asm.ModeMEMSX
+		}
+		g.emit(asm.Instruction{Opcode: asm.ClassLDX | mode | size, Dst: g.nonPtrDst(base), Src: base, Offset: off})
+	case 1:
+		g.emit(asm.Instruction{Opcode: asm.ClassST | asm.ModeMEM | size, Dst: base, Offset: off, Imm: g.imm32()})
+	default:
+		g.emit(asm.Instruction{Opcode: asm.ClassSTX | asm.ModeMEM | size, Dst: base, Src: g.nonPtrSrc(base), Offset: off})
+	}
+}
+
+// nonPtrDst and nonPtrSrc pick registers holding numbers when r0 may be
+// the base pointer.
+func (g *gen) nonPtrDst(base uint8) uint8 {
+	for {
+		if r := g.dstReg(); r != base {
+			return r
+		}
+	}
+}
+
+func (g *gen) nonPtrSrc(base uint8) uint8 {
+	for {
+		if r := g.srcReg(); r != base {
+			return r
+		}
+	}
+}
+
+var atomicOps = []int32{asm.AtomicADD, asm.AtomicOR, asm.AtomicAND, asm.AtomicXOR,
+	asm.AtomicADD | asm.AtomicFetch, asm.AtomicOR | asm.AtomicFetch, asm.AtomicAND | asm.AtomicFetch,
+	asm.AtomicXOR | asm.AtomicFetch, asm.AtomicXCHG, asm.AtomicCMPXCHG}
+
+// atomic emits an atomic operation on an aligned word of the stack or of
+// the map element.
+func (g *gen) atomic() {
+	size, n := uint8(asm.SizeW), 4
+	if g.rnd.IntN(2) == 0 {
+		size, n = asm.SizeDW, 8
+	}
+	base, off := uint8(regFP), g.stackOffset(n)
+	if g.rnd.IntN(2) == 0 {
+		base, off = regValue, int16(n*g.rnd.IntN(ValueSize/n))
+	}
+	g.atomicAt(base, off, size, atomicOps[g.rnd.IntN(len(atomicOps))])
+}
+
+func (g *gen) atomicAt(base uint8, off int16, size uint8, op int32) {
+	src := g.nonPtrSrc(base)
+	if op&asm.AtomicFetch != 0 && op != asm.AtomicCMPXCHG {
+		src = g.nonPtrDst(base) // written with the old value
+	}
+	g.emit(asm.Instruction{Opcode: asm.ClassSTX | asm.ModeATOMIC | size, Dst: base, Src: src, Offset: off, Imm: op})
+}
+
+var jumpOps = []uint8{asm.JmpJEQ, asm.JmpJGT, asm.JmpJGE, asm.JmpJSET, asm.JmpJNE, asm.JmpJSGT,
+	asm.JmpJSGE, asm.JmpJLT, asm.JmpJLE, asm.JmpJSLT, asm.JmpJSLE}
+
+// condition returns a JMP or JMP32 conditional jump on numbers, offset 0.
+func (g *gen) condition() asm.Instruction {
+	class := uint8(asm.ClassJMP)
+	if g.rnd.IntN(2) == 0 {
+		class = asm.ClassJMP32
+	}
+	ins := asm.Instruction{Opcode: class | jumpOps[g.rnd.IntN(len(jumpOps))], Dst: g.srcReg()}
+	if g.rnd.IntN(2) == 0 {
+		ins.Opcode |= asm.SourceX
+		ins.Src = g.srcReg()
+	} else {
+		ins.Imm = g.imm32()
+	}
+	return ins
+}
+
+// jumpHere points the jump at slot at to the next instruction emitted.
+func (g *gen) jumpHere(at int) {
+	delta := len(g.insns) - at - 1
+	if g.insns[at].Opcode == asm.ClassJMP32|asm.JmpJA {
+		g.insns[at].Imm = int32(delta) // gotol
+	} else {
+		g.insns[at].Offset = int16(delta)
+	}
+}
+
+// ja emits an unconditional jump to patch later (gotol sometimes).
+func (g *gen) ja() int {
+	at := len(g.insns)
+	op := uint8(asm.ClassJMP | asm.JmpJA)
+	if g.cfg.V4 && g.rnd.IntN(2) == 0 {
+		op = asm.ClassJMP32 | asm.JmpJA
+	}
+	g.emit(asm.Instruction{Opcode: op})
+	return at
+}
+
+// jaBack emits an unconditional jump to slot target.
+func (g *gen) jaBack(target int) {
+	at := len(g.insns)
+	g.ja()
+	delta := target - at - 1
+	if g.insns[at].Opcode == asm.ClassJMP32|asm.JmpJA {
+		g.insns[at].Imm = int32(delta)
+	} else {
+		g.insns[at].Offset = int16(delta)
+	}
+}
+
+// ifElse emits "if cond { block } [else { block }]". A bare ja over code
+// would leave that code unreachable, which the kernel refuses, so ja only
+// ends a then-block.
+func (g *gen) ifElse() {
+	at := len(g.insns)
+	g.emit(g.condition())
+	g.depth++
+	g.block(1 + g.rnd.IntN(4))
+	if g.rnd.IntN(2) == 0 {
+		end := g.ja()
+		g.jumpHere(at)
+		g.block(1 + g.rnd.IntN(4))
+		g.jumpHere(end)
+	} else {
+		g.jumpHere(at)
+	}
+	g.depth--
+}
+
+// loop emits a loop of a constant number of iterations counted in r8, in
+// one of the shapes compilers produce.
+func (g *gen) loop() {
+	n := int32(1 + g.rnd.IntN(12))
+	jmpClass := uint8(asm.ClassJMP)
+	if g.rnd.IntN(2) == 0 {
+		jmpClass = asm.ClassJMP32
+	}
+	g.inLoop = true
+	g.depth++
+	body := func() { g.block(1 + g.rnd.IntN(6)) }
+	switch g.rnd.IntN(4) {
+	case 0: // count down, test at the bottom
+		g.aluImm(asm.ClassALU64|asm.AluMOV, regCounter, n)
+		start := len(g.insns)
+		body()
+		g.aluImm(asm.ClassALU64|asm.AluSUB, regCounter, 1)
+		g.emit(asm.Instruction{Opcode: jmpClass | asm.JmpJNE, Dst: regCounter, Offset: int16(start - len(g.insns) - 1)})
+	case 1: // count up, test at the bottom
+		g.aluImm(asm.ClassALU64|asm.AluMOV, regCounter, 0)
+		start := len(g.insns)
+		body()
+		g.aluImm(asm.ClassALU64|asm.AluADD, regCounter, 1)
+		op := []uint8{asm.JmpJLT, asm.JmpJSLT, asm.JmpJNE}[g.rnd.IntN(3)]
+		g.emit(asm.Instruction{Opcode: jmpClass | op, Dst: regCounter, Imm: n, Offset: int16(start - len(g.insns) - 1)})
+	case 2: // count down, leave forward, loop with ja
+		g.aluImm(asm.ClassALU64|asm.AluMOV, regCounter, n)
+		start := len(g.insns)
+		body()
+		g.aluImm(asm.ClassALU64|asm.AluADD, regCounter, -1)
+		g.emit(asm.Instruction{Opcode: jmpClass | asm.JmpJEQ, Dst: regCounter, Offset: 1})
+		g.jaBack(start)
+	default: // test at the top
+		g.aluImm(asm.ClassALU64|asm.AluMOV, regCounter, n)
+		start := len(g.insns)
+		g.emit(asm.Instruction{Opcode: jmpClass | asm.JmpJEQ, Dst: regCounter})
+		body()
+		g.aluImm(asm.ClassALU64|asm.AluSUB, regCounter, 1)
+		g.jaBack(start)
+		g.jumpHere(start)
+	}
+	g.depth--
+	g.inLoop = false
+}
+
+// callTo emits a call of local function f with the element's address in
+// r1, then gives r1..r5 numbers again (the kernel treats them as
+// clobbered).
+func (g *gen) callTo(f int) {
+	g.called[f] = true
+	g.mov(1, regValue)
+	g.calls = append(g.calls, localCall{at: len(g.insns), callee: f})
+	g.emit(asm.Instruction{Opcode: asm.OpCall, Src: asm.PseudoCall})
+	g.reinitArgs([]uint8{0, 6, 7, 8})
+}
+
+func (g *gen) reinitArgs(from []uint8) {
+	for r := uint8(1); r <= 5; r++ {
+		g.initReg(r, from)
+	}
+}
+
+// lookup looks up key 0 (hit) or 1 or 2 (miss) with bpf_map_lookup_elem
+// and, on a hit, accesses the element through r0.
+func (g *gen) lookup() {
+	off := int16(-8 * (1 + g.rnd.IntN(StackSize/8)))
+	if g.rnd.IntN(4) == 0 {
+		// A key from a register: 0 or 1.
+		g.emit(asm.Instruction{Opcode: asm.ClassALU | asm.AluMOV | asm.SourceX, Dst: 1, Src: g.srcReg()})
+		g.aluImm(asm.ClassALU|asm.AluAND, 1, 1)
+		g.emit(asm.Instruction{Opcode: asm.ClassSTX | asm.ModeMEM | asm.SizeW, Dst: regFP, Src: 1, Offset: off})
+	} else {
+		key := []int32{0, 0, 0, 1, 2}[g.rnd.IntN(5)]
+		g.emit(asm.Instruction{Opcode: asm.ClassST | asm.ModeMEM | asm.SizeW, Dst: regFP, Offset: off, Imm: key})
+	}
+	g.mov(2, regFP)
+	g.aluImm(asm.ClassALU64|asm.AluADD, 2, int32(off))
+	g.mapPtr(1)
+	g.emit(asm.Instruction{Opcode: asm.OpCall, Imm: helperMapLookup})
+	g.reinitArgs([]uint8{6, 7, 8})
+	at := len(g.insns)
+	g.emit(asm.Instruction{Opcode: asm.ClassJMP | asm.JmpJEQ, Dst: 0})
+	g.pointerOps(0)
+	g.jumpHere(at)
+	g.scalarR0()
+}
+
+// mapValue loads the address of a byte of the element with lddw
+// (BPF_PSEUDO_MAP_VALUE) and accesses the element through it.
+func (g *gen) mapValue() {
+	off := int32(g.rnd.IntN(ValueSize))
+	g.emit(asm.Instruction{Opcode: asm.OpLDDW, Dst: 0, Src: asm.PseudoMapValue, Imm: MapIndex},
+		asm.Instruction{Imm: off})
+	g.pointerOpsAt(0, int(off))
+	g.scalarR0()
+}
+
+func (g *gen) pointerOps(base uint8) { g.pointerOpsAt(base, 0) }
+
+// pointerOpsAt emits one to three accesses through base, which points
+// at byte at of the element.
+func (g *gen) pointerOpsAt(base uint8, at int) {
+	for range 1 + g.rnd.IntN(3) {
+		s := sizes[g.rnd.IntN(len(sizes))]
+		if g.rnd.IntN(4) == 0 && s.bytes >= 4 {
+			// An atomic: aligned, never cmpxchg (it would write r0).
+			slot := s.bytes * g.rnd.IntN(ValueSize/s.bytes)
+			op := atomicOps[g.rnd.IntN(len(atomicOps)-1)]
+			g.atomicAt(base, int16(slot-at), s.code, op)
+			continue
+		}
+		off := g.rnd.IntN(ValueSize-s.bytes+1) - at
+		g.access(base, int16(off), s.code, s.bytes, g.rnd.IntN(3))
+	}
+}
+
+// scalarR0 gives r0 a number again after it held a pointer.
+func (g *gen) scalarR0() {
+	if g.rnd.IntN(2) == 0 {
+		g.mov(0, uint8(1+g.rnd.IntN(regCounter)))
+	} else {
+		g.aluImm(asm.ClassALU64|asm.AluMOV, 0, g.imm32())
+	}
+}
+
+// mapUpdateDelete calls bpf_map_update_elem with the element itself as
+// the new value (a no-op copy when it succeeds), or bpf_map_delete_elem
+// (always -EINVAL on an array). Keys past the end and every flag
+// combination exercise the helpers' error returns and their order.
+func (g *gen) mapUpdateDelete() {
+	off := int16(-8 * (1 + g.rnd.IntN(StackSize/8)))
+	key := []int32{0, 0, 1, 7, -1}[g.rnd.IntN(5)]
+	g.emit(asm.Instruction{Opcode: asm.ClassST | asm.ModeMEM | asm.SizeW, Dst: regFP, Offset: off, Imm: key})
+	g.mov(2, regFP)
+	g.aluImm(asm.ClassALU64|asm.AluADD, 2, int32(off))
+	helper := int32(helperMapUpdate)
+	if g.rnd.IntN(4) == 0 {
+		helper = helperMapDelete
+	} else {
+		g.mov(3, regValue)
+		g.aluImm(asm.ClassALU64|asm.AluMOV, 4, int32(g.rnd.IntN(6))) // BPF_ANY, NOEXIST, EXIST, both, F_LOCK, 5
+	}
+	g.mapPtr(1)
+	g.emit(asm.Instruction{Opcode: asm.OpCall, Imm: helper})
+	g.reinitArgs([]uint8{0, 6, 7, 8})
+}
+
+// packetLoad emits LD_ABS or LD_IND: r6 must hold the context, so it is
+// reloaded from its spill slot and given a number again afterwards. Most
+// offsets are inside the packet; the others end the run with r0 = 0.
+// LD_IND offsets come from a register whose high bits may be set: the
+// kernel adds in 32 bits.
+func (g *gen) packetLoad() {
+	s := sizes[g.rnd.IntN(3)] // B, H, W
+	data := packetSize - EthHeaderSize
+	g.emit(asm.Instruction{Opcode: asm.ClassLDX | asm.ModeMEM | asm.SizeDW, Dst: 6, Src: regFP, Offset: ctxSlot})
+	imm := int32(g.rnd.IntN(data - s.bytes + 1))
+	if g.rnd.IntN(8) == 0 {
+		imm = int32(data - s.bytes + 1 + g.rnd.IntN(8)) // past the end
+	}
+	if g.rnd.IntN(2) == 0 {
+		g.emit(asm.Instruction{Opcode: asm.ClassLD | asm.ModeABS | s.code, Imm: imm})
+	} else {
+		src := uint8(1 + g.rnd.IntN(5))
+		base := int64(g.rnd.IntN(data))
+		high := []uint64{0, 0, 1 << 32, 0xffffffff00000000, 0x8000000000000000}[g.rnd.IntN(5)]
+		g.lddw(src, high|uint64(base))
+		g.emit(asm.Instruction{Opcode: asm.ClassLD | asm.ModeIND | s.code, Src: src, Imm: imm - int32(base)})
+	}
+	g.reinitArgs([]uint8{0, 7, 8})
+	if g.rnd.IntN(2) == 0 {
+		g.mov(6, uint8([]int{0, 7, 8}[g.rnd.IntN(3)]))
+	} else {
+		g.aluImm(asm.ClassALU64|asm.AluMOV, 6, g.imm32())
+	}
+}

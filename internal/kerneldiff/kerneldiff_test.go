@@ -1,0 +1,164 @@
+package kerneldiff
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"reflect"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cilium/ebpf"
+
+	"github.com/uebpf/uebpf/jit"
+)
+
+var (
+	flagPrograms = flag.Int("kerneldiff.programs", 1000, "number of kernel-accepted programs TestKernelAgreement compares")
+	flagFirst    = flag.Uint64("kerneldiff.first", 0, "first seed")
+)
+
+var (
+	kernelOnce sync.Once
+	kernelWhy  string
+)
+
+// kernelUnavailable says why this process cannot load BPF programs, or
+// returns "" when it can. It tries once, for real.
+func kernelUnavailable() string {
+	kernelOnce.Do(func() {
+		if os.Geteuid() != 0 {
+			kernelWhy = "needs root: loads programs into the kernel"
+			return
+		}
+		m, err := ebpf.NewMap(&ebpf.MapSpec{Type: ebpf.Array, KeySize: 4, ValueSize: 4, MaxEntries: 1})
+		if err != nil {
+			kernelWhy = fmt.Sprintf("kernel BPF not available: %v", err)
+			return
+		}
+		m.Close()
+	})
+	return kernelWhy
+}
+
+// kernelTarget returns a Target on a kernel map, or skips the test when
+// this process may not use BPF.
+func kernelTarget(t *testing.T) *Target {
+	t.Helper()
+	if why := kernelUnavailable(); why != "" {
+		t.Skip(why)
+	}
+	target, err := NewKernelTarget()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { target.Close() })
+	return target
+}
+
+// TestKernelAgreement runs generated programs in the kernel, on the
+// interpreter and on the JIT in both modes, and compares the map element
+// (registers, stack, data) and the return value. Every program must be
+// accepted by the kernel: a refusal is a generator bug.
+func TestKernelAgreement(t *testing.T) {
+	if !jit.Supported {
+		t.Skip(jit.ErrUnsupportedArch)
+	}
+	target := kernelTarget(t)
+	cfg := KernelConfig()
+	if !cfg.V4 {
+		t.Log("the kernel has no cpu v4 instructions: generating without them")
+	}
+	start := time.Now()
+	refused := map[string][]uint64{}
+	nRefused, compared, mismatches := 0, 0, 0
+	seed := *flagFirst
+	for ; compared < *flagPrograms; seed++ {
+		p := Generate(seed, cfg)
+		kout, err := target.RunKernel(p)
+		if re := (*RefusedError)(nil); errors.As(err, &re) {
+			refused[re.Reason] = append(refused[re.Reason], seed)
+			if nRefused++; nRefused > 20 {
+				break
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		outs, err := target.RunUserspace(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		compared++
+		if m := Compare(p, append([]Outcome{kout}, outs...)); m != nil {
+			t.Error(m)
+			if mismatches++; mismatches >= 3 {
+				t.Fatalf("stopping after %d mismatches", mismatches)
+			}
+		}
+	}
+	t.Logf("seeds %d..%d: %d programs compared, %d refused by the kernel, %d mismatches, %v",
+		*flagFirst, seed-1, compared, nRefused, mismatches, time.Since(start).Round(time.Millisecond))
+	if nRefused > 0 {
+		t.Errorf("the kernel refused %d generated programs (a generator bug):\n%s", nRefused, refusals(refused))
+	}
+}
+
+func refusals(byReason map[string][]uint64) string {
+	reasons := make([]string, 0, len(byReason))
+	for r := range byReason {
+		reasons = append(reasons, r)
+	}
+	sort.Strings(reasons)
+	var b strings.Builder
+	for _, r := range reasons {
+		fmt.Fprintf(&b, "  %q: seeds %v\n", r, byReason[r])
+	}
+	return b.String()
+}
+
+// TestEnginesAgree compares uebpf's engines on generated programs without
+// the kernel (cpu v4 on), on a userspace array.
+func TestEnginesAgree(t *testing.T) {
+	if !jit.Supported {
+		t.Skip(jit.ErrUnsupportedArch)
+	}
+	target, err := NewUserspaceTarget()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer target.Close()
+	n := uint64(500)
+	if testing.Short() {
+		n = 100
+	}
+	for seed := range n {
+		p := Generate(seed, Config{V4: true})
+		outs, err := target.RunUserspace(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m := Compare(p, outs); m != nil {
+			t.Fatal(m)
+		}
+	}
+}
+
+func TestGenerateDeterministic(t *testing.T) {
+	for _, cfg := range []Config{{}, {V4: true}} {
+		for seed := range uint64(50) {
+			a, b := Generate(seed, cfg), Generate(seed, cfg)
+			if !reflect.DeepEqual(a, b) {
+				t.Fatalf("seed %d %+v: two generations differ", seed, cfg)
+			}
+			if c := Generate(seed+1, cfg); reflect.DeepEqual(a.Insns, c.Insns) {
+				t.Fatalf("seeds %d and %d give the same program", seed, seed+1)
+			}
+		}
+	}
+}
