@@ -3,6 +3,7 @@ package uebpf
 import (
 	"io"
 
+	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/btf"
 
 	"github.com/uebpf/uebpf/vm"
@@ -70,6 +71,15 @@ type Options struct {
 	DeferCOREErrors bool
 	// AllPrograms loads every program into the VM, kernel sections too.
 	AllPrograms bool
+	// Kernel loads a mixed object: its kernel programs (raw_tp/...,
+	// tracepoint/..., kprobe/...) and all its maps go to the kernel
+	// through cilium/ebpf, and its userspace programs into the VM, bound to
+	// the same kernel maps (arrays and global data mmapped). Attach the
+	// kernel programs with Collection.AttachKernel. Needs root (or CAP_BPF
+	// and CAP_PERFMON); see kernel.go.
+	Kernel bool
+	// KernelOptions tune cilium/ebpf's loading of the kernel side.
+	KernelOptions *ebpf.CollectionOptions
 	// Variables sets global variables before the programs load, by name.
 	// It is the only way to set constants (const volatile, .rodata).
 	Variables map[string]any

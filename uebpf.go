@@ -29,8 +29,12 @@ type Collection struct {
 	// KernelSpec holds the kernel programs (not loaded) and the maps, for
 	// the kernel bridge; nil when the object has no kernel program.
 	KernelSpec *ebpf.CollectionSpec
+	// Kernel is the kernel side of a collection loaded with
+	// Options.Kernel: its kernel programs and maps; nil otherwise.
+	Kernel *ebpf.Collection
 
-	elf *elf.Collection
+	elf    *elf.Collection
+	kernel *kernelSide
 }
 
 // Variable is a global variable of a loaded collection (see
@@ -87,15 +91,21 @@ func NewCollection(spec *ebpf.CollectionSpec, opts *Options) (*Collection, error
 	if err != nil {
 		return nil, err
 	}
+	kside, repl, vars, err := kernelSideOf(spec, opts)
+	if err != nil {
+		return nil, err
+	}
 	ec, err := elf.NewCollection(spec, &elf.Options{
+		MapReplacements: repl,
 		Helpers:         set,
 		Budget:          opts.Budget,
 		TargetBTF:       opts.TargetBTF,
 		DeferCOREErrors: opts.DeferCOREErrors,
 		AllPrograms:     opts.AllPrograms,
-		Variables:       opts.Variables,
+		Variables:       vars,
 	})
 	if err != nil {
+		kside.close()
 		return nil, err
 	}
 	coll := &Collection{
@@ -104,6 +114,10 @@ func NewCollection(spec *ebpf.CollectionSpec, opts *Options) (*Collection, error
 		Variables:  ec.Variables,
 		KernelSpec: ec.KernelSpec,
 		elf:        ec,
+		kernel:     kside,
+	}
+	if kside != nil {
+		coll.Kernel = kside.coll
 	}
 	names := make([]string, 0, len(ec.Programs))
 	for name := range ec.Programs {
@@ -188,6 +202,7 @@ func (c *Collection) Close() error {
 	if c.elf != nil {
 		errs = append(errs, c.elf.Close())
 	}
+	errs = append(errs, c.closeKernel())
 	return errors.Join(errs...)
 }
 
