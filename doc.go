@@ -23,6 +23,15 @@
 // Options.Engine picks the engine: the interpreter (the default), the JIT
 // (package jit: native code on linux/amd64), or EngineAuto, which uses the
 // JIT where it is available and the interpreter elsewhere. Both give the
-// same results; every run is checked against the memory the program may
-// access and bounded by an instruction budget.
+// same results, and every run is bounded by an instruction budget.
+//
+// # Safety
+//
+// Every program is verified at load (package verifier) for a context of
+// Options.ContextSize bytes, by default the size of the type its parameter
+// points to in BTF; a program the verifier refuses fails to load, and runs
+// with a shorter context are refused (ErrShortContext). Verified programs
+// run on the JIT without run-time memory checks. Options.SkipVerification
+// loads programs unverified, in checked mode: every memory access is
+// checked at run time instead.
 package uebpf

@@ -49,6 +49,8 @@ func ExampleOptions_extraHelpers() {
 			Num:  0x10000,
 			Name: "app_config",
 			Func: func(_ *vm.Env, key, _, _, _, _ uint64) uint64 { return config[uint32(key)] },
+			// The verifier checks calls against the prototype.
+			Proto: &vm.Prototype{Args: [5]vm.ArgKind{vm.ArgScalar}, Ret: vm.RetInteger},
 		}},
 	})
 	if err != nil {

@@ -83,12 +83,21 @@ type Options struct {
 	// Variables sets global variables before the programs load, by name.
 	// It is the only way to set constants (const volatile, .rodata).
 	Variables map[string]any
-	// Verify runs the verifier on every program at load, with a context
-	// of ContextSize bytes: a program it refuses fails to load with a
-	// *verifier.Error, and the programs it accepts run on the JIT without
-	// run-time memory checks. Runs then need a context of at least
-	// ContextSize bytes. (The interpreter keeps its checks either way.)
-	Verify bool
-	// ContextSize is the size of the programs' context, for Verify.
+	// SkipVerification loads programs without running the verifier. They
+	// then run in checked mode: every memory access is checked at run time
+	// and a bad one ends the run with a *vm.RunError. By default every
+	// program is verified at load: one the verifier refuses fails to load
+	// with a *verifier.Error, and the ones it accepts run on the JIT
+	// without run-time memory checks (the interpreter keeps its checks).
+	SkipVerification bool
+	// ContextSize is the size of the programs' context, as the verifier
+	// assumes it; runs then need a context at least that long. By default
+	// it is the size of the type each program's parameter points to in the
+	// object's BTF (16 for "int prog(struct event *e)" with a 16-byte
+	// struct event), or 0 (a program may not read its context) when the
+	// parameter is void * or the object has no BTF.
 	ContextSize int
+	// VerifierLog, if set, receives the verifier's full log, instruction by
+	// instruction with the register state, as the kernel's log level 2.
+	VerifierLog io.Writer
 }

@@ -14,7 +14,6 @@ import (
 	"github.com/uebpf/uebpf/helpers"
 	"github.com/uebpf/uebpf/jit"
 	uemaps "github.com/uebpf/uebpf/maps"
-	"github.com/uebpf/uebpf/verifier"
 	"github.com/uebpf/uebpf/vm"
 )
 
@@ -48,7 +47,7 @@ type Program struct {
 	vm      *vm.Program
 	jit     *jit.Program // nil when the interpreter runs the program
 	// contextSize is the context size the verifier proved the program
-	// safe for (0: not verified).
+	// safe for (-1: not verified).
 	contextSize int
 }
 
@@ -127,14 +126,11 @@ func NewCollection(spec *ebpf.CollectionSpec, opts *Options) (*Collection, error
 	for _, name := range names {
 		ep := ec.Programs[name]
 		p := &Program{name: name, section: ep.Section, vm: ep.VM}
-		if opts.Verify {
-			if _, err := verifier.Verify(ep.VM, &verifier.Options{ContextSize: opts.ContextSize}); err != nil {
-				coll.Close()
-				return nil, fmt.Errorf("program %s: %w", name, err)
-			}
-			p.contextSize = opts.ContextSize
+		if p.contextSize, err = verify(ep, opts); err != nil {
+			coll.Close()
+			return nil, err
 		}
-		if p.jit, err = compile(ep.VM, opts.Engine, opts.Verify); err != nil {
+		if p.jit, err = compile(ep.VM, opts.Engine, p.Verified()); err != nil {
 			coll.Close()
 			return nil, fmt.Errorf("program %s: %w", name, err)
 		}
@@ -220,6 +216,14 @@ func (p *Program) Engine() Engine {
 	}
 	return EngineInterpreter
 }
+
+// Verified reports whether the verifier proved the program safe, so that
+// the JIT runs it without run-time memory checks.
+func (p *Program) Verified() bool { return p.contextSize >= 0 }
+
+// ContextSize returns the context size the program was verified for: runs
+// need a context at least that long. It is -1 for an unverified program.
+func (p *Program) ContextSize() int { return p.contextSize }
 
 // VM returns the loaded program, for tools that work on vm programs.
 func (p *Program) VM() *vm.Program { return p.vm }

@@ -86,6 +86,7 @@ func TestHelperErrors(t *testing.T) {
 	// A replaced helper set is copied, not changed.
 	set := vm.Helpers{}
 	h.Num = 0x10000
+	h.Proto = &vm.Prototype{Args: [5]vm.ArgKind{vm.ArgScalar}, Ret: vm.RetInteger}
 	if _, err := uebpf.LoadFile("testdata/apphelper.bpf.o", &uebpf.Options{Helpers: set, ExtraHelpers: []uebpf.Helper{h}}); err != nil {
 		t.Fatal(err)
 	}

@@ -7,11 +7,13 @@ import (
 
 	"github.com/uebpf/uebpf"
 	"github.com/uebpf/uebpf/verifier"
+	"github.com/uebpf/uebpf/vm"
 )
 
-// TestVerify loads the filter example with the verifier: it is accepted,
-// runs on the JIT without run-time checks (where the JIT exists), counts
-// as on the interpreter, and refuses a context shorter than the verified one.
+// TestVerify loads the filter example, which is verified by default with
+// the context size its BTF gives: it is accepted, runs on the JIT without
+// run-time checks (where the JIT exists), counts as on the interpreter, and
+// refuses a context shorter than the verified one.
 func TestVerify(t *testing.T) {
 	type event struct {
 		PID       uint32
@@ -20,13 +22,16 @@ func TestVerify(t *testing.T) {
 	}
 	for _, engine := range []uebpf.Engine{uebpf.EngineInterpreter, uebpf.EngineAuto} {
 		coll, err := uebpf.LoadFile("examples/filter/filter.bpf.o", &uebpf.Options{
-			Engine: engine, Verify: true, ContextSize: int(unsafe.Sizeof(event{})),
+			Engine: engine,
 			Variables: map[string]any{"min_latency_ns": uint64(10)},
 		})
 		if err != nil {
 			t.Fatalf("%v: %v", engine, err)
 		}
 		prog := coll.Program("count_slow")
+		if !prog.Verified() || prog.ContextSize() != int(unsafe.Sizeof(event{})) {
+			t.Fatalf("%v: verified %v, context size %d", engine, prog.Verified(), prog.ContextSize())
+		}
 		for range 3 {
 			ev := event{PID: 7, LatencyNs: 100}
 			if r0, err := prog.RunPointer(unsafe.Pointer(&ev), unsafe.Sizeof(ev)); err != nil || r0 != 1 {
@@ -43,10 +48,34 @@ func TestVerify(t *testing.T) {
 		coll.Close()
 	}
 	// A context too small for what the program reads is refused at load.
-	_, err := uebpf.LoadFile("examples/filter/filter.bpf.o", &uebpf.Options{Verify: true, ContextSize: 4})
+	_, err := uebpf.LoadFile("examples/filter/filter.bpf.o", &uebpf.Options{ContextSize: 4})
 	var verr *verifier.Error
 	if !errors.As(err, &verr) {
 		t.Fatalf("load with a 4-byte context: %v, want a *verifier.Error", err)
 	}
 	t.Log(err)
+}
+
+// TestSkipVerification loads a program the verifier would refuse (its
+// context is too small for what it reads) in checked mode: the load
+// succeeds, and a run with a context too short for a read fails with a
+// *vm.RunError instead of reading past it.
+func TestSkipVerification(t *testing.T) {
+	for _, engine := range []uebpf.Engine{uebpf.EngineInterpreter, uebpf.EngineAuto} {
+		coll, err := uebpf.LoadFile("examples/filter/filter.bpf.o", &uebpf.Options{
+			Engine: engine, SkipVerification: true, ContextSize: 4,
+		})
+		if err != nil {
+			t.Fatalf("%v: %v", engine, err)
+		}
+		prog := coll.Program("count_slow")
+		if prog.Verified() {
+			t.Fatalf("%v: program reports verified", engine)
+		}
+		var rerr *vm.RunError
+		if _, err := prog.Run(make([]byte, 8)); !errors.As(err, &rerr) {
+			t.Fatalf("%v: run with an 8-byte context: %v, want a *vm.RunError", engine, err)
+		}
+		coll.Close()
+	}
 }

@@ -1,7 +1,7 @@
 // Command uebpf runs, disassembles and tests eBPF programs with the uebpf
 // runtime.
 //
-//	uebpf run [--engine E] [--mem FILE | --mem-hex HEX] [--repeat N] [--program NAME] PROGRAM
+//	uebpf run [--engine E] [--mem FILE | --mem-hex HEX] [--repeat N] [--program NAME] [--no-verify] PROGRAM
 //	uebpf disasm PROGRAM
 //	uebpf conformance [--engine E] DIR
 //	uebpf plugin [MEMHEX] [--interpret | --engine E]
@@ -9,7 +9,8 @@
 //
 // PROGRAM is raw bytecode (8-byte little-endian slots), a file in the
 // conformance suite's assembler dialect, or a clang-built ELF object (with
-// --program NAME when it holds more than one program).
+// --program NAME when it holds more than one program). The programs of an
+// ELF object are verified unless --no-verify is given.
 package main
 
 import (
@@ -22,7 +23,7 @@ import (
 )
 
 const usage = `usage:
-  uebpf run [--engine E] [--mem FILE | --mem-hex HEX] [--repeat N] [--program NAME] PROGRAM
+  uebpf run [--engine E] [--mem FILE | --mem-hex HEX] [--repeat N] [--program NAME] [--no-verify] PROGRAM
   uebpf disasm PROGRAM
   uebpf conformance [--engine E] DIR
   uebpf plugin [MEMHEX] [--interpret | --engine E]

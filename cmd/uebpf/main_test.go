@@ -119,7 +119,10 @@ func TestRunAndDisasm(t *testing.T) {
 		{[]string{"run", filepath.Join(dir, "missing")}, 1, ""},
 		{[]string{"frobnicate"}, 2, ""},
 		// prime.bpf.o counts the primes below the u32 in its memory.
-		{[]string{"run", "--mem-hex", "10270000", "../../internal/benchset/c/prime.bpf.o"}, 0, "0x4cd\n"},
+		{[]string{"run", "--mem-hex", "10270000", "--no-verify", "../../internal/benchset/c/prime.bpf.o"}, 0, "0x4cd\n"},
+		// memory_a_plus_b.bpf.o is verified with its BTF context size (8).
+		{[]string{"run", "--mem-hex", "0100000002000000", "../../internal/benchset/c/memory_a_plus_b.bpf.o"}, 0, "0x3\n"},
+		{[]string{"run", "--mem-hex", "01000000", "../../internal/benchset/c/memory_a_plus_b.bpf.o"}, 1, ""},
 		{[]string{"run", "--mem-hex", "10270000", "--program", "nope", "../../internal/benchset/c/prime.bpf.o"}, 1, ""},
 	}
 	for _, tc := range cases {

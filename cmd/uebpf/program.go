@@ -48,6 +48,7 @@ func runCommand(args []string, stdout io.Writer) error {
 	memHex := fs.String("mem-hex", "", "the program's memory as hex bytes")
 	repeat := fs.Int("repeat", 0, "run this many times and print the median ns per run")
 	progName := fs.String("program", "", "the program to run, by function name, when PROGRAM is an ELF object")
+	noVerify := fs.Bool("no-verify", false, "load an ELF object's programs without the verifier, in checked mode")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -58,7 +59,7 @@ func runCommand(args []string, stdout io.Writer) error {
 	if *memFile != "" && *memHex != "" {
 		return usageError("--mem and --mem-hex exclude each other")
 	}
-	p, closeProg, err := loadRunProgram(pos[0], *progName, *engineName)
+	p, closeProg, err := loadRunProgram(pos[0], *progName, *engineName, *noVerify)
 	if err != nil {
 		return err
 	}
@@ -86,9 +87,9 @@ func runCommand(args []string, stdout io.Writer) error {
 }
 
 // loadRunProgram loads what run runs: a program of an ELF object (every
-// section, with the standard helpers) or raw bytecode or assembly (with the
-// conformance suite's helper).
-func loadRunProgram(path, progName, engineName string) (conformance.Program, func(), error) {
+// section, with the standard helpers, verified unless noVerify) or raw
+// bytecode or assembly (with the conformance suite's helper, checked).
+func loadRunProgram(path, progName, engineName string, noVerify bool) (conformance.Program, func(), error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, nil, err
@@ -117,7 +118,9 @@ func loadRunProgram(path, progName, engineName string) (conformance.Program, fun
 	default:
 		return nil, nil, usageError(fmt.Sprintf("unknown engine %q for an ELF object (have interpreter, jit)", engineName))
 	}
-	coll, err := uebpf.LoadFile(path, &uebpf.Options{AllPrograms: true, Engine: engine, TraceOutput: os.Stderr})
+	coll, err := uebpf.LoadFile(path, &uebpf.Options{
+		AllPrograms: true, Engine: engine, TraceOutput: os.Stderr, SkipVerification: noVerify,
+	})
 	if err != nil {
 		return nil, nil, err
 	}

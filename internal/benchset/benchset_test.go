@@ -46,6 +46,9 @@ func TestSet(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
+				if !p.Verified() {
+					t.Logf("%v: the verifier refused the program; it runs in checked mode", engine)
+				}
 				ctx := b.Input()
 				for run := range 2 { // a second run sees what the first left
 					got, err := p.Run(ctx)

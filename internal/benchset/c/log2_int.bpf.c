@@ -17,13 +17,19 @@ static __always_inline __u64 log2_u64(__u64 v)
 	return r | (v >> 1);
 }
 
+/* The context: the program reads it whole, so its type gives the verifier
+ * its size. */
+struct values {
+	__u64 v[N];
+};
+
 SEC("uebpf/bench")
-__u64 log2_int(__u64 *values)
+__u64 log2_int(struct values *values)
 {
 	__u64 sum = 0;
 
 	for (int i = 0; i < N; i++)
-		sum += log2_u64(values[i]);
+		sum += log2_u64(values->v[i]);
 	return sum;
 }
 

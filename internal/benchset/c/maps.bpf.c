@@ -29,6 +29,16 @@ struct {
 	__type(value, __u64);
 } big_hash SEC(".maps");
 
+/* The contexts of the lookup loops: their types give the verifier their
+ * sizes. */
+struct keys64 {
+	__u64 k[KEYS];
+};
+
+struct keys32 {
+	__u32 k[KEYS];
+};
+
 SEC("uebpf/bench")
 __u64 map_array_lookup(void *ctx)
 {
@@ -56,12 +66,12 @@ __u64 map_hash_update(void *ctx)
 
 // The context holds KEYS keys; each is looked up once.
 SEC("uebpf/bench")
-__u64 hash_lookup(__u64 *keys)
+__u64 hash_lookup(struct keys64 *keys)
 {
 	__u64 sum = 0;
 
 	for (int i = 0; i < KEYS; i++) {
-		__u64 *v = bpf_map_lookup_elem(&big_hash, &keys[i]);
+		__u64 *v = bpf_map_lookup_elem(&big_hash, &keys->k[i]);
 		if (v)
 			sum += *v;
 	}
@@ -69,12 +79,12 @@ __u64 hash_lookup(__u64 *keys)
 }
 
 SEC("uebpf/bench")
-__u64 array_lookup(__u32 *keys)
+__u64 array_lookup(struct keys32 *keys)
 {
 	__u64 sum = 0;
 
 	for (int i = 0; i < KEYS; i++) {
-		__u64 *v = bpf_map_lookup_elem(&array, &keys[i]);
+		__u64 *v = bpf_map_lookup_elem(&array, &keys->k[i]);
 		if (v)
 			sum += *v;
 	}

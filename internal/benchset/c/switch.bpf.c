@@ -5,9 +5,16 @@
 
 #define N 1024
 
+/* The context: the program reads it whole, so its type gives the verifier
+ * its size. */
+struct bytes {
+	__u8 b[N];
+};
+
 SEC("uebpf/bench")
-__u64 switch_loop(__u8 *data)
+__u64 switch_loop(struct bytes *in)
 {
+	const __u8 *data = in->b;
 	__u64 acc = 1;
 
 	for (int i = 0; i < N; i++) {

@@ -1,0 +1,35 @@
+package uebpf
+
+import (
+	"fmt"
+
+	"github.com/uebpf/uebpf/elf"
+	"github.com/uebpf/uebpf/verifier"
+)
+
+// verify runs the verifier on ep unless opts skip it, and returns the
+// context size the program was proved safe for (-1: not verified). The
+// size is Options.ContextSize, or else the size of the type the program's
+// parameter points to in BTF.
+func verify(ep *elf.Program, opts *Options) (int, error) {
+	if opts.SkipVerification {
+		return -1, nil
+	}
+	size := opts.ContextSize
+	if size == 0 {
+		size = ep.ContextSize
+	}
+	vopts := &verifier.Options{ContextSize: size, Log: opts.VerifierLog}
+	if ep.Lines != nil {
+		vopts.LineInfo = func(pc int) string {
+			if pc < 0 || pc >= len(ep.Lines) {
+				return ""
+			}
+			return ep.Lines[pc]
+		}
+	}
+	if _, err := verifier.Verify(ep.VM, vopts); err != nil {
+		return 0, fmt.Errorf("program %s (section %s, %d-byte context): %w", ep.Name, ep.Section, size, err)
+	}
+	return size, nil
+}
