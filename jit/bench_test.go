@@ -70,9 +70,11 @@ func BenchmarkHelperRoundTrip(b *testing.B) {
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
+	stop := enginebench.CPU(b)
 	for b.Loop() {
 		p.Exec(env)
 	}
+	stop()
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/100, "ns/call")
 }
 
@@ -92,6 +94,7 @@ func BenchmarkCompile(b *testing.B) {
 				b.Skip(jit.ErrUnsupportedArch)
 			}
 			b.ReportAllocs()
+			stop := enginebench.CPU(b)
 			for b.Loop() {
 				p, err := jit.Compile(vp, &m.opts)
 				if err != nil {
@@ -99,6 +102,7 @@ func BenchmarkCompile(b *testing.B) {
 				}
 				p.Close()
 			}
+			stop()
 		})
 	}
 }
@@ -130,3 +134,27 @@ func (goCall) Exec(*vm.Env) (uint64, error) { return 1, nil }
 
 // BenchmarkGoCall measures a call of goCall.Exec through enginebench.Run.
 func BenchmarkGoCall(b *testing.B) { enginebench.Run(b, goCall{}, 0) }
+
+// BenchmarkRun measures Program.Run of the 2-instruction program with an
+// 8-byte context: the fixed cost with an Env from the program's pool.
+func BenchmarkRun(b *testing.B) {
+	vp := loadVM(b, "mov %r0, 1\nexit", nil)
+	ctx := make([]byte, 8)
+	b.Run("interpreter", func(b *testing.B) {
+		b.ReportAllocs()
+		stop := enginebench.CPU(b)
+		for b.Loop() {
+			vp.Run(ctx)
+		}
+		stop()
+	})
+	b.Run("jit", func(b *testing.B) {
+		p := compile(b, vp, jit.Options{})
+		b.ReportAllocs()
+		stop := enginebench.CPU(b)
+		for b.Loop() {
+			p.Run(ctx)
+		}
+		stop()
+	})
+}

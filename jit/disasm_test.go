@@ -1,9 +1,11 @@
 package jit_test
 
 import (
-	"bytes"
 	"fmt"
+	"maps"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -11,7 +13,6 @@ import (
 
 	"github.com/uebpf/uebpf/elf"
 	"github.com/uebpf/uebpf/helpers"
-	"github.com/uebpf/uebpf/internal/benchset"
 	"github.com/uebpf/uebpf/jit"
 )
 
@@ -34,29 +35,34 @@ func disassemble(code []byte, body int) (string, error) {
 	return s.String(), nil
 }
 
-// The body of every benchmark-set program decodes; with UEBPF_JIT_DUMP=1
-// the listings are written to the test log (go test -v -run TestBodyDecodes).
+// The body of every program of the benchmark set's objects decodes; with
+// UEBPF_JIT_DUMP=1 the listings are written to the test log (go test -v
+// -run TestBodyDecodes). The objects are read as files, so that these tests
+// do not depend on the root package.
 func TestBodyDecodes(t *testing.T) {
-	for _, bm := range benchset.Set {
-		for _, opts := range []jit.Options{{}, {Unchecked: true}} {
-			obj, err := benchset.Object(bm.Object)
-			if err != nil {
-				t.Fatal(err)
-			}
-			coll, err := elf.LoadReader(bytes.NewReader(obj), &elf.Options{Helpers: helpers.Standard(nil)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			p := compile(t, coll.Program(bm.Program).VM, opts)
-			code, body := jit.Code(p)
-			listing, err := disassemble(code, body)
-			if err != nil {
-				t.Errorf("%s (unchecked %v): %v", bm.Name, opts.Unchecked, err)
-			}
-			if os.Getenv("UEBPF_JIT_DUMP") != "" {
-				t.Logf("%s (unchecked %v), %d bytes:\n%s", bm.Name, opts.Unchecked, len(code), listing)
-			}
-			coll.Close()
+	objs, err := filepath.Glob("../internal/benchset/c/*.bpf.o")
+	if err != nil || len(objs) == 0 {
+		t.Fatalf("no objects: %v", err)
+	}
+	for _, obj := range objs {
+		coll, err := elf.Load(obj, &elf.Options{Helpers: helpers.Standard(nil)})
+		if err != nil {
+			t.Fatal(err)
 		}
+		names := slices.Sorted(maps.Keys(coll.Programs))
+		for _, name := range names {
+			for _, opts := range []jit.Options{{}, {Unchecked: true}} {
+				p := compile(t, coll.Program(name).VM, opts)
+				code, body := jit.Code(p)
+				listing, err := disassemble(code, body)
+				if err != nil {
+					t.Errorf("%s (unchecked %v): %v", name, opts.Unchecked, err)
+				}
+				if os.Getenv("UEBPF_JIT_DUMP") != "" {
+					t.Logf("%s (unchecked %v), %d bytes:\n%s", name, opts.Unchecked, len(code), listing)
+				}
+			}
+		}
+		coll.Close()
 	}
 }
