@@ -30,6 +30,11 @@ func (v *verifier) checkCFG() error {
 	}
 	var funcs []int
 	for s := range starts {
+		if s >= 0 && s < n {
+			// Callbacks are entered again and again: their first
+			// instruction is where the states of the iterations meet.
+			v.prunePt[s] = s != 0
+		}
 		if s < 0 || s >= n {
 			v.pc = -1
 			return v.fail(ErrInvalidCall, "function at %d is outside the program", s)

@@ -54,7 +54,7 @@ func (v *verifier) checkMov(ins asm.Instruction, dst *reg, src reg, is64, useX b
 	case !useX:
 		*dst = src
 	case src.typ.isPointer() && (!is64 || ins.Offset != 0):
-		if !v.opts.AllowPointerLeaks {
+		if !v.opts.AllowPointerLeaks || ins.Offset != 0 {
 			return v.fail(ErrPointerLeak, "R%d is a %s; a 32-bit or sign-extending move turns it into a number", ins.Src, src.typ)
 		}
 		*dst = unknownReg()
@@ -71,7 +71,11 @@ func (v *verifier) checkMov(ins asm.Instruction, dst *reg, src reg, is64, useX b
 	return nil
 }
 
-// pointerALU allows pointer ± number on pointers to memory, and nothing else.
+// pointerALU allows pointer ± number on pointers to memory. With
+// AllowPointerLeaks it also allows, as Linux does for privileged loaders,
+// what turns pointers into numbers without hiding them in arithmetic:
+// pointer - pointer, negation and 32-bit subtraction give an unknown
+// number. Everything else is refused either way.
 func (v *verifier) pointerALU(ins asm.Instruction, dst *reg, src reg, is64 bool, op uint8) error {
 	arith := func(p *reg) bool {
 		switch p.typ {
@@ -101,7 +105,9 @@ func (v *verifier) pointerALU(ins asm.Instruction, dst *reg, src reg, is64 bool,
 		dst.off = src.off.add(n)
 		return nil
 	}
-	if !v.opts.AllowPointerLeaks {
+	leak := dst.typ.isPointer() && !dst.typ.orNull() &&
+		((op == asm.AluSUB && (src.typ.isPointer() || !is64)) || op == asm.AluNEG)
+	if !v.opts.AllowPointerLeaks || !leak {
 		which := ins.Dst
 		if !dst.typ.isPointer() {
 			which = ins.Src

@@ -12,6 +12,16 @@ import (
 // helperTailCall is bpf_tail_call, whose map must be a program array.
 const helperTailCall = 12
 
+// helperLookup is bpf_map_lookup_elem.
+const helperLookup = 1
+
+// helperLoop is bpf_loop(nr_loops, callback, callback_ctx, flags), which
+// calls callback(i, callback_ctx) up to 1<<23 times.
+const helperLoop = 181
+
+// maxLoops is BPF_MAX_LOOPS: the indexes bpf_loop passes are below it.
+const maxLoops = 1 << 23
+
 var argNames = [...]string{
 	vm.ArgNone: "none", vm.ArgAnything: "anything", vm.ArgScalar: "scalar",
 	vm.ArgMapPointer: "map pointer", vm.ArgMapKey: "pointer to a map key",
@@ -48,6 +58,7 @@ func (v *verifier) checkHelperCall(ins asm.Instruction) (int, error) {
 	memArg := -1 // the memory argument waiting for its size
 	memFill := false
 	var release *reg
+	callback := -1 // the function argument's callee
 	for i, kind := range p.Args {
 		if kind == vm.ArgNone {
 			break
@@ -136,7 +147,13 @@ func (v *verifier) checkHelperCall(ins asm.Instruction) (int, error) {
 				return 0, bad("it is a %s", r.String())
 			}
 		case vm.ArgFunction:
-			return 0, v.fail(ErrUnsupported, "helper %s: callbacks are not verified yet", name)
+			if ins.Imm != helperLoop {
+				return 0, v.fail(ErrUnsupported, "helper %s: only bpf_loop callbacks are verified", name)
+			}
+			if r.typ != ptrFunc {
+				return 0, bad("it is a %s; pass a function of the program", r.String())
+			}
+			callback = r.mapIdx
 		case vm.ArgConstString:
 			if err := v.checkConstString(r, bad); err != nil {
 				return 0, err
@@ -172,6 +189,10 @@ func (v *verifier) checkHelperCall(ins asm.Instruction) (int, error) {
 		})
 	}
 
+	if callback >= 0 {
+		return v.enterCallback(callback, f.regs[asm.R3])
+	}
+
 	// The result.
 	var r0 reg
 	switch p.Ret {
@@ -187,6 +208,11 @@ func (v *verifier) checkHelperCall(ins asm.Instruction) (int, error) {
 			return 0, v.fail(ErrHelperCall, "helper %s: the value size of map %d is not known", name, mapArg)
 		}
 		r0 = reg{typ: ptrMapValueOrNull, off: constScalar(0), size: mi.valueSize, mapIdx: mapArg, id: v.newID(), readOnly: mi.readOnly}
+		if ins.Imm == helperLookup && v.inBoundsArrayKey(mi, &f.regs[asm.R2]) {
+			// An array has every key below max_entries: the lookup
+			// cannot fail (as Linux's can_elide_value_nullness).
+			r0.typ, r0.id = ptrMapValue, 0
+		}
 	case vm.RetMemoryOrNull, vm.RetAcquiredRecordOrNull:
 		size := int64(p.RetSize)
 		if p.RetSizeArg >= 0 {
@@ -211,6 +237,42 @@ func (v *verifier) checkHelperCall(ins asm.Instruction) (int, error) {
 	return v.pc + 1, nil
 }
 
+// inBoundsArrayKey reports whether key points to a known key of an array
+// map below its max_entries.
+func (v *verifier) inBoundsArrayKey(mi mapInfo, key *reg) bool {
+	if !mi.typed || (mi.typ != maps.Array && mi.typ != maps.PerCPUArray) || mi.keySize != 4 {
+		return false
+	}
+	if key.typ != ptrStack || !key.off.isConst() {
+		return false
+	}
+	o := int64(key.off.value())
+	if o < -vm.StackFrameSize || o+4 > 0 {
+		return false
+	}
+	k, ok := v.stackConst(key.mapIdx, o, 4)
+	return ok && k < mi.maxEntries
+}
+
+// stackConst returns the number size bytes at o in frame fi hold, if it
+// is known: zeros, or the low bytes of a spilled constant.
+func (v *verifier) stackConst(fi int, o int64, size int) (uint64, bool) {
+	sl, b := v.stackSlot(fi, o)
+	if sl.isSpill() && b+size <= 8 {
+		if sl.spill.typ != scalarValue || !sl.spill.off.isConst() {
+			return 0, false
+		}
+		return sl.spill.off.value() >> (8 * b) & (1<<(8*size) - 1), true
+	}
+	for i := int64(0); i < int64(size); i++ {
+		sl, b := v.stackSlot(fi, o+i)
+		if sl.kind[b] != stackZero {
+			return 0, false
+		}
+	}
+	return 0, true
+}
+
 // checkHelperMem proves that a helper may read (or, with fill, write) size
 // bytes at r.
 func (v *verifier) checkHelperMem(regno uint8, r *reg, size int64, fill bool, bad func(string, ...any) error) error {
@@ -228,8 +290,10 @@ func (v *verifier) checkHelperMem(regno uint8, r *reg, size int64, fill bool, ba
 		return bad("size %d too large", size)
 	}
 	// Check the first and the last byte: the regions are contiguous.
-	if _, err := v.checkAccess(regno, r, 0, 1, fill); err != nil {
+	if a, err := v.checkAccess(regno, r, 0, 1, fill); err != nil {
 		return err
+	} else if a.variable {
+		return v.fail(ErrInvalidAccess, "R%d: helper memory at a variable stack offset (%s); pass a constant offset", regno, r.String())
 	}
 	if size > 1<<15 {
 		return bad("size %d too large", size)
@@ -284,11 +348,146 @@ func (v *verifier) checkLocalCall(ins asm.Instruction) (int, bool, error) {
 	return v.pc + 1 + int(ins.Imm), false, nil
 }
 
+// enterCallback checks a bpf_loop call: the helper may return at once
+// (flags or nr_loops refused, or 0 iterations), so the caller's state
+// after the call is queued; and it may call the callback, whose frame the
+// current path enters. Every return from the callback goes both back to
+// the caller and into the callback again (checkCallbackExit).
+func (v *verifier) enterCallback(target int, arg reg) (int, error) {
+	if len(v.st.frames) >= vm.MaxCallDepth {
+		return 0, v.fail(ErrInvalidCall, "call depth exceeds %d frames with the callback", vm.MaxCallDepth)
+	}
+	after := v.st.clone()
+	helperReturn(after.cur())
+	v.branch(after, v.pc+1)
+	v.pushCallback(v.st, v.pc, target, arg)
+	return target, nil
+}
+
+// helperReturn sets a frame's registers after a helper call returning a
+// number.
+func helperReturn(f *frame) {
+	for r := asm.R1; r <= asm.R5; r++ {
+		f.regs[r] = reg{}
+	}
+	f.regs[asm.R0] = unknownReg()
+}
+
+// pushCallback adds the frame of a call of the callback at target by the
+// helper call at callsite.
+func (v *verifier) pushCallback(st *state, callsite, target int, arg reg) {
+	f := &frame{callsite: callsite, callback: true, cbTarget: target, cbArg: arg, cbRefs: append([]uint32(nil), st.refs...)}
+	f.regs[asm.R1] = scalarReg(rangeScalar(0, maxLoops-1))
+	f.regs[asm.R2] = arg
+	f.regs[asm.R10] = reg{typ: ptrStack, off: constScalar(0), mapIdx: len(st.frames)}
+	st.frames = append(st.frames, f)
+	v.maxDepth = max(v.maxDepth, len(st.frames))
+}
+
+// checkCallbackExit returns from a bpf_loop callback. r0 must be 0
+// (continue) or 1 (stop). The path continues in the caller after the
+// helper call; another call of the callback is queued unless a state
+// already explored, or being explored on this path, at the callback's
+// entry covers it. That cannot hide an endless loop: bpf_loop bounds the
+// calls itself.
+func (v *verifier) checkCallbackExit(f *frame, r0 *reg) (int, bool, error) {
+	if r0.typ != scalarValue {
+		return 0, false, v.fail(ErrInvalidReturn, "a callback must return 0 or 1, R0 is a %s", r0.typ)
+	}
+	if r0.off.umax > 1 {
+		return 0, false, v.fail(ErrInvalidReturn, "a callback must return 0 or 1, R0=%s", r0.off.String())
+	}
+	if !sameRefs(v.st.refs, f.cbRefs) {
+		return 0, false, v.fail(ErrReferenceLeak, "the callback returns holding references %v, it was called with %v; release what it acquires", v.st.refs, f.cbRefs)
+	}
+	depth := len(v.st.frames) - 1
+	var leak error
+	v.st.frames = v.st.frames[:depth]
+	v.st.forEachReg(func(r *reg) {
+		if r.typ == ptrStack && r.mapIdx == depth && leak == nil {
+			leak = v.fail(ErrPointerLeak, "a pointer to the callback's stack (%s) outlives it", r.String())
+		}
+	})
+	if leak != nil {
+		return 0, false, leak
+	}
+	target := f.cbTarget
+	again := v.st.clone()
+	v.pushCallback(again, f.callsite, target, f.cbArg)
+	v.widenCallback(again, target)
+	if !v.covered(again, target) {
+		if v.cur != nil {
+			v.cur.branches++
+		}
+		v.work = append(v.work, pending{st: again, pc: target, parent: v.cur})
+	}
+	helperReturn(v.st.cur())
+	return f.callsite + 1, false, nil
+}
+
+// widenCallback forgets the numbers spilled in the callers' stacks that
+// changed since the callback was last entered on this path (a counter
+// the callback increments, say), so that the states of the calls meet
+// after a few rounds instead of one per possible iteration.
+func (v *verifier) widenCallback(st *state, pc int) {
+	var prev *state
+	for _, old := range v.visits[pc] {
+		if len(old.st.frames) == len(st.frames) && v.onPath(old) {
+			prev = old.st
+		}
+	}
+	if prev == nil {
+		return
+	}
+	for fi := 0; fi < len(st.frames)-1; fi++ {
+		cf, pf := st.frames[fi], prev.frames[fi]
+		for i := range cf.stack {
+			cs := &cf.stack[i]
+			if !cs.isSpill() || cs.spill.typ != scalarValue || i >= len(pf.stack) {
+				continue
+			}
+			ps := &pf.stack[i]
+			if !ps.isSpill() || ps.spill.typ != scalarValue || ps.spill.off != cs.spill.off {
+				cs.spill.off = unknownScalar()
+			}
+		}
+	}
+}
+
+// covered reports whether a state stored at pc, finished or on the
+// current path, subsumes st.
+func (v *verifier) covered(st *state, pc int) bool {
+	for _, old := range v.visits[pc] {
+		if (old.branches == 0 || v.onPath(old)) && subsumes(old.st, st) {
+			old.hits++
+			return true
+		}
+	}
+	return false
+}
+
+func sameRefs(a, b []uint32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
 // checkExit returns from a function, or ends the program.
 func (v *verifier) checkExit() (int, bool, error) {
 	f := v.st.cur()
 	r0 := &f.regs[asm.R0]
-	if r0.typ == notInit {
+	if f.callback {
+		return v.checkCallbackExit(f, r0)
+	}
+	if r0.typ == notInit && len(v.st.frames) == 1 {
+		// A function may return nothing (void): the caller must not
+		// read R0 then.
 		return 0, false, v.fail(ErrUninitialized, "R0 is not set before exit")
 	}
 	if len(v.st.frames) == 1 {

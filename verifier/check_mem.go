@@ -14,6 +14,10 @@ type access struct {
 	typ   regType
 	frame int   // for the stack
 	off   int64 // constant offset, for the stack and the context
+	// variable is set for a stack access at a variable offset: it may
+	// touch any byte of [off, end).
+	variable bool
+	end      int64
 }
 
 // checkAccess proves that size bytes at ptr+off are inside ptr's region.
@@ -46,7 +50,17 @@ func (v *verifier) checkAccess(regno uint8, ptr *reg, off int16, size int, write
 		a.off = o
 	case ptrStack:
 		if !ptr.off.isConst() {
-			return a, v.fail(ErrInvalidAccess, "R%d: stack access with a variable offset (%s)", regno, ptr.off.String())
+			// A bounded variable offset may touch any byte of its range.
+			lo, hi := ptr.off.smin+int64(off), ptr.off.smax+int64(off)+int64(size)
+			if ptr.off.smin < -vm.StackFrameSize || ptr.off.smax > vm.StackFrameSize {
+				return a, v.fail(ErrInvalidAccess, "R%d: stack access with a variable offset (%s) not bounded to the frame; check it first", regno, ptr.off.String())
+			}
+			if lo < -vm.StackFrameSize || hi > 0 {
+				return a, v.fail(ErrOutOfBounds, "stack %s of %d bytes at fp%+d..fp%+d (R%d=%s), outside the frame [-%d, 0)",
+					what, size, lo, hi-int64(size), regno, ptr.off.String(), vm.StackFrameSize)
+			}
+			a.frame, a.off, a.end, a.variable = ptr.mapIdx, lo, hi, true
+			return a, nil
 		}
 		base := int64(ptr.off.value())
 		o := base + int64(off)
@@ -106,7 +120,12 @@ func (v *verifier) checkLoad(ins asm.Instruction) error {
 		return err
 	}
 	var val reg
-	if a.typ == ptrStack {
+	if a.variable {
+		if err := v.checkStackRange(a.frame, a.off, a.end-a.off, false); err != nil {
+			return err
+		}
+		val = scalarReg(loadedScalar(size, signed))
+	} else if a.typ == ptrStack {
 		val, err = v.stackRead(a.frame, a.off, size)
 		if err != nil {
 			return err
@@ -153,6 +172,12 @@ func (v *verifier) checkStore(ins asm.Instruction) error {
 	if err != nil {
 		return err
 	}
+	if a.variable {
+		if val.typ.isPointer() {
+			return v.fail(ErrInvalidAccess, "spill of pointer R%d at a variable stack offset", ins.Src)
+		}
+		return v.stackWriteRange(a.frame, a.off, a.end)
+	}
 	if a.typ == ptrStack {
 		return v.stackWrite(a.frame, a.off, size, val)
 	}
@@ -192,6 +217,9 @@ func (v *verifier) checkAtomic(ins asm.Instruction) error {
 	a, err := v.checkAccess(ins.Dst, dst, ins.Offset, size, true)
 	if err != nil {
 		return err
+	}
+	if a.variable {
+		return v.fail(ErrInvalidAccess, "atomic operation at a variable stack offset (R%d=%s)", ins.Dst, dst.String())
 	}
 	t := dst.off.t.add(tnumConst(uint64(int64(ins.Offset))))
 	if t.mask&uint64(size-1) != 0 || t.value&uint64(size-1) != 0 {
@@ -274,10 +302,7 @@ func (v *verifier) stackRead(fi int, o int64, size int) (reg, error) {
 			return reg{}, v.fail(ErrUninitialized, "read of %d bytes at fp%+d: byte fp%+d is uninitialised", size, o, o+i)
 		case stackSpill:
 			if sl.spill.typ.isPointer() {
-				if !v.opts.AllowPointerLeaks {
-					return reg{}, v.fail(ErrPointerLeak, "partial read of a spilled pointer (%s) at fp%+d", sl.spill.typ, o+i)
-				}
-				allZero = false
+				return reg{}, v.fail(ErrPointerLeak, "partial read of a spilled pointer (%s) at fp%+d", sl.spill.typ, o+i)
 			} else if !(sl.spill.off.isConst() && sl.spill.off.value() == 0) {
 				allZero = false
 			}
@@ -289,6 +314,24 @@ func (v *verifier) stackRead(fi int, o int64, size int) (reg, error) {
 		return scalarReg(constScalar(0)), nil
 	}
 	return scalarReg(loadedScalar(size, false)), nil
+}
+
+// stackWriteRange records a store somewhere in [lo, hi) of frame fi: every
+// byte there may now hold a number. Spilled registers in the range are
+// lost; pointers among them may not be overwritten in part.
+func (v *verifier) stackWriteRange(fi int, lo, hi int64) error {
+	for o := lo; o < hi; o++ {
+		sl, b := v.stackSlot(fi, o)
+		if sl.isSpill() {
+			if sl.spill.typ.isPointer() && !v.opts.AllowPointerLeaks {
+				return v.fail(ErrPointerLeak, "a store at a variable offset may overwrite part of a spilled pointer (%s) at fp%+d", sl.spill.typ, o)
+			}
+			sl.kind = [8]uint8{stackMisc, stackMisc, stackMisc, stackMisc, stackMisc, stackMisc, stackMisc, stackMisc}
+			sl.spill = reg{}
+		}
+		sl.kind[b] = stackMisc
+	}
+	return nil
 }
 
 // checkStackRange proves that size bytes at o in frame fi are initialised

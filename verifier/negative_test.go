@@ -16,12 +16,32 @@ const lookup = `
 	call 1
 `
 
+// lookupHash leaves a map value or null of map 1 (a hash, 8-byte values)
+// in r0. Lookups in arrays with a constant key in range cannot fail, so
+// null checks are tested on hashes.
+const lookupHash = `
+	stdw [%r10-8], 0
+	lddw %r1, map_by_fd(1)
+	mov %r2, %r10
+	add %r2, -8
+	call 1
+`
+
 const reserve = `
 	lddw %r1, map_by_fd(2)
 	mov %r2, 16
 	mov %r3, 0
 	call 131
 `
+
+// loopCall is a program that calls bpf_loop(4, cb, r3, 0) after pre (which
+// sets r3) and returns 0; cb is the callback's body.
+func loopCall(pre, cb string) string {
+	return pre + "\nmov %r1, 4\nlddw %r2, code_addr(+5)\nmov %r4, 0\ncall 181\nmov %r0, 0\nexit\n" + cb
+}
+
+// stackCtx points r3 at 8 zeroed bytes of the stack, for loopCall.
+const stackCtx = "stdw [%r10-8], 0\nmov %r3, %r10\nadd %r3, -8"
 
 type negCase struct {
 	name string
@@ -44,6 +64,9 @@ var negativeSuite = map[string][]negCase{
 		{"clobbered by call", "mov %r1, 1\ncall 7\nmov %r0, %r1\nexit", verifier.ErrUninitialized, "R1 is read", nil},
 		{"helper key uninit", "lddw %r1, map_by_fd(0)\nmov %r2, %r10\nadd %r2, -4\ncall 1\nmov %r0, 0\nexit", verifier.ErrUninitialized, "helper reads 4 bytes at fp-4", nil},
 		{"callee r6", "call local f\nexit\nf:\nmov %r0, %r6\nexit", verifier.ErrUninitialized, "R6 is read", nil},
+		{"callback r3", loopCall(stackCtx, "mov %r0, %r3\nexit"), verifier.ErrUninitialized, "R3 is read", nil},
+		{"callback reads caller stack", loopCall("mov %r3, %r10\nadd %r3, -16", "ldxdw %r0, [%r2+0]\nand %r0, 1\nexit"), verifier.ErrUninitialized, "byte fp-16 is uninitialised", nil},
+		{"variable offset read", "stdw [%r10-8], 0\nldxb %r2, [%r1+0]\nand %r2, 15\nmov %r3, %r10\nsub %r3, %r2\nldxb %r0, [%r3-1]\nexit", verifier.ErrUninitialized, "byte fp-16 is uninitialised", nil},
 		{"one path uninit", "ldxb %r2, [%r1+0]\njeq %r2, 0, +1\nmov %r0, 1\nexit", verifier.ErrUninitialized, "R0 is not set", nil},
 	},
 	"stack out of bounds": {
@@ -53,7 +76,10 @@ var negativeSuite = map[string][]negCase{
 		{"read above", "ldxb %r0, [%r10+1]\nexit", verifier.ErrOutOfBounds, "stack read of 1 bytes at fp+1", nil},
 		{"moved pointer", "mov %r1, %r10\nadd %r1, -600\nstb [%r1+0], 0\nmov %r0, 0\nexit", verifier.ErrOutOfBounds, "fp-600", nil},
 		{"moved up", "mov %r1, %r10\nadd %r1, 8\nstb [%r1-1], 0\nmov %r0, 0\nexit", verifier.ErrOutOfBounds, "fp+7", nil},
-		{"variable offset", "ldxb %r2, [%r1+0]\nmov %r3, %r10\nadd %r3, %r2\nstb [%r3-300], 0\nmov %r0, 0\nexit", verifier.ErrInvalidAccess, "stack access with a variable offset", nil},
+		{"variable offset", "ldxdw %r2, [%r1+0]\nmov %r3, %r10\nadd %r3, %r2\nstb [%r3-300], 0\nmov %r0, 0\nexit", verifier.ErrInvalidAccess, "stack access with a variable offset", nil},
+		{"bounded variable offset too far", "ldxb %r2, [%r1+0]\nmov %r3, %r10\nsub %r3, %r2\nstb [%r3-300], 0\nmov %r0, 0\nexit", verifier.ErrOutOfBounds, "fp-555..fp-300", nil},
+		{"variable offset reaches top", "ldxb %r2, [%r1+0]\nand %r2, 15\nmov %r3, %r10\nadd %r3, %r2\nstb [%r3-8], 0\nmov %r0, 0\nexit", verifier.ErrOutOfBounds, "fp-8..fp+7", nil},
+		{"callback writes past ctx", loopCall(stackCtx, "stdw [%r2+8], 1\nmov %r0, 0\nexit"), verifier.ErrOutOfBounds, "stack write of 8 bytes at fp+0", nil},
 		{"helper key past top", "mov %r2, %r10\nadd %r2, -2\nstb [%r10-1], 0\nstb [%r10-2], 0\nlddw %r1, map_by_fd(0)\ncall 1\nmov %r0, 0\nexit", verifier.ErrOutOfBounds, "fp+1", nil},
 		{"helper memory too long", "stdw [%r10-8], 0\nmov %r1, %r10\nadd %r1, -8\nmov %r2, 16\ncall 0x10000\nexit", verifier.ErrOutOfBounds, "fp+7", nil},
 		{"callee frame below", "call local f\nexit\nf:\nstdw [%r10-516], 0\nmov %r0, 0\nexit", verifier.ErrOutOfBounds, "fp-516", nil},
@@ -82,37 +108,50 @@ var negativeSuite = map[string][]negCase{
 		{"hash value 8 bytes", "stdw [%r10-8], 0\nlddw %r1, map_by_fd(1)\nmov %r2, %r10\nadd %r2, -8\ncall 1\njeq %r0, 0, +1\nldxdw %r0, [%r0+8]\nexit", verifier.ErrOutOfBounds, "the map value has 8 bytes", nil},
 		{"update value too short", "stw [%r10-4], 0\nstdw [%r10-16], 0\nlddw %r1, map_by_fd(0)\nmov %r2, %r10\nadd %r2, -4\nmov %r3, %r10\nadd %r3, -8\nmov %r4, 0\ncall 2\nexit", verifier.ErrOutOfBounds, "fp+7", nil},
 		{"ringbuf record past end", reserve + "jeq %r0, 0, +4\nstdw [%r0+16], 0\nmov %r1, %r0\nmov %r2, 0\ncall 132\nmov %r0, 0\nexit", verifier.ErrOutOfBounds, "memory write of 8 bytes at offset 16, the memory has 16 bytes", nil},
+		{"callback index unchecked", "mov %r3, 0\nmov %r1, 4\nlddw %r2, code_addr(+5)\nmov %r4, 0\ncall 181\nmov %r0, 0\nexit\nmov %r6, %r1\n" + lookup + "jeq %r0, 0, +2\nadd %r0, %r6\nldxb %r1, [%r0+0]\nmov %r0, 0\nexit", verifier.ErrOutOfBounds, "offset 0..8388607", nil},
 	},
 	"missing null check": {
-		{"read", lookup + "ldxdw %r0, [%r0+0]\nexit", verifier.ErrNullPointer, "R0 is a map_value_or_null: compare it with 0", nil},
-		{"write", lookup + "stdw [%r0+0], 1\nmov %r0, 0\nexit", verifier.ErrNullPointer, "before the write", nil},
-		{"copy", lookup + "mov %r6, %r0\nldxdw %r0, [%r6+0]\nexit", verifier.ErrNullPointer, "R6 is a map_value_or_null", nil},
-		{"wrong branch", lookup + "jne %r0, 0, +1\nldxdw %r0, [%r0+0]\nexit", verifier.ErrInvalidAccess, "R0 is a number", nil},
-		{"checked other", lookup + "mov %r6, %r0\n" + lookup + "jeq %r6, 0, +1\nldxdw %r0, [%r0+0]\nexit", verifier.ErrNullPointer, "map_value_or_null", nil},
+		{"callback ctx null", loopCall("mov %r3, 0", "ldxdw %r0, [%r2+0]\nexit"), verifier.ErrInvalidAccess, "R2 is a number", nil},
+		{"read", lookupHash + "ldxdw %r0, [%r0+0]\nexit", verifier.ErrNullPointer, "R0 is a map_value_or_null: compare it with 0", nil},
+		{"write", lookupHash + "stdw [%r0+0], 1\nmov %r0, 0\nexit", verifier.ErrNullPointer, "before the write", nil},
+		{"copy", lookupHash + "mov %r6, %r0\nldxdw %r0, [%r6+0]\nexit", verifier.ErrNullPointer, "R6 is a map_value_or_null", nil},
+		{"wrong branch", lookupHash + "jne %r0, 0, +1\nldxdw %r0, [%r0+0]\nexit", verifier.ErrInvalidAccess, "R0 is a number", nil},
+		{"checked other", lookupHash + "mov %r6, %r0\n" + lookupHash + "jeq %r6, 0, +1\nldxdw %r0, [%r0+0]\nexit", verifier.ErrNullPointer, "map_value_or_null", nil},
 		{"ringbuf record", reserve + "stdw [%r0+0], 0\nexit", verifier.ErrNullPointer, "R0 is a mem_or_null", nil},
-		{"helper arg", lookup + "mov %r1, %r0\nmov %r2, 8\ncall 0x10000\nexit", verifier.ErrNullPointer, "before passing it to a helper", nil},
-		{"arith before check", lookup + "add %r0, 8\nexit", verifier.ErrPointerArith, "before it is checked against null", nil},
-		{"jset is not a check", lookup + "jset %r0, 1, +1\nmov %r0, 0\nexit", verifier.ErrPointerCompare, "may only be compared with 0", nil},
-		{"32-bit check", lookup + "jeq32 %r0, 0, +1\nldxdw %r0, [%r0+0]\nexit", verifier.ErrPointerCompare, "may only be compared with 0", nil},
-		{"spilled copy", lookup + "stxdw [%r10-16], %r0\nldxdw %r1, [%r10-16]\nldxb %r0, [%r1+0]\nexit", verifier.ErrNullPointer, "R1 is a map_value_or_null", nil},
+		{"helper arg", lookupHash + "mov %r1, %r0\nmov %r2, 8\ncall 0x10000\nexit", verifier.ErrNullPointer, "before passing it to a helper", nil},
+		{"arith before check", lookupHash + "add %r0, 8\nexit", verifier.ErrPointerArith, "before it is checked against null", nil},
+		{"jset is not a check", lookupHash + "jset %r0, 1, +1\nmov %r0, 0\nexit", verifier.ErrPointerCompare, "may only be compared with 0", nil},
+		{"32-bit check", lookupHash + "jeq32 %r0, 0, +1\nldxdw %r0, [%r0+0]\nexit", verifier.ErrPointerCompare, "may only be compared with 0", nil},
+		{"spilled copy", lookupHash + "stxdw [%r10-16], %r0\nldxdw %r1, [%r10-16]\nldxb %r0, [%r1+0]\nexit", verifier.ErrNullPointer, "R1 is a map_value_or_null", nil},
 	},
-	"pointer arithmetic and leaks": {
-		{"return ctx", "mov %r0, %r1\nexit", verifier.ErrPointerLeak, "returns a pointer (R0=ctx())", nil},
-		{"return stack", "mov %r0, %r10\nexit", verifier.ErrPointerLeak, "returns a pointer", nil},
+	"pointer arithmetic": {
 		{"multiply pointer", "mul %r1, 2\nmov %r0, 0\nexit", verifier.ErrPointerArith, "mul on pointer R1 prohibited", nil},
 		{"32-bit add", "add32 %r1, 1\nmov %r0, 0\nexit", verifier.ErrPointerArith, "32-bit add on pointer", nil},
 		{"pointer minus pointer", "mov %r2, %r10\nsub %r2, %r1\nmov %r0, 0\nexit", verifier.ErrPointerArith, "sub on pointer", nil},
+		{"map pointer arith", "lddw %r1, map_by_fd(0)\nadd %r1, 8\nmov %r0, 0\nexit", verifier.ErrPointerArith, "map_ptr", nil},
+		{"and on pointer", "and %r1, -8\nmov %r0, 0\nexit", verifier.ErrPointerArith, "and on pointer R1", nil},
+		{"or on pointer", "or %r1, 1\nmov %r0, 0\nexit", verifier.ErrPointerArith, "or on pointer R1", nil},
+		{"shift pointer", "lsh %r1, 1\nmov %r0, 0\nexit", verifier.ErrPointerArith, "lsh on pointer R1", nil},
+		{"negate pointer", "neg %r1\nmov %r0, 0\nexit", verifier.ErrPointerArith, "neg on pointer R1", nil},
+		{"scalar minus pointer", "mov %r2, 0\nsub %r2, %r1\nmov %r0, 0\nexit", verifier.ErrPointerArith, "sub on pointer R1", nil},
+		{"pointer plus pointer", "add %r1, %r10\nmov %r0, 0\nexit", verifier.ErrPointerArith, "add on pointer R1", nil},
+		{"xor pointer", "mov %r2, 3\nxor %r1, %r2\nmov %r0, 0\nexit", verifier.ErrPointerArith, "xor on pointer R1", nil},
+		{"32-bit sub on stack pointer", "mov %r2, %r10\nsub32 %r2, 8\nmov %r0, 0\nexit", verifier.ErrPointerArith, "32-bit sub on pointer R2", nil},
+		{"divide pointer", "div %r1, 2\nmov %r0, 0\nexit", verifier.ErrPointerArith, "div on pointer R1", nil},
+	},
+	"pointer leaks": {
+		{"return ctx", "mov %r0, %r1\nexit", verifier.ErrPointerLeak, "returns a pointer (R0=ctx())", nil},
+		{"return stack", "mov %r0, %r10\nexit", verifier.ErrPointerLeak, "returns a pointer", nil},
 		{"mov32 of pointer", "mov32 %r0, %r1\nexit", verifier.ErrPointerLeak, "32-bit or sign-extending move", nil},
 		{"pointer into map", lookup + "jeq %r0, 0, +1\nstxdw [%r0+0], %r10\nmov %r0, 0\nexit", verifier.ErrPointerLeak, "stored into map_value memory", nil},
 		{"pointer into ctx", "stxdw [%r1+0], %r1\nmov %r0, 0\nexit", verifier.ErrPointerLeak, "stored into ctx memory", nil},
-		{"map pointer arith", "lddw %r1, map_by_fd(0)\nadd %r1, 8\nmov %r0, 0\nexit", verifier.ErrPointerArith, "map_ptr", nil},
 		{"partial spill read", "stxdw [%r10-8], %r1\nldxw %r0, [%r10-8]\nexit", verifier.ErrPointerLeak, "partial read of a spilled pointer", nil},
 		{"partial spill overwrite", "stxdw [%r10-8], %r1\nstw [%r10-8], 0\nmov %r0, 0\nexit", verifier.ErrPointerLeak, "partial overwrite of a spilled pointer", nil},
 		{"compare pointers", "jgt %r1, %r10, +0\nmov %r0, 0\nexit", verifier.ErrPointerCompare, "comparison of pointer", nil},
-		{"and on pointer", "and %r1, -8\nmov %r0, 0\nexit", verifier.ErrPointerArith, "and on pointer R1", nil},
 		{"pointer to helper memory as key", "mov %r0, 0\nstxdw [%r10-8], %r1\nmov %r1, %r10\nadd %r1, -8\nmov %r2, 8\ncall 0x10000\nexit", verifier.ErrPointerLeak, "helper reads a spilled pointer", nil},
 		{"callee stack escapes", "mov %r1, %r10\nadd %r1, -8\ncall local f\nmov %r0, 0\nexit\nf:\nstxdw [%r1+0], %r10\nmov %r0, 0\nexit", verifier.ErrPointerLeak, "outlives it", nil},
 		{"callee returns its stack", "call local f\nmov %r0, 0\nexit\nf:\nmov %r0, %r10\nexit", verifier.ErrPointerLeak, "pointer to its own stack", nil},
+		{"callback stack escapes", loopCall(stackCtx, "stxdw [%r2+0], %r10\nmov %r0, 0\nexit"), verifier.ErrPointerLeak, "pointer to the callback's stack", nil},
 	},
 	"bad helper arguments": {
 		{"no prototype", "call 0x10001\nexit", verifier.ErrHelperCall, "has no prototype", nil},
@@ -129,7 +168,8 @@ var negativeSuite = map[string][]negCase{
 		{"format not rodata", "stdw [%r10-8], 0\nstdw [%r10-16], 0\nmov %r1, %r10\nadd %r1, -8\nmov %r2, 8\nmov %r3, %r10\nadd %r3, -16\nmov %r4, %r10\nadd %r4, -16\nmov %r5, 8\ncall 165\nexit", verifier.ErrHelperArg, "not a pointer into a read-only map", nil},
 		{"reserve variable size", "lddw %r1, map_by_fd(2)\nldxb %r2, [%r1+0]\nmov %r3, 0\ncall 131\nexit", verifier.ErrInvalidAccess, "map_ptr", nil},
 		{"uninit arg", "lddw %r1, map_by_fd(0)\ncall 1\nmov %r0, 0\nexit", verifier.ErrUninitialized, "argument 2 (R2) is not initialised", nil},
-		{"callback unsupported", "mov %r1, 1\nlddw %r2, code_addr(+5)\nmov %r3, 0\nmov %r4, 0\ncall 181\nexit\nmov %r0, 0\nexit", verifier.ErrUnsupported, "callbacks are not verified yet", nil},
+		{"callback not a function", "mov %r1, 4\nmov %r2, 0\nmov %r3, 0\nmov %r4, 0\ncall 181\nmov %r0, 0\nexit", verifier.ErrHelperArg, "pass a function of the program", nil},
+		{"callback is a map", "mov %r1, 4\nlddw %r2, map_by_fd(0)\nmov %r3, 0\nmov %r4, 0\ncall 181\nmov %r0, 0\nexit", verifier.ErrHelperArg, "must be a function", nil},
 	},
 	"reference leaks": {
 		{"never released", reserve + "mov %r0, 0\nexit", verifier.ErrReferenceLeak, "are not released on this path", nil},
@@ -141,6 +181,7 @@ var negativeSuite = map[string][]negCase{
 		{"two reserves one release", reserve + "mov %r6, %r0\n" + reserve + "jeq %r0, 0, +3\nmov %r1, %r0\nmov %r2, 0\ncall 132\nmov %r0, 0\nexit", verifier.ErrReferenceLeak, "not released", nil},
 		{"tail call holding", reserve + "jeq %r0, 0, +5\nmov %r6, %r0\nmov %r1, %r1\nlddw %r2, map_by_fd(3)\nmov %r3, 0\ncall 12\nmov %r0, 0\nexit", verifier.ErrUninitialized, "R1 is read", nil},
 		{"tail call holding ref", "mov %r9, %r1\n" + reserve + "jeq %r0, 0, +5\nmov %r1, %r9\nlddw %r2, map_by_fd(3)\nmov %r3, 0\ncall 12\nmov %r0, 0\nexit", verifier.ErrReferenceLeak, "tail call while holding references", nil},
+		{"leak in callback", loopCall("mov %r3, 0", reserve+"mov %r0, 0\nexit"), verifier.ErrReferenceLeak, "the callback returns holding references", nil},
 		{"leak in callee", "call local f\nmov %r0, 0\nexit\nf:\n" + reserve + "mov %r0, 0\nexit", verifier.ErrReferenceLeak, "not released", nil},
 	},
 	"read-only memory": {
@@ -166,9 +207,14 @@ var negativeSuite = map[string][]negCase{
 		{"helper result", "l:\ncall 7\njne %r0, 0, l\nexit", verifier.ErrInfiniteLoop, "infinite loop", nil},
 		{"too many iterations", "mov %r0, 0\nl:\nadd %r0, 1\njlt %r0, 100000, l\nexit", verifier.ErrTooComplex, "more than 10000 instructions", &verifier.Options{MaxInstructions: 10000}},
 		{"nested loops", "mov %r0, 0\no:\nmov %r2, 0\ni:\nadd %r2, 1\njlt %r2, 1000, i\nadd %r0, 1\njlt %r0, 1000, o\nexit", verifier.ErrTooComplex, "too complex", &verifier.Options{MaxInstructions: 20000}},
+		{"loop in callback", loopCall("mov %r3, 0", "mov %r0, 0\nja -1"), verifier.ErrInfiniteLoop, "infinite loop", nil},
 		{"recursion", "mov %r0, 0\ncall local f\nexit\nf:\ncall local f\nexit", verifier.ErrInvalidCall, "call depth exceeds 8 frames", nil},
 	},
 	"bad calls": {
+		{"callback returns 2", loopCall("mov %r3, 0", "mov %r0, 2\nexit"), verifier.ErrInvalidReturn, "must return 0 or 1", nil},
+		{"callback returns unknown", loopCall("mov %r3, 0", "call 7\nexit"), verifier.ErrInvalidReturn, "must return 0 or 1", nil},
+		{"callback returns pointer", loopCall("mov %r3, 0", "mov %r0, %r10\nexit"), verifier.ErrInvalidReturn, "R0 is a fp", nil},
+		{"tail call map value", "mov %r6, %r1\n" + lookup + "jeq %r0, 0, +5\nmov %r1, %r6\nmov %r2, %r0\nmov %r3, 0\ncall 12\nmov %r0, 0\nexit", verifier.ErrHelperArg, "must be a map pointer", nil},
 		{"callx", "mov %r2, 1\ncall %r2\nmov %r0, 0\nexit", verifier.ErrInvalidCall, "indirect calls", nil},
 		{"deep recursion", "call local f\nexit\nf:\nmov %r0, 0\ncall local f\nexit", verifier.ErrInvalidCall, "call depth", nil},
 		{"no proto", "mov %r1, 0\ncall 0x10001\nmov %r0, 0\nexit", verifier.ErrHelperCall, "no prototype", nil},
@@ -192,6 +238,22 @@ var negativeSuite = map[string][]negCase{
 		{"jump over exit to other func", "call local g\nja +2\ng:\nmov %r0, 0\nexit\nexit", verifier.ErrInvalidJump, "into function", nil},
 		{"unreachable lddw", "mov %r0, 0\nexit\nlddw %r0, 1\nexit", verifier.ErrUnreachable, "instruction 2", nil},
 	},
+}
+
+// TestNegativeSuiteSize keeps the suite at 150 programs or more, and 10 or
+// more in each category.
+func TestNegativeSuiteSize(t *testing.T) {
+	total := 0
+	for cat, cases := range negativeSuite {
+		total += len(cases)
+		if len(cases) < 10 {
+			t.Errorf("category %q has %d programs, want 10 or more", cat, len(cases))
+		}
+		t.Logf("%-28s %d", cat, len(cases))
+	}
+	if len(negativeSuite) < 13 || total < 150 {
+		t.Errorf("%d programs in %d categories, want 150 or more in 13", total, len(negativeSuite))
+	}
 }
 
 func TestNegativeSuite(t *testing.T) {

@@ -140,13 +140,21 @@ type frame struct {
 	// callsite is the slot of the call that made this frame (-1 for the
 	// entry function); the caller resumes after it.
 	callsite int
-	// callback is set when the frame is a callback called by a helper.
+	// callback is set when the frame is a callback called by a helper
+	// (bpf_loop): callsite is then the helper call, and cbArg the value
+	// the helper passes on in r2 every time it calls the callback.
 	callback bool
+	cbTarget int
+	cbArg    reg
+	// cbRefs are the references held when the callback was entered: it
+	// must return holding the same.
+	cbRefs []uint32
 }
 
 func (f *frame) clone() *frame {
 	c := *f
 	c.stack = append([]slot(nil), f.stack...)
+	c.cbRefs = append([]uint32(nil), f.cbRefs...)
 	return &c
 }
 

@@ -53,6 +53,7 @@ type Result struct {
 // mapInfo is what the verifier needs to know about one of the program's maps.
 type mapInfo struct {
 	keySize, valueSize int64
+	maxEntries         uint64
 	typ                maps.Type
 	typed              bool // typ is known
 	readOnly           bool
@@ -70,6 +71,9 @@ func newMapInfo(m vm.Map) mapInfo {
 	var mi mapInfo
 	if s, ok := m.(sized); ok {
 		mi.keySize, mi.valueSize, mi.known = int64(s.KeySize()), int64(s.ValueSize()), true
+	}
+	if e, ok := m.(interface{ MaxEntries() uint32 }); ok {
+		mi.maxEntries = uint64(e.MaxEntries())
 	}
 	if t, ok := m.(interface{ Type() maps.Type }); ok {
 		mi.typ, mi.typed = t.Type(), true

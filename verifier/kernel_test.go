@@ -1,0 +1,280 @@
+package verifier_test
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cilium/ebpf"
+	ciliumasm "github.com/cilium/ebpf/asm"
+
+	"github.com/uebpf/uebpf/asm"
+	"github.com/uebpf/uebpf/verifier"
+	"github.com/uebpf/uebpf/vm"
+)
+
+// The kernel agreement test loads every program of the corpus and of the
+// asm suites into Linux as a raw tracepoint program, whose context is 12
+// read-only u64 arguments, and compares Linux's verdict with uebpf's in
+// the same environment: a 96-byte read-only context and, since the test
+// runs as root and Linux lets privileged loaders leak pointers, pointer
+// leaks allowed.
+var kernelOpts = verifier.Options{ContextSize: 96, ContextReadOnly: true, AllowPointerLeaks: true}
+
+// explainedDisagreements are the programs on which uebpf and Linux
+// disagree because they allow different things, each with the reason.
+// Any other disagreement fails the test.
+var explainedDisagreements = map[string]string{
+	// Linux lets privileged loaders (CAP_PERFMON: allow_uninit_stack)
+	// read stack bytes never written; uebpf refuses such reads always.
+	"neg/uninitialised reads/stack 8 bytes":        uninitStack,
+	"neg/uninitialised reads/stack partly written": uninitStack,
+	"neg/uninitialised reads/helper key uninit":    uninitStack,
+	// uebpf's context is plain memory; Linux's raw_tp context is not
+	// memory a helper may read.
+	"neg/bad helper arguments/ctx as key": "uebpf lets helpers read the context as memory; Linux refuses a raw_tp ctx as a helper memory argument",
+	// Linux checks raw_tp context accesses for alignment (off % size).
+	"neg/context out of bounds/straddles end": "Linux requires aligned raw_tp context reads (offset a multiple of the size); uebpf, whose context is plain memory, does not",
+	// Linux rewrites context accesses, so they must be at a constant
+	// offset from the unmodified ctx pointer.
+	"neg/context out of bounds/moved":       modifiedCtx,
+	"pos/loop over context":                 modifiedCtx,
+	"corpus/bounded_for.bpf.o:sum_args":     modifiedCtx,
+	"corpus/loop_subprog.bpf.o:matrix":      modifiedCtx,
+	"corpus/stack_buffers.bpf.o:stack_fill": modifiedCtx,
+}
+
+const (
+	uninitStack = "Linux lets privileged loaders read uninitialised stack (allow_uninit_stack); uebpf never does"
+	modifiedCtx = "Linux refuses context accesses through a moved ctx pointer (it rewrites them at load); uebpf's context is plain memory, so ctx + constant is fine"
+)
+
+// kernelMaps creates Linux maps like testMaps, in the same order.
+func kernelMaps(t *testing.T) []*ebpf.Map {
+	t.Helper()
+	specs := []*ebpf.MapSpec{
+		{Name: "array", Type: ebpf.Array, KeySize: 4, ValueSize: 16, MaxEntries: 4},
+		{Name: "hash", Type: ebpf.Hash, KeySize: 8, ValueSize: 8, MaxEntries: 16},
+		{Name: "rb", Type: ebpf.RingBuf, MaxEntries: 4096},
+		{Name: "progs", Type: ebpf.ProgramArray, KeySize: 4, ValueSize: 4, MaxEntries: 4},
+		{Name: "rodata", Type: ebpf.Array, KeySize: 4, ValueSize: 16, MaxEntries: 1, Flags: 0x80, // BPF_F_RDONLY_PROG
+			Contents: []ebpf.MapKV{{Key: uint32(0), Value: []byte("hi %d\n\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00")}}},
+		{Name: "data", Type: ebpf.Array, KeySize: 4, ValueSize: 16, MaxEntries: 1},
+	}
+	var out []*ebpf.Map
+	for _, s := range specs {
+		m, err := ebpf.NewMap(s)
+		if err != nil {
+			t.Fatalf("kernel map %s: %v", s.Name, err)
+		}
+		t.Cleanup(func() { m.Close() })
+		if s.Flags&0x80 != 0 {
+			// A constant string argument must live in a frozen map.
+			if err := m.Freeze(); err != nil {
+				t.Fatalf("freeze %s: %v", s.Name, err)
+			}
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// kernelInstructions turns a program of the asm suites into cilium/ebpf
+// instructions, map indexes replaced by the kernel maps' descriptors.
+func kernelInstructions(insns []asm.Instruction, kmaps []*ebpf.Map) (ciliumasm.Instructions, error) {
+	var buf bytes.Buffer
+	for i, ins := range insns {
+		imm := ins.Imm
+		if ins.IsLDDW() && (ins.Src == asm.PseudoMapFD || ins.Src == asm.PseudoMapValue) {
+			if int(imm) >= len(kmaps) {
+				return nil, fmt.Errorf("insn %d: map %d", i, imm)
+			}
+			imm = int32(kmaps[imm].FD())
+		}
+		var b [8]byte
+		b[0] = ins.Opcode
+		b[1] = ins.Dst&0xf | ins.Src<<4
+		binary.LittleEndian.PutUint16(b[2:], uint16(ins.Offset))
+		binary.LittleEndian.PutUint32(b[4:], uint32(imm))
+		buf.Write(b[:])
+	}
+	return ciliumasm.AppendInstructions(nil, &buf, binary.LittleEndian, "linux")
+}
+
+// kernelVerdict loads a program into Linux: nil if the verifier accepts
+// it, else the last lines of its log.
+func kernelVerdict(spec *ebpf.ProgramSpec) error {
+	p, err := ebpf.NewProgramWithOptions(spec, ebpf.ProgramOptions{LogSizeStart: 1 << 20})
+	if err != nil {
+		return kernelReason(err)
+	}
+	p.Close()
+	return nil
+}
+
+func kernelReason(err error) error {
+	var ve *ebpf.VerifierError
+	if errors.As(err, &ve) && len(ve.Log) > 0 {
+		lines := ve.Log
+		for len(lines) > 0 && (strings.HasPrefix(lines[len(lines)-1], "processed ") || strings.TrimSpace(lines[len(lines)-1]) == "") {
+			lines = lines[:len(lines)-1]
+		}
+		if len(lines) > 0 {
+			return errors.New(lines[len(lines)-1])
+		}
+	}
+	return err
+}
+
+// usesAppHelpers reports whether a program calls helpers Linux does not
+// have (application helpers, numbered from 0x10000).
+func usesAppHelpers(insns []asm.Instruction) bool {
+	for _, ins := range insns {
+		if ins.Opcode == asm.OpCall && ins.Src == 0 && ins.Imm >= 0x10000 {
+			return true
+		}
+	}
+	return false
+}
+
+func requireKernelBPF(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("kernel agreement needs root to load programs into Linux")
+	}
+	m, err := ebpf.NewMap(&ebpf.MapSpec{Type: ebpf.Array, KeySize: 4, ValueSize: 4, MaxEntries: 1})
+	if err != nil {
+		t.Skipf("kernel BPF unavailable: %v", err)
+	}
+	m.Close()
+}
+
+type agreement struct {
+	compared, agreed, explained int
+	skipped                     map[string]int
+}
+
+func (a *agreement) compare(t *testing.T, name string, ours, theirs error) {
+	t.Helper()
+	a.compared++
+	if (ours == nil) == (theirs == nil) {
+		a.agreed++
+		if why, ok := explainedDisagreements[name]; ok {
+			t.Errorf("%s: listed as a disagreement (%s) but both sides now say %v", name, why, verdict(ours))
+		}
+		return
+	}
+	if why, ok := explainedDisagreements[name]; ok {
+		a.explained++
+		t.Logf("disagreement %s: uebpf %s, Linux %s: %s", name, verdict(ours), verdict(theirs), why)
+		return
+	}
+	t.Errorf("unexplained disagreement %s: uebpf %s (%v), Linux %s (%v)", name, verdict(ours), firstLine(ours), verdict(theirs), theirs)
+}
+
+func verdict(err error) string {
+	if err == nil {
+		return "accepts"
+	}
+	return "refuses"
+}
+
+func firstLine(err error) string {
+	if err == nil {
+		return ""
+	}
+	s, _, _ := strings.Cut(err.Error(), "\n")
+	return s
+}
+
+// TestKernelAgreement compares uebpf's verdicts with Linux's on the clang
+// corpus and the asm suites (negative and positive).
+func TestKernelAgreement(t *testing.T) {
+	requireKernelBPF(t)
+	var a agreement
+	a.skipped = map[string]int{}
+
+	// The asm suites.
+	kmaps := kernelMaps(t)
+	umaps := testMaps(t)
+	type named struct{ name, src string }
+	var progs []named
+	for cat, cases := range negativeSuite {
+		for _, tc := range cases {
+			progs = append(progs, named{"neg/" + cat + "/" + tc.name, tc.src})
+		}
+	}
+	for _, tc := range positiveSuite {
+		progs = append(progs, named{"pos/" + tc.name, tc.src})
+	}
+	for _, p := range progs {
+		insns, err := asm.Assemble(p.src)
+		if err != nil {
+			t.Fatalf("%s: %v", p.name, err)
+		}
+		if usesAppHelpers(insns) {
+			a.skipped["application helper"]++
+			continue
+		}
+		prog, err := vm.Load(&vm.ProgramSpec{Name: "k", Instructions: insns, Maps: umaps}, &vm.Options{Helpers: testHelpers})
+		if err != nil {
+			a.skipped["not loadable by vm"]++
+			continue
+		}
+		o := kernelOpts
+		_, ours := verifier.Verify(prog, &o)
+		kinsns, err := kernelInstructions(insns, kmaps)
+		if err != nil {
+			t.Fatalf("%s: %v", p.name, err)
+		}
+		theirs := kernelVerdict(&ebpf.ProgramSpec{Name: "k", Type: ebpf.RawTracepoint, License: "GPL", Instructions: kinsns})
+		a.compare(t, p.name, ours, theirs)
+	}
+
+	// The clang corpus: the kernel loads each program alone with the
+	// object's maps, created by cilium/ebpf.
+	paths, err := filepath.Glob("testdata/corpus/*.bpf.o")
+	if err != nil || len(paths) == 0 {
+		t.Fatal("no corpus objects")
+	}
+	uprogs, _ := clangPrograms(t, "testdata/corpus/*.bpf.o", 0, true)
+	for _, path := range paths {
+		spec, err := ebpf.LoadCollectionSpec(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name := range spec.Programs {
+			key := filepath.Base(path) + ":" + name
+			up, ok := uprogs[key]
+			if !ok {
+				t.Fatalf("%s not loaded by package elf", key)
+			}
+			o := kernelOpts
+			_, ours := verifier.Verify(up.VM, &o)
+
+			one := spec.Copy()
+			for other := range one.Programs {
+				if other != name {
+					delete(one.Programs, other)
+				}
+			}
+			ps := one.Programs[name]
+			ps.Type, ps.AttachType, ps.AttachTo = ebpf.RawTracepoint, 0, ""
+			var theirs error
+			coll, err := ebpf.NewCollectionWithOptions(one, ebpf.CollectionOptions{Programs: ebpf.ProgramOptions{LogSizeStart: 1 << 20}})
+			if err != nil {
+				theirs = kernelReason(err)
+			} else {
+				coll.Close()
+			}
+			a.compare(t, "corpus/"+key, ours, theirs)
+		}
+	}
+	t.Logf("compared %d programs with Linux: %d agree (%.1f%%), %d explained disagreements; not comparable: %v",
+		a.compared, a.agreed, 100*float64(a.agreed)/float64(a.compared), a.explained, a.skipped)
+}
