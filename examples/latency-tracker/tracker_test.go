@@ -1,0 +1,267 @@
+package tracker_test
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	tracker "github.com/uebpf/uebpf/examples/latency-tracker"
+)
+
+const (
+	sysRead      = 0
+	sysNanosleep = 35
+	sysGetppid   = 110
+)
+
+func newTracker(tb testing.TB, cfg tracker.Config) *tracker.Tracker {
+	tb.Helper()
+	tr, err := tracker.New(cfg)
+	if errors.Is(err, tracker.ErrPermission) {
+		tb.Skip("kernel BPF not available (needs root or CAP_BPF+CAP_PERFMON)")
+	}
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { tr.Close() })
+	return tr
+}
+
+// collector gathers the tracker's events in the background.
+type collector struct {
+	mu     sync.Mutex
+	events []tracker.Event
+	cancel context.CancelFunc
+	done   chan error
+}
+
+func collect(tr *tracker.Tracker) *collector {
+	ctx, cancel := context.WithCancel(context.Background())
+	c := &collector{cancel: cancel, done: make(chan error, 1)}
+	go func() {
+		c.done <- tr.ReadEvents(ctx, func(e tracker.Event) {
+			c.mu.Lock()
+			c.events = append(c.events, e)
+			c.mu.Unlock()
+		})
+	}()
+	return c
+}
+
+// take returns and forgets the events so far, once the ring is drained.
+func (c *collector) take(tr *tracker.Tracker, sent uint64) []tracker.Event {
+	deadline := time.Now().Add(5 * time.Second)
+	for tr.Delivered()+tr.Drops() < sent && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ev := c.events
+	c.events = nil
+	return ev
+}
+
+func (c *collector) stop(t *testing.T) {
+	c.cancel()
+	if err := <-c.done; err != nil {
+		t.Error(err)
+	}
+}
+
+// slowSent is the number of slow calls the kernel side saw so far.
+func slowSent(tr *tracker.Tracker) uint64 {
+	var n uint64
+	for nr := uint32(0); nr < tracker.NumSyscalls; nr++ {
+		n += tr.Stats(nr).Slow
+	}
+	return n
+}
+
+// lockTracked locks the goroutine to its thread and tracks the thread.
+func lockTracked(t testing.TB, tr *tracker.Tracker) int {
+	runtime.LockOSThread()
+	tid := unix.Gettid()
+	if _, err := tr.Track(tid); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tr.Untrack(tid) })
+	return tid
+}
+
+// A threshold a UeBPF program sets is the one the kernel program applies
+// on the very next system call.
+func TestThresholdNextSyscall(t *testing.T) {
+	tr := newTracker(t, tracker.Config{Policy: tracker.PolicyStatic, Static: time.Hour})
+	c := collect(tr)
+	defer c.stop(t)
+	tid := lockTracked(t, tr)
+	defer runtime.UnlockOSThread()
+
+	slow := func() uint64 { return tr.Stats(sysGetppid).Slow }
+	count := func() uint64 { return tr.Stats(sysGetppid).Count }
+	for round := 0; round < 3; round++ {
+		before, n := slow(), count()
+		unix.Getppid()
+		if slow() != before || count() != n+1 {
+			t.Fatalf("round %d: threshold 1h: getppid counted %d times, %d slow; want 1, 0", round, count()-n, slow()-before)
+		}
+		// The policy program (in the VM) writes the thresholds; the very
+		// next getppid is judged by the new one.
+		if err := tr.SetStatic(time.Nanosecond); err != nil {
+			t.Fatal(err)
+		}
+		if got := tr.Threshold(sysGetppid); got != time.Nanosecond {
+			t.Fatalf("threshold after SetStatic(1ns) is %v", got)
+		}
+		unix.Getppid()
+		if got := slow() - before; got != 1 {
+			t.Fatalf("round %d: the getppid right after the threshold change: %d slow, want 1", round, got)
+		}
+		if err := tr.SetStatic(time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		unix.Getppid()
+		if got := slow() - before; got != 1 {
+			t.Fatalf("round %d: getppid after the threshold went back to 1h was slow", round)
+		}
+	}
+	var got int
+	for _, e := range c.take(tr, slowSent(tr)) {
+		if e.Syscall == sysGetppid {
+			got++
+			if e.TID != uint32(tid) || e.Threshold != time.Nanosecond || e.Latency <= 0 {
+				t.Errorf("event %+v: want tid %d, threshold 1ns", e, tid)
+			}
+		}
+	}
+	if got != 3 {
+		t.Errorf("%d getppid events, want 3", got)
+	}
+}
+
+// The tracker against a workload of many fast calls and a few slow ones of
+// known length: the slow ones are reported with the right syscall and
+// latency, the fast ones are not once thresholds adapted, and thresholds
+// differ per syscall.
+func TestEndToEnd(t *testing.T) {
+	const (
+		delay = 30 * time.Millisecond
+		nap   = 100 * time.Microsecond
+	)
+	tr := newTracker(t, tracker.Config{
+		Policy: tracker.PolicyPercentile, Percentile: 99, Factor: 4,
+		Floor: 200 * time.Microsecond, MinSamples: 200, Initial: 10 * time.Millisecond,
+	})
+	c := collect(tr)
+	defer c.stop(t)
+
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil { // blocking
+		t.Fatal(err)
+	}
+	defer unix.Close(p[0])
+	defer unix.Close(p[1])
+	buf := make([]byte, 1)
+
+	lockTracked(t, tr)
+	defer runtime.UnlockOSThread()
+	fast := func(n int) int {
+		calls := 0
+		for i := 0; i < n; i++ {
+			for j := 0; j < 10; j++ {
+				unix.Getppid()
+			}
+			unix.Nanosleep(&unix.Timespec{Nsec: int64(nap)}, nil)
+			unix.Write(p[1], buf)
+			unix.Read(p[0], buf)
+			calls += 13
+		}
+		return calls
+	}
+
+	// Warm up, then let the policy program adapt.
+	fast(1000)
+	if _, err := tr.UpdateThresholds(); err != nil {
+		t.Fatal(err)
+	}
+	c.take(tr, slowSent(tr))
+	thr := map[string]time.Duration{}
+	for _, nr := range []uint32{sysGetppid, sysNanosleep, sysRead} {
+		thr[tracker.SyscallName(nr)] = tr.Threshold(nr)
+	}
+	t.Logf("adapted thresholds: %v", thr)
+	if thr["getppid"] == thr["nanosleep"] || thr["nanosleep"] <= nap || thr["nanosleep"] >= delay {
+		t.Errorf("thresholds %v: want nanosleep's above its %v naps and below %v, and not getppid's", thr, nap, delay)
+	}
+
+	// Fast calls with a few slow ones.
+	fastCalls := 0
+	for i := 0; i < 3; i++ {
+		fastCalls += fast(300)
+		unix.Nanosleep(&unix.Timespec{Nsec: int64(delay)}, nil)
+		go func() {
+			time.Sleep(delay)
+			unix.Write(p[1], buf)
+		}()
+		unix.Read(p[0], buf) // blocks until the write
+	}
+	fastCalls += fast(300)
+	events := c.take(tr, slowSent(tr))
+
+	slow := map[uint32]int{}
+	var fastReported []tracker.Event
+	for _, e := range events {
+		if e.Latency >= delay {
+			slow[e.Syscall]++
+			if e.Syscall != sysNanosleep && e.Syscall != sysRead {
+				t.Errorf("slow event for %s: %+v", tracker.SyscallName(e.Syscall), e)
+			}
+			if e.Threshold >= delay {
+				t.Errorf("event %+v: threshold not adapted", e)
+			}
+			continue
+		}
+		fastReported = append(fastReported, e)
+	}
+	if slow[sysNanosleep] != 3 || slow[sysRead] != 3 {
+		t.Errorf("slow calls reported: %d nanosleep, %d read; want 3 each (events %+v)", slow[sysNanosleep], slow[sysRead], events)
+	}
+	// A fast call can really be slow once in a while (the thread was
+	// preempted on a busy machine): allow a few, never a flood.
+	if len(fastReported) > fastCalls/1000 {
+		t.Errorf("%d of %d fast calls reported: %+v", len(fastReported), fastCalls, fastReported)
+	}
+	for _, e := range fastReported {
+		t.Logf("fast call reported: %s %v > %v", tracker.SyscallName(e.Syscall), e.Latency, e.Threshold)
+	}
+}
+
+// Past the ring buffer's capacity, slow calls are counted as drops: every
+// one is either delivered or dropped, and nothing breaks.
+func TestRingBufferOverflow(t *testing.T) {
+	tr := newTracker(t, tracker.Config{Policy: tracker.PolicyStatic, Static: time.Nanosecond, RingSize: 4096})
+	func() {
+		tid := lockTracked(t, tr)
+		defer runtime.UnlockOSThread()
+		for i := 0; i < 10000; i++ {
+			unix.Getppid()
+		}
+		tr.Untrack(tid)
+	}()
+	sent := slowSent(tr)
+	c := collect(tr)
+	events := c.take(tr, sent)
+	c.stop(t)
+	if tr.Drops() == 0 {
+		t.Errorf("no drops after %d events into a 4 KiB ring", sent)
+	}
+	if got := uint64(len(events)) + tr.Drops(); got != sent {
+		t.Errorf("%d delivered + %d dropped = %d, want the %d slow calls", len(events), tr.Drops(), got, sent)
+	}
+	t.Logf("%d slow calls: %d delivered, %d dropped", sent, len(events), tr.Drops())
+}
