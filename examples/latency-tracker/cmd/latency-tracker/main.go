@@ -1,0 +1,208 @@
+// Command latency-tracker reports the system calls of chosen processes or
+// threads that take longer than their usual latency. Kernel eBPF programs
+// measure, userspace eBPF programs (run by uebpf in this process, over the
+// same maps) set each syscall's threshold from the observed behaviour.
+// Needs root.
+//
+//	latency-tracker --pid 1234
+//	latency-tracker --comm nginx --policy stddev --k 4
+//	latency-tracker --static 1ms -- ./server --port 8080
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	tracker "github.com/uebpf/uebpf/examples/latency-tracker"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "latency-tracker:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	var (
+		pids       = flag.String("pid", "", "comma-separated process or thread ids to track")
+		comm       = flag.String("comm", "", "track processes with this command name (rescanned every interval)")
+		interval   = flag.Duration("interval", time.Second, "how often the policy runs and the table is printed")
+		policy     = flag.String("policy", "percentile", "threshold policy: percentile or stddev")
+		percentile = flag.Float64("percentile", 99, "percentile policy: the percentile")
+		factor     = flag.Float64("factor", 2, "percentile policy: threshold = percentile × factor")
+		k          = flag.Float64("k", 3, "stddev policy: threshold = mean + k·stddev")
+		static     = flag.Duration("static", 0, "static threshold for every syscall, instead of a policy")
+		initial    = flag.Duration("initial", 10*time.Millisecond, "threshold until a syscall has --min-samples")
+		minSamples = flag.Uint64("min-samples", 100, "observations before a threshold adapts")
+		floor      = flag.Duration("floor", 20*time.Microsecond, "lowest adaptive threshold")
+		decay      = flag.Bool("decay", false, "halve the histograms every interval (follow recent behaviour)")
+		table      = flag.Bool("table", true, "print the per-syscall table every interval")
+		hist       = flag.Bool("hist", true, "print log2 histograms on exit")
+	)
+	flag.Usage = func() {
+		fmt.Fprintf(os.Stderr, "usage: %s [flags] [--pid ID | --comm NAME | -- command args...]\n", filepath.Base(os.Args[0]))
+		flag.PrintDefaults()
+	}
+	flag.Parse()
+	if *pids == "" && *comm == "" && flag.NArg() == 0 {
+		flag.Usage()
+		return errors.New("nothing to track: give --pid, --comm or a command")
+	}
+	cfg := tracker.Config{
+		Percentile: *percentile, Factor: *factor, K: *k, Initial: *initial,
+		MinSamples: *minSamples, Floor: *floor, Decay: *decay,
+	}
+	if *static > 0 {
+		cfg.Policy, cfg.Static = tracker.PolicyStatic, *static
+	} else {
+		p, err := tracker.ParsePolicy(*policy)
+		if err != nil {
+			return err
+		}
+		cfg.Policy = p
+	}
+
+	tr, err := tracker.New(cfg)
+	if err != nil {
+		return err
+	}
+	defer tr.Close()
+	if err := tr.Unverified(); err != nil {
+		fmt.Fprintf(os.Stderr, "note: userspace programs run in checked mode: %v\n", firstLine(err))
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	for _, s := range strings.Split(*pids, ",") {
+		if s == "" {
+			continue
+		}
+		id, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil {
+			return fmt.Errorf("--pid %q: %w", s, err)
+		}
+		if _, err := tr.Track(id); err != nil {
+			return err
+		}
+	}
+	var cmd *exec.Cmd
+	cmdDone := make(chan error, 1)
+	if flag.NArg() > 0 {
+		cmd = exec.Command(flag.Arg(0), flag.Args()[1:]...)
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+		if err := cmd.Start(); err != nil {
+			return err
+		}
+		// Tracked from here: the first calls of the child may be missed.
+		if _, err := tr.Track(cmd.Process.Pid); err != nil {
+			cmd.Process.Kill()
+			return err
+		}
+		go func() { cmdDone <- cmd.Wait() }()
+	}
+	rescan := func() {
+		if *comm != "" {
+			for _, pid := range findComm(*comm) {
+				tr.Track(pid)
+			}
+		}
+	}
+	rescan()
+
+	fmt.Printf("Tracking syscalls; policy %s. Ctrl-C to stop.\n%s\n", describe(tr.Config()), tracker.EventHeader)
+	readErr := make(chan error, 1)
+	go func() {
+		readErr <- tr.ReadEvents(ctx, func(e tracker.Event) { fmt.Println(tracker.FormatEvent(e)) })
+	}()
+
+	tick := time.NewTicker(*interval)
+	defer tick.Stop()
+	prev := tr.Snapshot()
+	var reported uint64
+loop:
+	for {
+		select {
+		case <-ctx.Done():
+			break loop
+		case err := <-cmdDone:
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "command: %v\n", err)
+			}
+			break loop
+		case err := <-readErr:
+			return err
+		case <-tick.C:
+			rescan()
+			if _, err := tr.UpdateThresholds(); err != nil {
+				return err
+			}
+			cur := tr.Snapshot()
+			if *table {
+				fmt.Printf("\n--- %s: last %v ---\n", time.Now().Format("15:04:05"), *interval)
+				tr.WriteTable(os.Stdout, cur, prev)
+				if d := tr.Drops(); d > reported {
+					fmt.Printf("WARNING: %d slow calls dropped (ring buffer full)\n", d-reported)
+					reported = d
+				}
+				fmt.Println()
+			}
+			prev = cur
+		}
+	}
+	stop()
+	if cmd != nil && cmd.ProcessState == nil {
+		cmd.Process.Signal(os.Interrupt)
+	}
+	if *hist {
+		snap := tr.Snapshot()
+		for nr := range snap {
+			tracker.WriteHistogram(os.Stdout, tracker.SyscallName(uint32(nr)), &snap[nr])
+		}
+	}
+	fmt.Printf("\n%d slow calls reported, %d dropped\n", tr.Delivered(), tr.Drops())
+	return tr.Close()
+}
+
+func describe(c tracker.Config) string {
+	switch c.Policy {
+	case tracker.PolicyStatic:
+		return fmt.Sprintf("static %v", c.Static)
+	case tracker.PolicyStddev:
+		return fmt.Sprintf("stddev: mean + %g·stddev (floor %v, %d samples)", c.K, c.Floor, c.MinSamples)
+	}
+	return fmt.Sprintf("percentile: p%g × %g (floor %v, %d samples)", c.Percentile, c.Factor, c.Floor, c.MinSamples)
+}
+
+// findComm returns the processes whose command name is name.
+func findComm(name string) []int {
+	entries, _ := os.ReadDir("/proc")
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/comm")
+		if err == nil && strings.TrimSpace(string(b)) == name {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+func firstLine(err error) string {
+	s, _, _ := strings.Cut(err.Error(), "\n")
+	return s
+}
