@@ -40,6 +40,8 @@ type compiler struct {
 	jumps    []jumpFixup
 	stubs    []stub
 	calls    bool // the program calls helpers, so tail calls may happen
+	// helperExits are the slots of helper calls through the general path.
+	helperExits []int32
 	// local: the program makes bpf-to-bpf calls. With calls, its helper
 	// exits may happen inside a local call and need a save area.
 	local bool
@@ -109,6 +111,8 @@ func newCompiler(p *vm.Program, opts *Options, feat features, key uint64, tag ui
 		blockLen: slices.Grow(c.blockLen[:0], len(insns))[:len(insns)],
 		jumps:    c.jumps[:0],
 		stubs:    c.stubs[:0],
+
+		helperExits: c.helperExits[:0],
 	}
 	c.a.Reset()
 	for i := range c.offsets {

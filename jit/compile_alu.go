@@ -140,8 +140,13 @@ func (c *compiler) emitEndian(ins asm.Instruction, dst x86.Reg) {
 func (c *compiler) emitDivMod(mod, signed bool, size int, ins asm.Instruction, isX bool) {
 	a := c.a
 	dst := regMap[ins.Dst]
-	// The divisor goes to r11: rax and rdx are about to be overwritten.
-	if isX {
+	// rax and rdx are about to be overwritten. A divisor in another
+	// register stays there, and the budget waits in r11; otherwise the
+	// divisor goes to r11 and the budget to the state.
+	dv := tmpAddr
+	if isX && regMap[ins.Src] != x86.RAX {
+		dv = regMap[ins.Src]
+	} else if isX {
 		a.MovRR(size, tmpAddr, regMap[ins.Src])
 	} else {
 		d := int64(ins.Imm)
@@ -164,26 +169,30 @@ func (c *compiler) emitDivMod(mod, signed bool, size int, ins asm.Instruction, i
 	var special []int // jumps to the special cases, patched below
 	var zeroJump, minusOneJump int
 	if isX {
-		a.TestRR(size, tmpAddr, tmpAddr)
+		a.TestRR(size, dv, dv)
 		zeroJump = a.Jcc(x86.CondE)
 		special = append(special, zeroJump)
 		if signed {
-			a.ALURI(x86.CMP, size, tmpAddr, -1)
+			a.ALURI(x86.CMP, size, dv, -1)
 			minusOneJump = a.Jcc(x86.CondE)
 			special = append(special, minusOneJump)
 		}
 	}
-	a.Store(8, st(offBudget), budgetReg) // rdx is needed
+	if dv == tmpAddr {
+		a.Store(8, st(offBudget), budgetReg)
+	} else {
+		a.MovRR(8, tmpAddr, budgetReg)
+	}
 	if dst != x86.RAX {
 		a.MovRR(8, tmpC, x86.RAX)
 		a.MovRR(8, x86.RAX, dst)
 	}
 	if signed {
 		a.Cqo(size)
-		a.Unary(x86.IDIV, size, tmpAddr)
+		a.Unary(x86.IDIV, size, dv)
 	} else {
 		a.ALURR(x86.XOR, 4, tmpD, tmpD)
-		a.Unary(x86.DIV, size, tmpAddr)
+		a.Unary(x86.DIV, size, dv)
 	}
 	result := x86.RAX
 	if mod {
@@ -195,7 +204,11 @@ func (c *compiler) emitDivMod(mod, signed bool, size int, ins asm.Instruction, i
 	} else if mod {
 		a.MovRR(size, x86.RAX, tmpD)
 	}
-	a.Load(8, budgetReg, st(offBudget))
+	if dv == tmpAddr {
+		a.Load(8, budgetReg, st(offBudget))
+	} else {
+		a.MovRR(8, budgetReg, tmpAddr)
+	}
 	if len(special) == 0 {
 		return
 	}

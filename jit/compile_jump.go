@@ -110,6 +110,9 @@ func (c *compiler) emitGoto(pc, target int) {
 // re-enters right after.
 func (c *compiler) emitHelperExit(pc int, reason uint32) {
 	a := c.a
+	if reason == reasonHelper {
+		c.helperExits = append(c.helperExits, int32(pc))
+	}
 	c.checkBudget(pc)
 	a.StoreImm(8, st(offExitPC), int32(pc))
 	// lea r11, [rip+resume]: the resume point is right after "jmp leave".

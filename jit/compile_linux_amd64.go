@@ -55,6 +55,12 @@ func (f *family) compile(vp *vm.Program) (*Program, error) {
 
 		needsSave: c.local && c.calls,
 	}
+	if len(c.helperExits) != 0 {
+		p.helpers = make([]vm.HelperFunc, len(c.insns))
+		for _, pc := range c.helperExits {
+			p.helpers[pc] = vp.HelperAt(int(pc))
+		}
+	}
 	p.cleanup = runtime.AddCleanup(p, unmapCode, mem)
 	f.progs[vp] = p
 	return p, nil

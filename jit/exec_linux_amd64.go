@@ -65,15 +65,22 @@ func (p *Program) execWithSaveArea(e *vm.Env, s *runState, budget uint64, mark i
 
 // continueRun handles everything but a normal exit: helper calls, tail
 // calls and errors, re-entering generated code until the run ends.
-func (p *Program) continueRun(e *vm.Env, s *runState) (uint64, error) {
-	defer runtime.KeepAlive(p) // and the family, whose code is running
+func (p *Program) continueRun(e *vm.Env, s *runState) (r0 uint64, err error) {
 	cur := p
 	var save *[saveAreaBytes]byte // for tail-call targets that need one
+	// One deferred function for the whole run, not one per helper call:
+	// it gives back the save area and turns a helper's panic (Go code the
+	// embedder wrote) into the run's error instead of taking the host
+	// down. Nothing else here panics.
 	defer func() {
 		if save != nil {
 			s.saveArea = 0
 			p.fam.saveAreas.Put(save)
 		}
+		if v := recover(); v != nil {
+			r0, err = 0, &vm.RunError{PC: int(s.exitPC), Err: fmt.Errorf("%w: %v", vm.ErrHelperPanicked, v)}
+		}
+		runtime.KeepAlive(p) // and the family, whose code was running
 	}()
 	for {
 		pc := int(s.exitPC)
@@ -83,18 +90,14 @@ func (p *Program) continueRun(e *vm.Env, s *runState) (uint64, error) {
 		case reasonHelper, reasonCallX:
 			var fn vm.HelperFunc
 			if s.reason == reasonHelper {
-				fn = cur.vp.HelperAt(pc)
+				fn = cur.helpers[pc]
 			} else if n := s.regs[cur.vp.Instructions()[pc].Dst]; n <= 1<<31-1 {
 				fn = cur.vp.Helpers()[int32(n)].Func
 			}
 			if fn == nil {
 				return 0, &vm.RunError{PC: pc, Err: vm.ErrUnknownHelper}
 			}
-			r0, err := callHelper(fn, e, &s.regs, pc)
-			if err != nil {
-				return 0, err
-			}
-			s.regs[0] = r0
+			s.regs[0] = fn(e, s.regs[1], s.regs[2], s.regs[3], s.regs[4], s.regs[5])
 			if e.HelperStatus() {
 				next, r0, err := e.HelperResult(pc)
 				if next == nil {
@@ -127,17 +130,6 @@ func (p *Program) continueRun(e *vm.Env, s *runState) (uint64, error) {
 		}
 		enter(s, p.enter)
 	}
-}
-
-// callHelper calls a helper with r1..r5. A helper is Go code the embedder
-// wrote; its panic must not take the host down with it.
-func callHelper(fn vm.HelperFunc, e *vm.Env, r *[11]uint64, pc int) (r0 uint64, err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			err = &vm.RunError{PC: pc, Err: fmt.Errorf("%w: %v", vm.ErrHelperPanicked, v)}
-		}
-	}()
-	return fn(e, r[1], r[2], r[3], r[4], r[5]), nil
 }
 
 // saveArea gets a save area for the native stack and records it in s. The

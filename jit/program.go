@@ -22,6 +22,9 @@ type Program struct {
 	// needsSave: helper exits may happen inside local calls, so a run
 	// needs a save area for the native stack.
 	needsSave bool
+	// helpers holds, for each slot that calls a helper through the
+	// general path, the helper's function (nil elsewhere).
+	helpers []vm.HelperFunc
 
 	cleanup runtime.Cleanup
 	envs    vm.EnvPool

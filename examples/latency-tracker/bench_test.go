@@ -1,0 +1,130 @@
+package tracker_test
+
+import (
+	"context"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
+	"github.com/cilium/ebpf/link"
+	"golang.org/x/sys/unix"
+
+	tracker "github.com/uebpf/uebpf/examples/latency-tracker"
+)
+
+// BenchmarkGetppid measures one getppid system call: without the tracker,
+// with the tracker attached and this thread untracked, and tracked (with a
+// threshold no call reaches, so no events).
+func BenchmarkGetppid(b *testing.B) {
+	loop := func(b *testing.B) {
+		for b.Loop() {
+			unix.Getppid()
+		}
+	}
+	b.Run("baseline", func(b *testing.B) {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		loop(b)
+	})
+	// The floor: empty programs on both tracepoints. Any program there puts
+	// every system call of the machine on the kernel's traced path.
+	b.Run("empty-programs", func(b *testing.B) {
+		newTracker(b, tracker.Config{Policy: tracker.PolicyStatic, Static: time.Hour}).Close() // skips without privileges
+		for _, tp := range []string{"sys_enter", "sys_exit"} {
+			p, err := ebpf.NewProgram(&ebpf.ProgramSpec{
+				Type:         ebpf.RawTracepoint,
+				License:      "GPL",
+				Instructions: asm.Instructions{asm.Mov.Imm(asm.R0, 0), asm.Return()},
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer p.Close()
+			l, err := link.AttachRawTracepoint(link.RawTracepointOptions{Name: tp, Program: p})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer l.Close()
+		}
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		loop(b)
+	})
+	b.Run("untracked", func(b *testing.B) {
+		newTracker(b, tracker.Config{Policy: tracker.PolicyStatic, Static: time.Hour})
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		loop(b)
+	})
+	b.Run("tracked", func(b *testing.B) {
+		tr := newTracker(b, tracker.Config{Policy: tracker.PolicyStatic, Static: time.Hour})
+		lockTracked(b, tr)
+		defer runtime.UnlockOSThread()
+		loop(b)
+	})
+}
+
+// BenchmarkRingBuffer makes every getppid of P tracked threads a slow call
+// (threshold 1ns) while one goroutine reads the events: it reports the
+// events delivered per second and the share dropped because the ring
+// buffer was full.
+func BenchmarkRingBuffer(b *testing.B) {
+	cases := []struct {
+		name      string
+		producers int
+		rate      float64 // events/s per producer; 0: as fast as possible
+	}{
+		{"rate=100k", 1, 100e3}, {"rate=200k", 1, 200e3}, {"rate=400k", 1, 400e3},
+		{"producers=1", 1, 0}, {"producers=2", 2, 0},
+	}
+	for _, bc := range cases {
+		producers := bc.producers
+		b.Run(bc.name, func(b *testing.B) {
+			tr := newTracker(b, tracker.Config{Policy: tracker.PolicyStatic, Static: time.Nanosecond})
+			ctx, cancel := context.WithCancel(context.Background())
+			var delivered int
+			read := make(chan error, 1)
+			go func() { read <- tr.ReadEvents(ctx, func(tracker.Event) { delivered++ }) }()
+
+			before, drops0 := slowSent(tr), tr.Drops()
+			start := time.Now()
+			var wg sync.WaitGroup
+			per := b.N / producers
+			for p := 0; p < producers; p++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					runtime.LockOSThread()
+					defer runtime.UnlockOSThread()
+					tid := unix.Gettid()
+					tr.Track(tid)
+					t0 := time.Now()
+					for i := 0; i < per; i++ {
+						if bc.rate > 0 {
+							for time.Since(t0) < time.Duration(float64(i)/bc.rate*1e9) {
+							}
+						}
+						unix.Getppid()
+					}
+					tr.Untrack(tid)
+				}()
+			}
+			wg.Wait()
+			sent := slowSent(tr) - before
+			for tr.Delivered()+tr.Drops()-drops0 < sent && time.Since(start) < 30*time.Second {
+				time.Sleep(time.Millisecond)
+			}
+			elapsed := time.Since(start)
+			cancel()
+			if err := <-read; err != nil {
+				b.Fatal(err)
+			}
+			dropped := tr.Drops() - drops0
+			b.ReportMetric(float64(sent-dropped)/elapsed.Seconds(), "events/s")
+			b.ReportMetric(float64(dropped)/float64(max(sent, 1))*100, "%dropped")
+		})
+	}
+}
