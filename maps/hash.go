@@ -10,32 +10,44 @@ import (
 // hashMap implements BPF_MAP_TYPE_HASH, PERCPU_HASH, LRU_HASH and
 // LRU_PERCPU_HASH.
 //
-// Layout. Elements live in slabs ("chunks") of []uint64 owned by the map and
-// are named by a 32-bit index. An element is
+// Layout. An open-addressed table with linear probing whose slots are the
+// elements themselves, so that a lookup usually reads one cache line, which
+// also holds the value the program reads next (a chained table costs two
+// dependent misses: the bucket, then the element). A slot is
 //
-//	[tag u32][next u32]([lru state u32][pad u32])[key, padded to 8][value, padded to 8]
+//	[ctrl u64]([lru state u32][pad u32])[key, padded to 8][value, padded to 8]
 //
-// where per-CPU maps keep their values out of line, in one cache-line aligned
-// region per CPU at the end of each chunk. Buckets (a power of two, at least
-// MaxEntries) hold the index of the first element of a chain.
+// where per-CPU maps keep their values out of line, in one cache-line
+// aligned region per CPU at the end of each chunk. Slots live in slabs
+// ("chunks") of []uint64 owned by the map and are named by a 32-bit index.
+// There are a power of two of them, at least twice MaxEntries, so at most
+// half are live and probe sequences stay short.
 //
-// Chains end with a "nulls" marker, chainEnd|bucket, as in the kernel's
-// hlist_nulls: a reader that followed an element which was deleted and reused
-// in another bucket ends on the wrong marker and restarts.
+// ctrl is tag (32 bits of the hash) | state << 32 | generation << 34. A
+// slot goes empty → busy → live → tombstone → busy → live ...; it never
+// becomes empty again, so a key sits after a run of non-empty slots from its
+// home slot and lookups stop at the first empty slot. Tombstones are reused
+// by inserts, and lookups also stop after maxDisp slots, the longest probe
+// any insert made, so tombstones never make probes longer than live
+// elements do. An element never moves: a value pointer keeps addressing the
+// live value, and after a delete, memory that a later insert may reuse (like
+// the kernel's preallocated hash maps).
 //
-// Concurrency. Lookups take no lock: they read bucket heads, tags, next links
-// and key words with atomic loads. Writers (update, delete) lock the bucket's
-// stripe of a striped mutex array and publish a new element with an atomic
-// store of the bucket head after writing its key, tag and value. Element
-// slots come from a lock-free free list (a tagged Treiber stack) or a bump
-// counter; the map is full when both are exhausted. Deleted elements are
-// recycled (like the kernel's preallocated hash maps), never freed.
+// Concurrency. Lookups take no lock: they read ctrl, compare the key (atomic
+// loads) and read ctrl again; a changed ctrl (the slot was deleted or
+// reused meanwhile: the generation moved) means the key they compared may be
+// torn, and they look again. Writers (update, delete) lock the stripe of
+// the key's home slot, so one key has one writer at a time; inserts of
+// different keys claim free slots with a compare-and-swap of ctrl, write
+// key and value, and publish the element with a store of ctrl. The number
+// of elements is reserved before a slot is claimed, so a free slot always
+// exists.
 type hashMap struct {
 	base
 	lru, percpu bool
 
 	keySize  uintptr
-	keyOff   uintptr // offset of the key in an element
+	keyOff   uintptr // offset of the key in a slot
 	valOff   uintptr // offset of the inline value (not per-CPU)
 	elemSize uintptr
 
@@ -48,15 +60,14 @@ type hashMap struct {
 	keep            [][]uint64
 	allocMu         sync.Mutex
 
-	buckets    []uint32
-	bucketMask uint32
-	locks      []paddedMutex
-	lockMask   uint32
-	seed       uint64
+	slotMask uint32
+	locks    []paddedMutex
+	lockMask uint32
+	seed     uint64
 
-	bump  atomic.Uint32 // slots ever handed out
-	free  atomic.Uint64 // free list: ABA tag << 32 | (index + 1)
-	clock atomic.Uint32 // LRU clock hand
+	count   atomic.Uint32 // elements, live or being inserted
+	maxDisp atomic.Uint32 // the longest probe (in slots past home) of any insert
+	clock   atomic.Uint32 // LRU clock hand
 }
 
 type paddedMutex struct {
@@ -64,9 +75,22 @@ type paddedMutex struct {
 	_ [cacheLine - 8]byte
 }
 
+// Slot states (ctrl bits 32-33).
 const (
-	chainEnd = 1 << 31 // next/bucket word: end of chain, low bits = bucket
-	allCPUs  = -1      // cpu argument of the Go side: value has every CPU's slot
+	stEmpty = 0
+	stBusy  = 1
+	stLive  = 2
+	stTomb  = 3
+
+	stateShift = 32
+	stateMask  = 3 << stateShift
+	genShift   = 34
+)
+
+func slotState(c uint64) uint64 { return c >> stateShift & 3 }
+
+const (
+	allCPUs = -1 // cpu argument of the Go side: value has every CPU's slot
 
 	maxEagerPrealloc = 256 << 20 // larger maps allocate their slabs on demand
 	targetChunkBytes = 256 << 10
@@ -90,19 +114,22 @@ func newHash(spec *Spec, ncpu int) (*hashMap, error) {
 		h.elemSize += h.valStride
 	}
 	if h.elemSize < cacheLine/2 {
-		// Small elements get a power-of-two size so that none straddles
-		// two cache lines: one miss per element visited.
+		// Small slots get a power-of-two size so that none straddles two
+		// cache lines.
 		h.elemSize = uintptr(1) << bits.Len64(uint64(h.elemSize-1))
 	}
 	perElem := h.elemSize
 	if h.percpu {
 		perElem += uintptr(h.ncpu) * h.valStride
 	}
-	maxPow2 := uint(bits.Len32(spec.MaxEntries - 1)) // log2 of MaxEntries rounded up
-	// A chunk holds the largest power of two of elements that fits in
+	// Validation caps MaxEntries at 1<<28, so this fits in 32 bits.
+	slotsLog := uint(bits.Len32(2*spec.MaxEntries - 1))
+	nslots := uintptr(1) << slotsLog
+	h.slotMask = uint32(nslots - 1)
+	// A chunk holds the largest power of two of slots that fits in
 	// targetChunkBytes (at least one).
 	if perElem < targetChunkBytes {
-		h.chunkShift = min(uint(bits.Len64(uint64(targetChunkBytes/perElem)))-1, maxPow2)
+		h.chunkShift = min(uint(bits.Len64(uint64(targetChunkBytes/perElem)))-1, slotsLog)
 	}
 	chunkLen := uintptr(1) << h.chunkShift
 	h.chunkMask = uint32(chunkLen - 1)
@@ -112,17 +139,11 @@ func newHash(spec *Spec, ncpu int) (*hashMap, error) {
 		h.cpuRegionStride = roundCacheLine(chunkLen * h.valStride)
 		h.chunkSize = h.cpuRegionOff + uintptr(h.ncpu)*h.cpuRegionStride
 	}
-	nchunks := (uintptr(spec.MaxEntries) + chunkLen - 1) >> h.chunkShift
+	nchunks := nslots >> h.chunkShift
 	h.chunks = make([]unsafe.Pointer, nchunks)
 	h.keep = make([][]uint64, nchunks)
 
-	nb := uint32(1) << maxPow2
-	h.buckets = make([]uint32, nb)
-	for i := range h.buckets {
-		h.buckets[i] = chainEnd | uint32(i)
-	}
-	h.bucketMask = nb - 1
-	nl := min(nb, maxLocks)
+	nl := min(uint32(nslots), maxLocks)
 	h.locks = make([]paddedMutex, nl)
 	h.lockMask = nl - 1
 	if spec.Flags&FlagZeroSeed == 0 {
@@ -136,15 +157,19 @@ func newHash(spec *Spec, ncpu int) (*hashMap, error) {
 	return h, nil
 }
 
-func (h *hashMap) elem(e uint32) unsafe.Pointer {
+// slot returns the address of slot e, or nil if its chunk was never
+// allocated (then every slot in it is empty).
+func (h *hashMap) slot(e uint32) unsafe.Pointer {
 	c := atomic.LoadPointer(&h.chunks[e>>h.chunkShift])
+	if c == nil {
+		return nil
+	}
 	return unsafe.Add(c, uintptr(e&h.chunkMask)*h.elemSize)
 }
 
-func tagPtr(p unsafe.Pointer) *uint32  { return (*uint32)(p) }
-func nextPtr(p unsafe.Pointer) *uint32 { return (*uint32)(unsafe.Add(p, 4)) }
+func ctrlPtr(p unsafe.Pointer) *uint64 { return (*uint64)(p) }
 
-// valuePtr returns the value of element e (at p) for cpu.
+// valuePtr returns the value of slot e (at p) for cpu.
 func (h *hashMap) valuePtr(e uint32, p unsafe.Pointer, cpu int) unsafe.Pointer {
 	if !h.percpu {
 		return unsafe.Add(p, h.valOff)
@@ -153,19 +178,20 @@ func (h *hashMap) valuePtr(e uint32, p unsafe.Pointer, cpu int) unsafe.Pointer {
 	return unsafe.Add(c, h.cpuRegionOff+uintptr(cpu)*h.cpuRegionStride+uintptr(e&h.chunkMask)*h.valStride)
 }
 
-func (h *hashMap) hashOf(key unsafe.Pointer) (bucket, tag uint32) {
+// hashOf returns the home slot and the tag of key.
+func (h *hashMap) hashOf(key unsafe.Pointer) (home, tag uint32) {
 	var hv uint64
 	if h.keySize == 8 {
 		hv = hashKey8(*(*uint64)(key), h.seed)
 	} else {
 		hv = hashKey(key, h.keySize, h.seed)
 	}
-	return uint32(hv>>32) & h.bucketMask, uint32(hv)
+	return uint32(hv>>32) & h.slotMask, uint32(hv)
 }
 
-func (h *hashMap) lock(b uint32) *paddedMutex { return &h.locks[b&h.lockMask] }
+func (h *hashMap) lock(home uint32) *paddedMutex { return &h.locks[home&h.lockMask] }
 
-// keyEq compares the key stored in the element at p with the caller's key.
+// keyEq compares the key stored in the slot at p with the caller's key.
 func (h *hashMap) keyEq(p, key unsafe.Pointer) bool {
 	kp := unsafe.Add(p, h.keyOff)
 	n := h.keySize
@@ -193,76 +219,68 @@ func (h *hashMap) storeKey(p, key unsafe.Pointer) {
 	}
 }
 
-// lookup finds key without locking. It returns the element's index and
-// address.
-func (h *hashMap) lookup(key unsafe.Pointer) (uint32, unsafe.Pointer) {
-	if h.keySize == 8 {
-		return h.lookup8(key)
-	}
-	b, tag := h.hashOf(key)
-	for range 4 {
-		x := atomic.LoadUint32(&h.buckets[b])
-		for steps := uint32(0); x&chainEnd == 0 && steps <= h.spec.MaxEntries; steps++ {
-			p := h.elem(x)
-			if atomic.LoadUint32(tagPtr(p)) == tag && h.keyEq(p, key) {
-				return x, p
+// find looks key up without locking and returns its slot's index, address
+// and ctrl word (nil if key is not in the map). Under the key's lock, the
+// result stays true until the caller changes it.
+func (h *hashMap) find(home, tag uint32, key unsafe.Pointer) (uint32, unsafe.Pointer, uint64) {
+	e := home
+	limit := h.maxDisp.Load()
+	for range limit + 1 {
+		p := h.slot(e)
+		if p == nil {
+			return 0, nil, 0
+		}
+		for {
+			c := atomic.LoadUint64(ctrlPtr(p))
+			st := slotState(c)
+			if st == stEmpty {
+				return 0, nil, 0
 			}
-			x = atomic.LoadUint32(nextPtr(p))
+			if st != stLive || uint32(c) != tag || !h.keyEq(p, key) {
+				break
+			}
+			if atomic.LoadUint64(ctrlPtr(p)) == c {
+				return e, p, c
+			}
+			// The slot changed while we compared: look again.
 		}
-		if x == chainEnd|b {
-			return 0, nil
-		}
-		// Wandered into another chain through a recycled element: retry.
+		e = (e + 1) & h.slotMask
 	}
-	mu := h.lock(b)
-	mu.Lock()
-	e, p, _ := h.findLocked(b, tag, key)
-	mu.Unlock()
-	return e, p
+	return 0, nil, 0
 }
 
-// lookup8 is lookup specialised for 8-byte keys, the most common size
-// (u64 ids, pid_tgid).
+// lookup8 is find for 8-byte keys, the most common size (u64 ids,
+// pid_tgid), hashing included.
 func (h *hashMap) lookup8(key unsafe.Pointer) (uint32, unsafe.Pointer) {
 	k := *(*uint64)(key)
 	hv := hashKey8(k, h.seed)
-	b, tag := uint32(hv>>32)&h.bucketMask, uint32(hv)
-	limit := h.spec.MaxEntries
-	for range 4 {
-		x := atomic.LoadUint32(&h.buckets[b])
-		for steps := uint32(0); x&chainEnd == 0 && steps <= limit; steps++ {
-			p := h.elem(x)
-			if atomic.LoadUint32(tagPtr(p)) == tag && loadWordAtomic(unsafe.Add(p, h.keyOff)) == k {
-				return x, p
-			}
-			x = atomic.LoadUint32(nextPtr(p))
-		}
-		if x == chainEnd|b {
+	tag := uint32(hv)
+	e := uint32(hv>>32) & h.slotMask
+	limit := h.maxDisp.Load()
+	for range limit + 1 {
+		p := h.slot(e)
+		if p == nil {
 			return 0, nil
 		}
-	}
-	mu := h.lock(b)
-	mu.Lock()
-	e, p, _ := h.findLocked(b, tag, key)
-	mu.Unlock()
-	return e, p
-}
-
-// findLocked finds key in bucket b, whose lock the caller holds. prev is the
-// word that links to the element.
-func (h *hashMap) findLocked(b, tag uint32, key unsafe.Pointer) (e uint32, p unsafe.Pointer, prev *uint32) {
-	prev = &h.buckets[b]
-	for x := atomic.LoadUint32(prev); x&chainEnd == 0; x = atomic.LoadUint32(prev) {
-		q := h.elem(x)
-		if atomic.LoadUint32(tagPtr(q)) == tag && h.keyEq(q, key) {
-			return x, q, prev
+		for {
+			c := atomic.LoadUint64(ctrlPtr(p))
+			st := slotState(c)
+			if st == stEmpty {
+				return 0, nil
+			}
+			if st != stLive || uint32(c) != tag || loadWordAtomic(unsafe.Add(p, h.keyOff)) != k {
+				break
+			}
+			if atomic.LoadUint64(ctrlPtr(p)) == c {
+				return e, p
+			}
 		}
-		prev = nextPtr(q)
+		e = (e + 1) & h.slotMask
 	}
-	return 0, nil, nil
+	return 0, nil
 }
 
-// writeValue stores a value into element e. cpu >= 0 is the program side:
+// writeValue stores a value into slot e. cpu >= 0 is the program side:
 // value is ValueSize bytes for that CPU (per-CPU maps zero the other CPUs'
 // slots of a new element). cpu == allCPUs is the Go side: value is the
 // syscall layout, written with atomic word stores.
@@ -294,17 +312,40 @@ func (h *hashMap) readValue(e uint32, p unsafe.Pointer, out []byte) {
 	}
 }
 
-// insertLocked fills element e and links it at the head of bucket b.
-func (h *hashMap) insertLocked(b, tag, e uint32, key, value unsafe.Pointer, cpu int) {
-	p := h.elem(e)
+// insertLocked stores key and value in a free slot from home on. The
+// caller holds the key's lock, knows the key is absent and has reserved
+// the element (count).
+// An LRU element inserted after an eviction gets a grace period (lru.go).
+func (h *hashMap) insertLocked(home, tag uint32, key, value unsafe.Pointer, cpu int, grace bool) {
+	e, p, busy, d := h.claim(home)
 	h.storeKey(p, key)
 	h.writeValue(e, p, value, cpu, true)
 	if h.lru {
-		atomic.StoreUint32(lruState(p), lruLive)
+		st := uint32(lruLive)
+		if grace {
+			st |= lruGrace
+			atomic.StoreUint32(lruDue(p), h.clock.Load()+h.slotMask+1)
+		}
+		atomic.StoreUint32(lruState(p), st)
 	}
-	atomic.StoreUint32(tagPtr(p), tag)
-	atomic.StoreUint32(nextPtr(p), atomic.LoadUint32(&h.buckets[b]))
-	atomic.StoreUint32(&h.buckets[b], e)
+	// Lookups must probe this far before they can see the element.
+	for {
+		m := h.maxDisp.Load()
+		if d <= m || h.maxDisp.CompareAndSwap(m, d) {
+			break
+		}
+	}
+	atomic.StoreUint64(ctrlPtr(p), busy&^stateMask|stLive<<stateShift|uint64(tag))
+}
+
+// removeLocked turns the live slot e (at p, with ctrl c) into a tombstone.
+// The caller holds the key's lock.
+func (h *hashMap) removeLocked(p unsafe.Pointer, c uint64) {
+	if h.lru {
+		atomic.StoreUint32(lruState(p), 0)
+	}
+	atomic.StoreUint64(ctrlPtr(p), c&^stateMask|stTomb<<stateShift)
+	h.count.Add(^uint32(0))
 }
 
 func (h *hashMap) LookupElem(key unsafe.Pointer, cpu int) unsafe.Pointer {
@@ -313,7 +354,8 @@ func (h *hashMap) LookupElem(key unsafe.Pointer, cpu int) unsafe.Pointer {
 	if h.keySize == 8 {
 		e, p = h.lookup8(key)
 	} else {
-		e, p = h.lookup(key)
+		home, tag := h.hashOf(key)
+		e, p, _ = h.find(home, tag, key)
 	}
 	if p == nil {
 		return nil
@@ -343,10 +385,10 @@ func (h *hashMap) update(key, value unsafe.Pointer, flags uint64, cpu int) error
 	if flags > uint64(UpdateExist) {
 		return h.errs.invalid // includes BPF_F_LOCK: no value has a bpf_spin_lock
 	}
-	b, tag := h.hashOf(key)
-	mu := h.lock(b)
+	home, tag := h.hashOf(key)
+	mu := h.lock(home)
 	mu.Lock()
-	if e, p, _ := h.findLocked(b, tag, key); p != nil {
+	if e, p, _ := h.find(home, tag, key); p != nil {
 		if flags == uint64(UpdateNoExist) {
 			mu.Unlock()
 			return h.errs.exist
@@ -363,35 +405,34 @@ func (h *hashMap) update(key, value unsafe.Pointer, flags uint64, cpu int) error
 		return h.errs.notExist
 	}
 	if !h.lru {
-		e, ok := h.alloc()
-		if !ok {
+		if !h.reserve() {
 			mu.Unlock()
 			return h.errs.full
 		}
-		h.insertLocked(b, tag, e, key, value, cpu)
+		h.insertLocked(home, tag, key, value, cpu, false)
 		mu.Unlock()
 		return nil
 	}
-	// LRU: find a slot (maybe evicting, which locks the victim's bucket)
-	// without holding our bucket lock, then check again.
+	// LRU: make room (maybe evicting, which locks the victim's home)
+	// without holding our lock, then check again.
 	mu.Unlock()
-	e, err := h.lruAlloc()
+	evicted, err := h.lruReserve()
 	if err != nil {
 		return err
 	}
 	mu.Lock()
-	if old, p, _ := h.findLocked(b, tag, key); p != nil {
+	if e, p, _ := h.find(home, tag, key); p != nil {
 		err = h.errs.exist
 		if flags != uint64(UpdateNoExist) {
-			h.writeValue(old, p, value, cpu, false)
+			h.writeValue(e, p, value, cpu, false)
 			lruTouch(p)
 			err = nil
 		}
 		mu.Unlock()
-		h.freeElem(e)
+		h.count.Add(^uint32(0)) // the reservation is not needed
 		return err
 	}
-	h.insertLocked(b, tag, e, key, value, cpu)
+	h.insertLocked(home, tag, key, value, cpu, evicted)
 	mu.Unlock()
 	return nil
 }
@@ -402,10 +443,10 @@ func (h *hashMap) DeleteElem(key unsafe.Pointer) error {
 
 // delete removes key; if out is not nil it first receives the value.
 func (h *hashMap) delete(key unsafe.Pointer, out []byte) error {
-	b, tag := h.hashOf(key)
-	mu := h.lock(b)
+	home, tag := h.hashOf(key)
+	mu := h.lock(home)
 	mu.Lock()
-	e, p, prev := h.findLocked(b, tag, key)
+	e, p, c := h.find(home, tag, key)
 	if p == nil {
 		mu.Unlock()
 		return h.errs.notExist
@@ -413,11 +454,7 @@ func (h *hashMap) delete(key unsafe.Pointer, out []byte) error {
 	if out != nil {
 		h.readValue(e, p, out)
 	}
-	atomic.StoreUint32(prev, atomic.LoadUint32(nextPtr(p)))
-	if h.lru {
-		atomic.StoreUint32(lruState(p), 0)
-	}
+	h.removeLocked(p, c)
 	mu.Unlock()
-	h.freeElem(e)
 	return nil
 }

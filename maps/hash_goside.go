@@ -5,19 +5,21 @@ import (
 	"unsafe"
 )
 
-// Go-side operations of hash maps: they go through the bucket locks so that
-// what they copy is consistent with the key.
+// Go-side operations of hash maps. Lookups copy the value under the key's
+// lock so that what they copy is consistent with the key; walks (NextKey,
+// iteration) read keys without locks and check the slot's ctrl word
+// around each read.
 
 func keyPtr(key []byte) unsafe.Pointer { return unsafe.Pointer(unsafe.SliceData(key)) }
 
-// goLookup copies the value under the bucket lock, so that the Go side never
-// sees the value of an element that was deleted and recycled meanwhile.
+// goLookup copies the value under the key's lock, so that the Go side never
+// sees the value of an element that was deleted and reused meanwhile.
 func (h *hashMap) goLookup(key, out []byte) error {
-	b, tag := h.hashOf(keyPtr(key))
-	mu := h.lock(b)
+	home, tag := h.hashOf(keyPtr(key))
+	mu := h.lock(home)
 	mu.Lock()
 	defer mu.Unlock()
-	e, p, _ := h.findLocked(b, tag, keyPtr(key))
+	e, p, _ := h.find(home, tag, keyPtr(key))
 	if p == nil {
 		return h.errs.notExist
 	}
@@ -35,64 +37,60 @@ func (h *hashMap) goUpdate(key, value []byte, flags uint64) error {
 
 func (h *hashMap) goDelete(key []byte) error { return h.delete(keyPtr(key), nil) }
 
-// appendKey appends the key of the element at p.
-func (h *hashMap) appendKey(dst []byte, p unsafe.Pointer) []byte {
-	n := len(dst)
-	dst = append(dst, make([]byte, h.keySize)...)
-	atomicCopyOut(dst[n:], unsafe.Add(p, h.keyOff), h.keySize)
-	return dst
+// appendKey appends the key of slot e if it is live, read consistently
+// (ctrl unchanged around the copy).
+func (h *hashMap) appendKey(dst []byte, e uint32) ([]byte, bool) {
+	p := h.slot(e)
+	if p == nil {
+		return dst, false
+	}
+	for {
+		c := atomic.LoadUint64(ctrlPtr(p))
+		if slotState(c) != stLive {
+			return dst, false
+		}
+		n := len(dst)
+		dst = append(dst, make([]byte, h.keySize)...)
+		atomicCopyOut(dst[n:], unsafe.Add(p, h.keyOff), h.keySize)
+		if atomic.LoadUint64(ctrlPtr(p)) == c {
+			return dst, true
+		}
+		dst = dst[:n]
+	}
 }
 
-// goNextKey is htab_map_get_next_key: the next element in key's chain, else
-// the first element of the next non-empty bucket; a key that is not in the
-// map restarts from the first bucket.
+// goNextKey returns the key of the next live slot after key's; a key that
+// is not in the map restarts from the first slot (as the kernel restarts
+// from the first bucket).
 func (h *hashMap) goNextKey(key, next []byte) error {
-	start := uint32(0)
+	start := uint64(0)
 	if key != nil {
-		b, tag := h.hashOf(keyPtr(key))
-		mu := h.lock(b)
-		mu.Lock()
-		if _, p, _ := h.findLocked(b, tag, keyPtr(key)); p != nil {
-			if x := atomic.LoadUint32(nextPtr(p)); x&chainEnd == 0 {
-				h.appendKey(next[:0], h.elem(x))
-				mu.Unlock()
-				return nil
-			}
-			start = b + 1
+		home, tag := h.hashOf(keyPtr(key))
+		if e, p, _ := h.find(home, tag, keyPtr(key)); p != nil {
+			start = uint64(e) + 1
 		}
-		mu.Unlock()
 	}
-	for b := uint64(start); b <= uint64(h.bucketMask); b++ {
-		if atomic.LoadUint32(&h.buckets[b])&chainEnd != 0 {
+	for e := start; e <= uint64(h.slotMask); e++ {
+		if atomic.LoadPointer(&h.chunks[e>>h.chunkShift]) == nil {
+			e |= uint64(h.chunkMask) // skip the unallocated chunk
 			continue
 		}
-		mu := h.lock(uint32(b))
-		mu.Lock()
-		if x := atomic.LoadUint32(&h.buckets[b]); x&chainEnd == 0 {
-			h.appendKey(next[:0], h.elem(x))
-			mu.Unlock()
+		if _, ok := h.appendKey(next[:0], uint32(e)); ok {
 			return nil
 		}
-		mu.Unlock()
 	}
 	return h.errs.notExist
 }
 
-// iterKeys collects the keys of whole buckets, starting at bucket cursor.
+// iterKeys collects the keys of live slots, starting at slot cursor.
 func (h *hashMap) iterKeys(cursor uint64, dst []byte) ([]byte, uint64, bool, error) {
-	b := cursor
-	for ; b <= uint64(h.bucketMask) && len(dst) < iterBatch*int(h.keySize); b++ {
-		if atomic.LoadUint32(&h.buckets[b])&chainEnd != 0 {
+	e := cursor
+	for ; e <= uint64(h.slotMask) && len(dst) < iterBatch*int(h.keySize); e++ {
+		if atomic.LoadPointer(&h.chunks[e>>h.chunkShift]) == nil {
+			e |= uint64(h.chunkMask)
 			continue
 		}
-		mu := h.lock(uint32(b))
-		mu.Lock()
-		for x := atomic.LoadUint32(&h.buckets[b]); x&chainEnd == 0; {
-			p := h.elem(x)
-			dst = h.appendKey(dst, p)
-			x = atomic.LoadUint32(nextPtr(p))
-		}
-		mu.Unlock()
+		dst, _ = h.appendKey(dst, uint32(e))
 	}
-	return dst, b, b > uint64(h.bucketMask), nil
+	return dst, e, e > uint64(h.slotMask), nil
 }

@@ -5,11 +5,11 @@ import (
 	"unsafe"
 )
 
-// Element slots of hash maps: slabs allocated up front (or on demand), a
-// bump counter for never-used slots and a lock-free free list for recycled
-// ones. Slots are never returned to the Go allocator.
+// Slots of hash maps: slabs allocated up front (or on demand), claimed by
+// inserts with a compare-and-swap of their ctrl word. Slots are never
+// returned to the Go allocator.
 
-// ensureChunk allocates the slab holding element e.
+// ensureChunk allocates the slab holding slot e.
 func (h *hashMap) ensureChunk(e uint32) {
 	c := e >> h.chunkShift
 	if atomic.LoadPointer(&h.chunks[c]) != nil {
@@ -23,40 +23,37 @@ func (h *hashMap) ensureChunk(e uint32) {
 	}
 }
 
-// alloc takes a free element slot.
-func (h *hashMap) alloc() (uint32, bool) {
+// reserve counts one more element; false when the map is full.
+func (h *hashMap) reserve() bool {
 	for {
-		head := h.free.Load()
-		if uint32(head) == 0 {
-			break
-		}
-		e := uint32(head) - 1
-		next := atomic.LoadUint32(tagPtr(h.elem(e)))
-		if h.free.CompareAndSwap(head, (head>>32+1)<<32|uint64(next)) {
-			return e, true
-		}
-	}
-	for {
-		n := h.bump.Load()
+		n := h.count.Load()
 		if n >= h.spec.MaxEntries {
-			return 0, false
+			return false
 		}
-		if h.bump.CompareAndSwap(n, n+1) {
-			h.ensureChunk(n)
-			return n, true
+		if h.count.CompareAndSwap(n, n+1) {
+			return true
 		}
 	}
 }
 
-// freeElem puts an unlinked element on the free list. Its tag word becomes
-// the list link; key and value stay as they were until it is reused.
-func (h *hashMap) freeElem(e uint32) {
-	p := tagPtr(h.elem(e))
+// claim takes the first empty or deleted slot from home on and marks it
+// busy. It returns the slot, its address, its busy ctrl word and its
+// distance from home. The caller has reserved an element, so live and busy
+// slots number at most MaxEntries, half the table: there is a free slot.
+func (h *hashMap) claim(home uint32) (e uint32, p unsafe.Pointer, busy uint64, d uint32) {
+	e = home
 	for {
-		head := h.free.Load()
-		atomic.StoreUint32(p, uint32(head))
-		if h.free.CompareAndSwap(head, (head>>32+1)<<32|uint64(e+1)) {
-			return
+		h.ensureChunk(e)
+		p = h.slot(e)
+		c := atomic.LoadUint64(ctrlPtr(p))
+		if st := slotState(c); st == stEmpty || st == stTomb {
+			busy = (c>>genShift+1)<<genShift | stBusy<<stateShift
+			if atomic.CompareAndSwapUint64(ctrlPtr(p), c, busy) {
+				return e, p, busy, d
+			}
+			continue // another insert took it first: look again
 		}
+		e = (e + 1) & h.slotMask
+		d++
 	}
 }

@@ -107,8 +107,15 @@ func TestHashProgramSide(t *testing.T) {
 	if err := m.UpdateElem(unsafe.Pointer(&k2), unsafe.Pointer(&nv), 0, 0); err != nil {
 		t.Fatalf("insert after delete in full map: %v", err)
 	}
-	if m.LookupElem(unsafe.Pointer(&k2), 0) != p {
-		t.Error("deleted slot was not recycled")
+	if err := m.DeleteElem(unsafe.Pointer(&k2)); err != nil {
+		t.Fatal(err)
+	}
+	// The key's old slot is the first free one from its home again.
+	if err := m.UpdateElem(unsafe.Pointer(&k), unsafe.Pointer(&nv), 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	if m.LookupElem(unsafe.Pointer(&k), 0) != p {
+		t.Error("deleted slot was not reused")
 	}
 }
 

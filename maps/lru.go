@@ -9,27 +9,32 @@ import (
 // evict an element instead of failing when full. Recency is approximated with
 // the CLOCK algorithm, in the spirit of the kernel's reference bits:
 //
-//   - every element has a state word: live (linked in a bucket) and ref
-//     (used since the clock hand last passed);
+//   - every element has a state word: live (in the table) and ref (used
+//     since the clock hand last passed);
 //   - program-side lookups and all updates of an existing key set ref, with a
 //     load first so hot elements do not bounce their cache line;
-//   - when no slot is free, the clock hand sweeps the element slots: a
-//     referenced element loses its ref bit and is skipped, the first
-//     unreferenced live element is unlinked (under its bucket's lock) and its
-//     slot reused.
+//   - when the map is full, the clock hand sweeps the slots: a referenced
+//     element loses its ref bit and is skipped, the first unreferenced live
+//     element is deleted (under its key's lock) to make room;
+//   - an element inserted into a full map lands wherever its key hashes,
+//     maybe just ahead of the hand, so it gets a grace period: the hand
+//     skips it until it has gone once round the table since the insert (in
+//     a chained table the new element would take the evicted slot, just
+//     behind the hand, with the same effect).
 //
-// New elements start unreferenced, so a full map evicts, in slot order from
-// the hand, elements that were never looked up since the last sweep before
-// ones that were. Go-side lookups do not count as use (like the kernel's
-// syscall lookups). BPF_F_NO_COMMON_LRU is accepted and has no effect: there
-// is one clock per map.
+// So a full map evicts, in slot order from the hand, elements that were not
+// used since the hand last passed them, and not new ones first. Go-side lookups do not count as use
+// (like the kernel's syscall lookups). BPF_F_NO_COMMON_LRU is accepted and
+// has no effect: there is one clock per map.
 
 const (
-	lruLive = 1 << 0
-	lruRef  = 1 << 1
+	lruLive  = 1 << 0
+	lruRef   = 1 << 1
+	lruGrace = 1 << 2 // not evictable before the clock reaches lruDue
 )
 
 func lruState(p unsafe.Pointer) *uint32 { return (*uint32)(unsafe.Add(p, 8)) }
+func lruDue(p unsafe.Pointer) *uint32   { return (*uint32)(unsafe.Add(p, 12)) }
 
 func lruTouch(p unsafe.Pointer) {
 	s := lruState(p)
@@ -38,57 +43,62 @@ func lruTouch(p unsafe.Pointer) {
 	}
 }
 
-// lruAlloc returns a free slot, evicting an element if there is none. The
-// caller holds no bucket lock.
-func (h *hashMap) lruAlloc() (uint32, error) {
-	if e, ok := h.alloc(); ok {
-		return e, nil
+// lruReserve counts one more element, evicting one if the map is full
+// (evicted is then true). The caller holds no lock. Two turns of the hand
+// always find a victim: the first clears reference bits, and by the second
+// every grace period has ended.
+func (h *hashMap) lruReserve() (evicted bool, err error) {
+	if h.reserve() {
+		return false, nil
 	}
-	n := h.spec.MaxEntries
-	for range 2*uint64(n) + 2 {
-		e := (h.clock.Add(1) - 1) % n
-		s := lruState(h.elem(e))
-		st := atomic.LoadUint32(s)
-		switch {
-		case st&lruLive == 0:
+	n := uint64(h.slotMask) + 1
+	for range 2*n + 2 {
+		t := h.clock.Add(1) - 1
+		e := t & h.slotMask
+		p := h.slot(e)
+		if p == nil {
 			continue
-		case st&lruRef != 0:
+		}
+		c := atomic.LoadUint64(ctrlPtr(p))
+		if slotState(c) != stLive {
+			continue
+		}
+		s := lruState(p)
+		st := atomic.LoadUint32(s)
+		if st&lruRef != 0 {
 			atomic.AndUint32(s, ^uint32(lruRef))
 			continue
 		}
-		if h.evict(e) {
-			return e, nil
+		if st&lruGrace != 0 {
+			if int32(t-atomic.LoadUint32(lruDue(p))) < 0 {
+				continue
+			}
+			atomic.AndUint32(s, ^uint32(lruGrace))
 		}
-		if e, ok := h.alloc(); ok { // someone freed a slot meanwhile
-			return e, nil
+		h.evict(p, c)
+		if h.reserve() { // after our eviction, or someone else's delete
+			return true, nil
 		}
 	}
-	if e, ok := h.alloc(); ok {
-		return e, nil
+	if h.reserve() {
+		return true, nil
 	}
-	return 0, h.errs.noMem
+	return false, h.errs.noMem
 }
 
-// evict unlinks element e if it is still live and unreferenced. It locks e's
-// bucket (found by hashing the stored key) and checks that e is really there:
-// the element may have been deleted and reused since the clock looked at it.
-func (h *hashMap) evict(e uint32) bool {
-	p := h.elem(e)
+// evict deletes the element in the slot at p if it is still the one whose
+// ctrl word was c, live and unreferenced. It locks the element's key (found
+// by hashing the stored key) first.
+func (h *hashMap) evict(p unsafe.Pointer, c uint64) bool {
 	hv := hashWords(unsafe.Add(p, h.keyOff), h.keySize, h.seed)
-	b := uint32(hv>>32) & h.bucketMask
-	mu := h.lock(b)
+	mu := h.lock(uint32(hv>>32) & h.slotMask)
 	mu.Lock()
 	defer mu.Unlock()
-	prev := &h.buckets[b]
-	x := atomic.LoadUint32(prev)
-	for x&chainEnd == 0 && x != e {
-		prev = nextPtr(h.elem(x))
-		x = atomic.LoadUint32(prev)
-	}
-	if x != e || atomic.LoadUint32(lruState(p)) != lruLive {
+	// An unchanged ctrl means the key hashed above was this element's, so
+	// we hold its lock.
+	if atomic.LoadUint64(ctrlPtr(p)) != c || atomic.LoadUint32(lruState(p)) != lruLive {
 		return false
 	}
-	atomic.StoreUint32(prev, atomic.LoadUint32(nextPtr(p)))
-	atomic.StoreUint32(lruState(p), 0)
+	h.removeLocked(p, c)
 	return true
 }

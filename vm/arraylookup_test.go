@@ -2,14 +2,16 @@ package vm_test
 
 import (
 	"testing"
+	"unsafe"
 
 	"github.com/uebpf/uebpf/asm"
 	"github.com/uebpf/uebpf/maps"
 	"github.com/uebpf/uebpf/vm"
 )
 
-// TestInlineArrayLookup: calls to an ArrayLookup helper on an array map are
-// answered in the interpreter; anything else reaches the helper.
+// TestInlineArrayLookup: calls to an ArrayLookup helper on an array map or
+// a hash map of package maps are answered in the interpreter; anything
+// else reaches the helper.
 func TestInlineArrayLookup(t *testing.T) {
 	array, err := maps.New(&maps.Spec{Name: "a", Type: maps.Array, KeySize: 4, ValueSize: 12, MaxEntries: 4})
 	if err != nil {
@@ -19,8 +21,12 @@ func TestInlineArrayLookup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	one, v := uint32(1), [2]uint32{}
+	if err := hash.UpdateElem(unsafe.Pointer(&one), unsafe.Pointer(&v), 0, 0); err != nil {
+		t.Fatal(err)
+	}
 	calls := 0
-	helpers := vm.Helpers{1: {Name: "map_lookup_elem", ArrayLookup: true, Func: func(env *vm.Env, m, k, _, _, _ uint64) uint64 {
+	helpers := vm.Helpers{1: {Name: "map_lookup_elem", ArrayLookup: true, HashLookup: true, Func: func(env *vm.Env, m, k, _, _, _ uint64) uint64 {
 		calls++
 		return 0xdead
 	}}}
@@ -50,7 +56,9 @@ func TestInlineArrayLookup(t *testing.T) {
 		{"element 3", 0, "stw [%r10-4], 3\nmov %r2, %r10\nadd %r2, -4", 7, 0},
 		{"past the end", 0, "stw [%r10-4], 4\nmov %r2, %r10\nadd %r2, -4", 0, 0},
 		{"key off the stack", 0, "mov %r2, 16", 0xdead, 1},
-		{"hash map", 1, "stw [%r10-4], 1\nmov %r2, %r10\nadd %r2, -4", 0xdead, 1},
+		{"hash map", 1, "stw [%r10-4], 1\nmov %r2, %r10\nadd %r2, -4", 7, 0},
+		{"hash map, missing key", 1, "stw [%r10-4], 2\nmov %r2, %r10\nadd %r2, -4", 0, 0},
+		{"hash map, key off the stack", 1, "mov %r2, 16", 0xdead, 1},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -59,6 +59,9 @@ func (p *Program) decode() error {
 				p.funcs = append(p.funcs, fn.Func)
 				if fn.ArrayLookup {
 					d.op = opCallArrayLookup
+					if fn.HashLookup {
+						d.off = 1 // hash maps too (drive)
+					}
 				}
 			case opCallX:
 				if ins.Dst == asm.R10 {

@@ -96,6 +96,9 @@ func (e *Env) drive(pc int, budget uint64) (uint64, uint64, error) {
 			return r[0], budget, nil
 		case whyCall:
 			in := &e.prog.code[at]
+			if in.op == opCallArrayLookup && in.off != 0 && e.lookupHash() {
+				continue
+			}
 			var fn HelperFunc
 			if in.op != opCallX {
 				fn = e.prog.funcs[in.imm]
@@ -141,6 +144,34 @@ func (e *Env) drive(pc int, budget uint64) (uint64, uint64, error) {
 			return 0, budget, &RunError{PC: at, Err: ErrUnknownOpcode}
 		}
 	}
+}
+
+// lookupHash answers a call of an ArrayLookup helper (bpf_map_lookup_elem)
+// on a hash map of package maps as the helper would, with a direct call of
+// the map's lookup. It returns false, having done nothing, when r1 is not
+// such a map or the key is not readable: the helper then reports.
+func (e *Env) lookupHash() bool {
+	p := e.prog
+	r := &e.regs
+	off := r[1] - uint64(uintptr(unsafe.Pointer(unsafe.SliceData(p.maps))))
+	m := off / mapEntrySize
+	if off%mapEntrySize != 0 || m >= uint64(len(p.hashes)) {
+		return false
+	}
+	h := &p.hashes[m]
+	if h.keySize == 0 {
+		return false
+	}
+	key, ok := e.Pointer(r[2], h.keySize, false)
+	if !ok {
+		return false
+	}
+	v := h.lookup.Lookup(key, e.cpu)
+	if v != nil {
+		e.AddRegion(v, uintptr(h.valueSize), h.writable)
+	}
+	r[0] = uint64(uintptr(v))
+	return true
 }
 
 var packetLoadSize = [...]int{opLdAbsB: 1, opLdAbsH: 2, opLdAbsW: 4, opLdIndB: 1, opLdIndH: 2, opLdIndW: 4}

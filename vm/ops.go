@@ -11,7 +11,7 @@ type insn struct {
 	dst uint8
 	src uint8
 	_   uint8
-	off int32  // memory offset, or absolute jump/call target
+	off int32  // memory offset, absolute jump/call target, or 1 on an opCallArrayLookup of a HashLookup helper
 	imm uint64 // sign-extended immediate, lddw constant, or helper index
 }
 

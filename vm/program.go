@@ -65,7 +65,11 @@ type Program struct {
 	callbacks []int
 	// arrays describes Maps[i] when it is an array that calls to an
 	// ArrayLookup helper may index directly (base 0 otherwise).
-	arrays    []arrayMap
+	arrays []arrayMap
+	// hashes describes Maps[i] when it is a hash map of package maps, whose
+	// lookups the interpreter answers without the helper (lookup nil
+	// otherwise).
+	hashes    []hashMap
 	lddwIndex int // slot of the lddw being decoded
 	budget    uint64
 	envs      EnvPool
@@ -173,12 +177,28 @@ type arrayMap struct {
 	base, stride, n uint64
 }
 
-// findArrays fills p.arrays, and makes every such array's memory a static
+// hashMap is what an engine-side hash lookup needs of a hash map.
+type hashMap struct {
+	lookup    maps.HashLookup
+	keySize   uint64
+	valueSize uint64
+	writable  bool // values are writable by programs (not BPF_F_RDONLY_PROG)
+}
+
+// findArrays fills p.arrays and p.hashes, and makes every such array's memory a static
 // region of the program: inline lookups then hand out addresses that the
 // run's checks already allow, as the lookup helper would register them.
 func (p *Program) findArrays() {
 	p.arrays = make([]arrayMap, len(p.maps))
+	p.hashes = make([]hashMap, len(p.maps))
 	for i, m := range p.maps {
+		if mm, ok := m.(maps.Map); ok {
+			if l, ok := maps.HashLookupOf(mm); ok {
+				p.hashes[i] = hashMap{lookup: l, keySize: uint64(mm.KeySize()),
+					valueSize: uint64(mm.ValueSize()), writable: !mm.ReadOnlyProg()}
+				continue
+			}
+		}
 		a, ok := m.(maps.MemoryMap)
 		if !ok || a.Type() != maps.Array || a.KeySize() != 4 {
 			continue
