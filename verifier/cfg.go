@@ -43,6 +43,7 @@ func (v *verifier) checkCFG() error {
 	}
 	sort.Ints(funcs)
 	funcOf := make([]int, n) // index into funcs
+	v.funcOf = funcOf
 	for fi, s := range funcs {
 		end := n
 		if fi+1 < len(funcs) {

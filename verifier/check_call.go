@@ -416,10 +416,13 @@ func (v *verifier) checkCallbackExit(f *frame, r0 *reg) (int, bool, error) {
 	v.pushCallback(again, f.callsite, target, f.cbArg)
 	v.widenCallback(again, target)
 	if !v.covered(again, target) {
+		if v.opts.Log != nil {
+			fmt.Fprintf(v.opts.Log, "%d: callback called again: %s\n", target, again)
+		}
 		if v.cur != nil {
 			v.cur.branches++
 		}
-		v.work = append(v.work, pending{st: again, pc: target, parent: v.cur})
+		v.work = append(v.work, pending{st: again, pc: target, parent: v.cur, reentry: true})
 	}
 	helperReturn(v.st.cur())
 	return f.callsite + 1, false, nil
@@ -458,7 +461,7 @@ func (v *verifier) widenCallback(st *state, pc int) {
 // current path, subsumes st.
 func (v *verifier) covered(st *state, pc int) bool {
 	for _, old := range v.visits[pc] {
-		if (old.branches == 0 || v.onPath(old)) && subsumes(old.st, st) {
+		if (old.branches == 0 || v.onPath(old)) && subsumes(old.st, st, v.live[pc], v.rel[pc]) {
 			old.hits++
 			return true
 		}

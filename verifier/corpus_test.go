@@ -47,6 +47,9 @@ func clangPrograms(t testing.TB, pattern string, fixed int, readOnly bool) (map[
 		}
 		t.Cleanup(func() { coll.Close() })
 		for name, p := range coll.Programs {
+			if !elf.IsUserspaceSection(p.Section) {
+				continue // runs in the kernel, whose verifier checks it
+			}
 			key := filepath.Base(path) + ":" + name
 			size := p.ContextSize
 			if n, ok := inputs[key]; ok {
@@ -81,16 +84,16 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-// knownTooComplex are the programs of the benchmark set the verifier cannot
-// yet prove within the complexity limit: loops of 1,000 to 1,000,000
-// iterations whose bodies branch on data. Linux prunes them with
-// precision tracking (numbers that never reach a safety check are ignored
-// when states are compared), which this verifier does not have.
+// knownTooComplex are the programs of the benchmark set the verifier
+// refuses as too complex: their loops run 10^5 to 10^6 times with a
+// counter that indexes memory, so every iteration is a new state and one
+// pass per iteration exceeds the 1,000,000-instruction limit (Linux,
+// which also explores loops iteration by iteration, refuses them too).
+// Proving them needs loop invariants (widening), which the verifier does
+// not infer.
 var knownTooComplex = map[string]string{
-	"log2_int.bpf.o:log2_int":  "1024 iterations of a 5-branch cascade",
-	"memcpy.bpf.o:memcpy_1m":   "1,048,576 iterations",
-	"prime.bpf.o:prime":        "nested loops over 10,000 numbers",
-	"switch.bpf.o:switch_loop": "1024 iterations of a 32-way switch",
+	"memcpy.bpf.o:memcpy_1m": "1,048,576 iterations",
+	"prime.bpf.o:prime":      "nested loops over 10,000 numbers",
 }
 
 // TestClangCorpus verifies every program of the corpus, the examples and

@@ -142,7 +142,7 @@ func usesAppHelpers(insns []asm.Instruction) bool {
 	return false
 }
 
-func requireKernelBPF(t *testing.T) {
+func requireKernelBPF(t testing.TB) {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("kernel agreement needs root to load programs into Linux")

@@ -10,21 +10,34 @@ func (v *verifier) checkpoint() (pruned bool, err error) {
 	for i := len(list) - 1; i >= 0; i-- {
 		old := list[i]
 		if old.branches == 0 {
-			if subsumes(old.st, v.st) {
+			if subsumes(old.st, v.st, v.live[v.pc], v.rel[v.pc]) {
 				old.hits++
 				return true, nil
 			}
 			old.misses++
 			continue
 		}
-		if old.hash == h && statesEqual(old.st, v.st) && v.onPath(old) {
-			return false, v.fail(ErrInfiniteLoop, "the program returns to this instruction in the same state: an infinite loop (loops need a bound the verifier can see)")
+		if old.hash == h && statesEqual(old.st, v.st) {
+			switch v.pathTo(old) {
+			case onPath:
+				return false, v.fail(ErrInfiniteLoop, "the program returns to this instruction in the same state: an infinite loop (loops need a bound the verifier can see)")
+			case acrossCallback:
+				// The same state in a later call of a callback:
+				// bpf_loop bounds the calls, what follows is
+				// being explored.
+				old.hits++
+				return true, nil
+			}
 		}
 	}
 	if len(list) >= maxStatesPerInsn {
 		list = compact(list)
 	}
 	nv := &visit{st: v.st.clone(), parent: v.cur, branches: 1, hash: h}
+	if v.reentry {
+		nv.reentry = len(v.st.frames)
+		v.reentry = false
+	}
 	v.visits[v.pc] = append(list, nv)
 	v.stored++
 	v.cur = nv
@@ -63,6 +76,29 @@ func compact(list []*visit) []*visit {
 	return out
 }
 
+// How a stored state relates to the current path.
+const (
+	offPath        = iota
+	onPath         // an ancestor
+	acrossCallback // an ancestor in an earlier call of a callback it is in
+)
+
+func (v *verifier) pathTo(x *visit) int {
+	across := false
+	for c := v.cur; c != nil; c = c.parent {
+		if c == x {
+			if across {
+				return acrossCallback
+			}
+			return onPath
+		}
+		if c.reentry > 0 && len(x.st.frames) >= c.reentry {
+			across = true
+		}
+	}
+	return offPath
+}
+
 func (v *verifier) onPath(x *visit) bool {
 	for c := v.cur; c != nil; c = c.parent {
 		if c == x {
@@ -89,18 +125,32 @@ func (m *idmap) match(old, cur uint32) bool {
 }
 
 // subsumes reports whether every concrete state cur describes is also
-// described by old, so that what was proved from old holds for cur.
-func subsumes(old, cur *state) bool {
+// described by old, so that what was proved from old holds for cur. In
+// the current frame only the registers in live count, and for those not
+// in rel, only whether they are numbers (liveness.go).
+func subsumes(old, cur *state, live, rel uint16) bool {
 	if len(old.frames) != len(cur.frames) || len(old.refs) != len(cur.refs) {
 		return false
 	}
 	var m idmap
 	for i, of := range old.frames {
 		cf := cur.frames[i]
-		if of.callsite != cf.callsite || of.callback != cf.callback {
+		if of.callsite != cf.callsite || of.callback != cf.callback || of.cbTarget != cf.cbTarget {
 			return false
 		}
+		if of.callback && (!regSubsumes(&of.cbArg, &cf.cbArg, &m) || !sameRefs(of.cbRefs, cf.cbRefs)) {
+			return false
+		}
+		innermost := i == len(old.frames)-1
 		for r := range of.regs {
+			if innermost {
+				if live&(1<<r) == 0 {
+					continue
+				}
+				if rel&(1<<r) == 0 && of.regs[r].typ == scalarValue && cf.regs[r].typ == scalarValue {
+					continue
+				}
+			}
 			if !regSubsumes(&of.regs[r], &cf.regs[r], &m) {
 				return false
 			}

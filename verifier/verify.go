@@ -103,13 +103,17 @@ type visit struct {
 	hash     uint64 // stateHash(st)
 	hits     int    // later states it pruned
 	misses   int    // later states it did not
+	// reentry is set on the state at a callback's entry when the helper
+	// calls it again: the number of frames, callback's included.
+	reentry int
 }
 
 // pending is a path waiting to be explored.
 type pending struct {
-	st     *state
-	pc     int
-	parent *visit
+	st      *state
+	pc      int
+	parent  *visit
+	reentry bool // a callback called again (checkCallbackExit)
 }
 
 type verifier struct {
@@ -119,6 +123,8 @@ type verifier struct {
 	maps      []mapInfo
 	limit     int
 	prunePt   []bool
+	funcOf    []int    // the function (index in start order) of each slot
+	live, rel []uint16 // registers live / whose value matters, per slot (liveness.go)
 	visits    [][]*visit
 	work      []pending
 	processed int
@@ -127,9 +133,10 @@ type verifier struct {
 	nextID    uint32
 
 	// the path being explored
-	st  *state
-	pc  int
-	cur *visit
+	st      *state
+	pc      int
+	cur     *visit
+	reentry bool
 }
 
 // Verify proves that p is safe to run in the environment opts describes,
@@ -148,6 +155,7 @@ func Verify(p *vm.Program, opts *Options) (*Result, error) {
 	if err := v.checkCFG(); err != nil {
 		return nil, err
 	}
+	v.liveness()
 	v.visits = make([][]*visit, len(v.insns))
 	if err := v.explore(); err != nil {
 		return nil, err
@@ -175,7 +183,7 @@ func (v *verifier) explore() error {
 	for len(v.work) > 0 {
 		p := v.work[len(v.work)-1]
 		v.work = v.work[:len(v.work)-1]
-		v.st, v.pc, v.cur = p.st, p.pc, p.parent
+		v.st, v.pc, v.cur, v.reentry = p.st, p.pc, p.parent, p.reentry
 		if v.opts.Log != nil {
 			fmt.Fprintf(v.opts.Log, "from path at %d: %s\n", v.pc, v.st)
 		}
