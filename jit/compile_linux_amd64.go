@@ -54,6 +54,7 @@ func (f *family) compile(vp *vm.Program) (*Program, error) {
 		tag:   tag,
 
 		needsSave: c.local && c.calls,
+		calls:     c.calls,
 	}
 	if len(c.helperExits) != 0 {
 		p.helpers = make([]vm.HelperFunc, len(c.insns))

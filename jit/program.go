@@ -22,12 +22,18 @@ type Program struct {
 	// needsSave: helper exits may happen inside local calls, so a run
 	// needs a save area for the native stack.
 	needsSave bool
+	// calls: the program calls helpers (or may: callx, lookups that fall
+	// back to the helper).
+	calls bool
 	// helpers holds, for each slot that calls a helper through the
 	// general path, the helper's function (nil elsewhere).
 	helpers []vm.HelperFunc
 
 	cleanup runtime.Cleanup
 	envs    vm.EnvPool
+	// bare recycles the Envs of runs of a program that calls no helper,
+	// without Reset (see RunPointer).
+	bare sync.Pool
 }
 
 // family is a compiled program and the tail-call targets compiled for it
@@ -52,20 +58,32 @@ func (p *Program) CodeSize() int { return len(p.mem) }
 // length) and returns r0, like vm.Program.Run. It takes an Env from the
 // program's pool.
 func (p *Program) Run(mem []byte) (uint64, error) {
-	e := p.envs.Get()
-	e.SetContext(mem)
-	r0, err := p.Exec(e)
-	p.envs.Put(e)
-	return r0, err
+	if len(mem) == 0 {
+		return p.RunPointer(nil, 0)
+	}
+	return p.RunPointer(unsafe.Pointer(unsafe.SliceData(mem)), uintptr(len(mem)))
 }
 
 // RunPointer runs the program with the size bytes at ctx as its context,
 // like vm.Program.RunPointer. The caller keeps ctx alive during the call.
 func (p *Program) RunPointer(ctx unsafe.Pointer, size uintptr) (uint64, error) {
-	e := p.envs.Get()
-	e.SetContextPointer(ctx, size, true)
+	if p.calls {
+		e := p.envs.Get()
+		e.SetContextPointer(ctx, size, true)
+		r0, err := p.Exec(e)
+		p.envs.Put(e)
+		return r0, err
+	}
+	// A program that calls no helper changes nothing in the Env but its
+	// regions and arguments, which the next run replaces: its Envs skip
+	// Reset.
+	e, ok := p.bare.Get().(*vm.Env)
+	if !ok {
+		e = vm.NewEnv()
+	}
+	e.SetOnlyContext(ctx, size, true)
 	r0, err := p.Exec(e)
-	p.envs.Put(e)
+	p.bare.Put(e)
 	return r0, err
 }
 

@@ -144,3 +144,23 @@ const (
 
 	engineOffset = int32(unsafe.Offsetof(Env{}.engine))
 )
+
+// SetOnlyContext makes the size bytes at p the run's context (r1 = p, r2 =
+// size) and its only region, replacing the regions of an earlier run, in
+// place. It is for an engine that keeps an Env between runs of programs
+// that call no helpers, where a run changes nothing else that Reset would
+// clear: the arguments r3..r5, the packet, the budget, Data and the
+// helper status stay as the first run found them (Reset, the zero Env).
+func (e *Env) SetOnlyContext(p unsafe.Pointer, size uintptr, writable bool) {
+	lo := uint64(uintptr(p))
+	e.args[0], e.args[1] = lo, uint64(size)
+	if size == 0 || lo+uint64(size) < lo {
+		clear(e.regions)
+		e.regions = e.regions[:0]
+		return
+	}
+	if cap(e.regions) == 0 {
+		e.regions = make([]region, 0, 4)
+	}
+	e.regions = append(e.regions[:0], region{lo: lo, hi: lo + uint64(size), writable: writable, keep: p})
+}
