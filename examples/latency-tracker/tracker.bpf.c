@@ -6,7 +6,7 @@
 // each system call's threshold from the observed latencies.
 //
 // Maps shared by both sides:
-//   tracked     bitmap of tracked thread/process ids (mmapped array)
+//   tracked     bitmaps of tracked thread ids and process ids (mmapped)
 //   stats       per-syscall counters and log2 latency histogram (mmapped)
 //   thresholds  per-syscall threshold in ns, 0: never report (mmapped)
 //   start       syscall entry time and number, by thread (kernel only)
@@ -44,7 +44,7 @@ struct event {
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, ID_WORDS);
+	__uint(max_entries, 2 * ID_WORDS); /* threads, then processes */
 	__type(key, __u32);
 	__type(value, __u64);
 } tracked SEC(".maps");
@@ -85,17 +85,20 @@ struct {
 	__type(value, __u64);
 } counters SEC(".maps");
 
-static __always_inline int id_tracked(__u32 id)
-{
-	__u32 word = id >> 6;
-	__u64 *w = bpf_map_lookup_elem(&tracked, &word);
-
-	return w && (*w >> (id & 63)) & 1;
-}
-
+// A thread is tracked if its thread id is marked in the thread half of
+// the bitmap, or its process id in the process half. (Thread and process
+// ids share one number space: the main thread's id is the process id, so
+// one bitmap could not tell "this thread" from "this process".)
 static __always_inline int is_tracked(__u64 pid_tgid)
 {
-	return id_tracked((__u32)pid_tgid) || id_tracked(pid_tgid >> 32);
+	__u32 tid = pid_tgid, tgid = pid_tgid >> 32;
+	__u32 wt = tid >> 6, wp = ID_WORDS + (tgid >> 6);
+	__u64 *w = bpf_map_lookup_elem(&tracked, &wt);
+
+	if (w && (*w >> (tid & 63)) & 1)
+		return 1;
+	w = bpf_map_lookup_elem(&tracked, &wp);
+	return w && (*w >> (tgid & 63)) & 1;
 }
 
 static __always_inline __u32 log2_u64(__u64 v)
@@ -190,8 +193,9 @@ int sys_exit(struct bpf_raw_tracepoint_args *ctx)
 /* ---- userspace side: runs in uebpf's VM ---- */
 
 struct register_ctx {
-	__u32 id;    /* thread or process id */
-	__u32 track; /* 1: track, 0: stop tracking */
+	__u32 id;      /* thread or process id */
+	__u16 track;   /* 1: track, 0: stop tracking */
+	__u16 process; /* 1: id is a process: all its threads */
 };
 
 // Marks id tracked or not; returns whether it was tracked before. The
@@ -199,7 +203,7 @@ struct register_ctx {
 SEC("uebpf/register")
 int register_id(struct register_ctx *c)
 {
-	__u32 word = c->id >> 6;
+	__u32 word = (c->id >> 6) + (c->process ? ID_WORDS : 0);
 	__u64 bit = 1ULL << (c->id & 63), old, *w;
 
 	w = bpf_map_lookup_elem(&tracked, &word);

@@ -277,15 +277,23 @@ func New(cfg Config) (*Tracker, error) {
 // Config returns the configuration in use, with defaults filled in.
 func (t *Tracker) Config() Config { return t.cfg }
 
-// Track marks a thread or process id as tracked (its system calls are
-// measured from the next one on), by running the userspace program
-// uebpf/register. It reports whether id was tracked already.
-func (t *Tracker) Track(id int) (bool, error) { return t.setTracked(id, true) }
+// Track marks thread tid as tracked (its system calls are measured from
+// the next one on), by running the userspace program uebpf/register, which
+// sets a bit in a bitmap the kernel programs read. It reports whether the
+// thread was tracked already.
+func (t *Tracker) Track(tid int) (bool, error) { return t.setTracked(tid, true, false) }
 
-// Untrack stops tracking id.
-func (t *Tracker) Untrack(id int) (bool, error) { return t.setTracked(id, false) }
+// Untrack stops tracking thread tid.
+func (t *Tracker) Untrack(tid int) (bool, error) { return t.setTracked(tid, false, false) }
 
-func (t *Tracker) setTracked(id int, on bool) (bool, error) {
+// TrackProcess tracks every thread of process pid, present and future.
+func (t *Tracker) TrackProcess(pid int) (bool, error) { return t.setTracked(pid, true, true) }
+
+// UntrackProcess stops tracking process pid (threads tracked with Track
+// stay tracked).
+func (t *Tracker) UntrackProcess(pid int) (bool, error) { return t.setTracked(pid, false, true) }
+
+func (t *Tracker) setTracked(id int, on, process bool) (bool, error) {
 	if id <= 0 || id >= maxID {
 		return false, fmt.Errorf("tracker: id %d out of range 1..%d", id, maxID-1)
 	}
@@ -293,7 +301,10 @@ func (t *Tracker) setTracked(id int, on bool) (bool, error) {
 	c := make([]byte, 8)
 	binary.NativeEndian.PutUint32(c, uint32(id))
 	if on {
-		binary.NativeEndian.PutUint32(c[4:], 1)
+		binary.NativeEndian.PutUint16(c[4:], 1)
+	}
+	if process {
+		binary.NativeEndian.PutUint16(c[6:], 1)
 	}
 	r0, err := t.register.Run(c)
 	if err != nil {

@@ -35,7 +35,8 @@ func main() {
 
 func run() error {
 	var (
-		pids       = flag.String("pid", "", "comma-separated process or thread ids to track")
+		pids       = flag.String("pid", "", "comma-separated process ids to track (all their threads)")
+		tids       = flag.String("tid", "", "comma-separated thread ids to track")
 		comm       = flag.String("comm", "", "track processes with this command name (rescanned every interval)")
 		interval   = flag.Duration("interval", time.Second, "how often the policy runs and the table is printed")
 		policy     = flag.String("policy", "percentile", "threshold policy: percentile or stddev")
@@ -51,11 +52,11 @@ func run() error {
 		hist       = flag.Bool("hist", true, "print log2 histograms on exit")
 	)
 	flag.Usage = func() {
-		fmt.Fprintf(os.Stderr, "usage: %s [flags] [--pid ID | --comm NAME | -- command args...]\n", filepath.Base(os.Args[0]))
+		fmt.Fprintf(os.Stderr, "usage: %s [flags] [--pid PID | --tid TID | --comm NAME | -- command args...]\n", filepath.Base(os.Args[0]))
 		flag.PrintDefaults()
 	}
 	flag.Parse()
-	if *pids == "" && *comm == "" && flag.NArg() == 0 {
+	if *pids == "" && *tids == "" && *comm == "" && flag.NArg() == 0 {
 		flag.Usage()
 		return errors.New("nothing to track: give --pid, --comm or a command")
 	}
@@ -85,16 +86,21 @@ func run() error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	for _, s := range strings.Split(*pids, ",") {
-		if s == "" {
-			continue
-		}
-		id, err := strconv.Atoi(strings.TrimSpace(s))
-		if err != nil {
-			return fmt.Errorf("--pid %q: %w", s, err)
-		}
-		if _, err := tr.Track(id); err != nil {
-			return err
+	for _, list := range []struct {
+		flag, ids string
+		track     func(int) (bool, error)
+	}{{"--pid", *pids, tr.TrackProcess}, {"--tid", *tids, tr.Track}} {
+		for _, s := range strings.Split(list.ids, ",") {
+			if s = strings.TrimSpace(s); s == "" {
+				continue
+			}
+			id, err := strconv.Atoi(s)
+			if err != nil {
+				return fmt.Errorf("%s %q: %w", list.flag, s, err)
+			}
+			if _, err := list.track(id); err != nil {
+				return err
+			}
 		}
 	}
 	var cmd *exec.Cmd
@@ -106,7 +112,7 @@ func run() error {
 			return err
 		}
 		// Tracked from here: the first calls of the child may be missed.
-		if _, err := tr.Track(cmd.Process.Pid); err != nil {
+		if _, err := tr.TrackProcess(cmd.Process.Pid); err != nil {
 			cmd.Process.Kill()
 			return err
 		}
@@ -115,7 +121,7 @@ func run() error {
 	rescan := func() {
 		if *comm != "" {
 			for _, pid := range findComm(*comm) {
-				tr.Track(pid)
+				tr.TrackProcess(pid)
 			}
 		}
 	}
