@@ -33,6 +33,34 @@ func genProgram(data []byte) []asm.Instruction {
 	if len(data) > 0 && data[0]&7 == 7 {
 		out = out[:0]
 	}
+	// With bit 6 of the first byte, the second half of data is the body
+	// of a function that lddw (BPF_PSEUDO_FUNC) can load, for bpf_loop.
+	var cbData []byte
+	if len(data) >= 16 && data[0]&0x40 != 0 {
+		half := len(data) / 2 &^ 3
+		data, cbData = data[:half], data[half:]
+	}
+	out, funcRefs := genBody(out, data)
+	out = append(out, asm.Instruction{Opcode: asm.OpExit})
+	if cbData == nil {
+		for _, pc := range funcRefs {
+			out[pc].Src = 0 // no function to point at
+		}
+		return out
+	}
+	cb := len(out)
+	out, _ = genBody(out, cbData)
+	out = append(out, asm.Instruction{Opcode: asm.OpExit})
+	for _, pc := range funcRefs {
+		out[pc].Imm = int32(cb - pc - 1)
+	}
+	return out
+}
+
+// genBody appends at most 60 instructions made from data to out. It
+// returns the lddw of function addresses, to be pointed at a function.
+func genBody(out []asm.Instruction, data []byte) ([]asm.Instruction, []int) {
+	var funcRefs []int
 	body := len(out)
 	offs := []int16{0, 1, 2, 3, 4, 7, 8, 12, 15, 16, 60, 63, 64, -1, -4, -8, -16, -24, -32, -64, -504, -512, -513, 100}
 	imms := []int32{0, 1, 2, 3, 4, 7, 8, 15, 16, 31, 32, 63, 64, -1, -8, -16, 255, 256, 0x7fffffff, -0x80000000, 4096, 12, 24, 60}
@@ -130,6 +158,11 @@ func genProgram(data []byte) []asm.Instruction {
 			out = append(out, asm.Instruction{Opcode: asm.ClassSTX | asm.ModeATOMIC | size, Dst: dst, Src: src,
 				Offset: off, Imm: ops[int(b)%len(ops)]})
 		case 11: // lddw
+			if b%4 == 3 && a%4 == 0 {
+				funcRefs = append(funcRefs, len(out))
+				out = append(out, asm.Instruction{Opcode: asm.OpLDDW, Dst: dst, Src: asm.PseudoFunc}, asm.Instruction{})
+				continue
+			}
 			switch b % 4 {
 			case 0:
 				l := asm.LDDW(dst, uint64(int64(imm))<<(a%40))
@@ -141,7 +174,7 @@ func genProgram(data []byte) []asm.Instruction {
 					asm.Instruction{Imm: int32(b % 16)})
 			}
 		case 12: // helper call
-			ids := []int32{1, 2, 3, 7, 12, 130, 131, 132, 133, 5, 0x10000}
+			ids := []int32{1, 2, 3, 7, 12, 130, 131, 132, 133, 5, 0x10000, 181}
 			out = append(out, asm.Instruction{Opcode: asm.OpCall, Imm: ids[int(b)%len(ids)]})
 		case 13: // local call
 			if k&0x30 != 0 {
@@ -157,7 +190,7 @@ func genProgram(data []byte) []asm.Instruction {
 			}
 		}
 	}
-	return append(out, asm.Instruction{Opcode: asm.OpExit})
+	return out, funcRefs
 }
 
 // FuzzVerifierSoundness runs every program the verifier accepts in the
@@ -168,6 +201,11 @@ func FuzzVerifierSoundness(f *testing.F) {
 	f.Add([]byte{0, 0x00, 11, 3, 6, 0x10, 4, 3, 3, 0x00, 3, 1, 14, 0, 0, 0, 0, 0, 0, 0})
 	f.Add([]byte{8, 0x1a, 15, 3, 6, 0xa2, 15, 3, 11, 0x01, 1, 1, 0, 0x00, 11, 0, 12, 0, 0, 0, 3, 0, 2, 0, 6, 0x00, 3, 3, 14, 0, 0, 0})
 	f.Add([]byte{0, 0x06, 11, 0, 0, 0x06, 0, 1, 3, 0x06, 6, 0, 5, 0, 0, 0, 14, 0, 0, 0})
+	// bpf_loop(r1, callback, r3, r4) with a callback of its own.
+	// mov r1, 2; lddw r2, callback; mov r3, r7; mov r4, 0; call 181 and
+	// callback: ldxdw r0, [r2]; and r0, 1; mov r9, 1 (3 times).
+	f.Add([]byte{0x40, 0x01, 11, 2, 11, 0x02, 0, 3, 0x15, 0x71, 0, 0, 0, 0x04, 11, 0, 12, 0, 0, 11,
+		6, 0x21, 0, 3, 0, 0x00, 5, 1, 0, 0x09, 11, 1, 0, 0x09, 11, 1, 0, 0x09, 11, 1})
 	maps := testMaps(f)
 	const limit = 20000
 	f.Fuzz(func(t *testing.T, data []byte) {

@@ -96,6 +96,25 @@ var testHelpers = func() vm.Helpers {
 		return uint64(uintptr(unsafe.Pointer(&b[0])))
 	}
 	nop := func(*vm.Env, uint64, uint64, uint64, uint64, uint64) uint64 { return 0 }
+	// loop is bpf_loop capped at 16 calls, so that fuzzed programs stay
+	// within their instruction budget (which bounds each call).
+	loop := func(env *vm.Env, r1, r2, r3, r4, _ uint64) uint64 {
+		if r4 != 0 {
+			return ^uint64(21) // -EINVAL
+		}
+		n := min(uint32(r1), 16)
+		for i := range n {
+			ret, err := env.CallFunction(r2, [5]uint64{uint64(i), r3})
+			if err != nil {
+				env.Fail(err)
+				return uint64(i)
+			}
+			if ret != 0 {
+				return uint64(i) + 1
+			}
+		}
+		return uint64(n)
+	}
 	return vm.Helpers{
 		1:   {Name: "map_lookup_elem", Func: lookup, Proto: proto(vm.RetMapValueOrNull, vm.ArgMapPointer, vm.ArgMapKey)},
 		2:   {Name: "map_update_elem", Func: update, Proto: proto(vm.RetInteger, vm.ArgMapPointer, vm.ArgMapKey, vm.ArgMapValue, vm.ArgAnything)},
@@ -111,7 +130,7 @@ var testHelpers = func() vm.Helpers {
 		132:     {Name: "ringbuf_submit", Func: nop, Proto: proto(vm.RetVoid, vm.ArgReleasedRecord, vm.ArgAnything)},
 		133:     {Name: "ringbuf_discard", Func: nop, Proto: proto(vm.RetVoid, vm.ArgReleasedRecord, vm.ArgAnything)},
 		165:     {Name: "snprintf", Func: nop, Proto: proto(vm.RetInteger, vm.ArgUninitMemory, vm.ArgConstSizeOrZero, vm.ArgConstString, vm.ArgMemory, vm.ArgConstSizeOrZero)},
-		181:     {Name: "loop", Func: nop, Proto: proto(vm.RetInteger, vm.ArgAnything, vm.ArgFunction, vm.ArgAnything, vm.ArgAnything)},
+		181:     {Name: "loop", Func: loop, Proto: proto(vm.RetInteger, vm.ArgAnything, vm.ArgFunction, vm.ArgAnything, vm.ArgAnything)},
 		0x10000: {Name: "app_sum", Func: nop, Proto: proto(vm.RetInteger, vm.ArgMemory, vm.ArgConstSize)},
 		0x10001: {Name: "no_proto", Func: nop},
 	}
