@@ -231,7 +231,7 @@ func TestEndToEnd(t *testing.T) {
 			// Count the delay from when the reader is blocked in read.
 			waitInRead(tid)
 			time.Sleep(delay)
-			unix.Write(p[1], buf)
+			unix.Write(p[1], []byte{1})
 		}()
 		w = window{nr: sysRead, from: time.Now()}
 		unix.Read(p[0], buf) // blocks until the write
