@@ -27,6 +27,11 @@ func TestInlineArrayLookup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Elements of 8 bytes: a stride the known-array path scales in an lea.
+	array8, err := maps.New(&maps.Spec{Name: "a8", Type: maps.Array, KeySize: 4, ValueSize: 8, MaxEntries: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
 	calls := 0
 	helpers := vm.Helpers{1: {Name: "map_lookup_elem", ArrayLookup: true, Func: func(env *vm.Env, m, k, _, _, _ uint64) uint64 {
 		calls++
@@ -74,20 +79,25 @@ func TestInlineArrayLookup(t *testing.T) {
 		{"hash map", 1, key(1), 0xdead, 1, false},
 		{"hash map in a register", 1, "mov %r3, %r1\n" + key(1) + "\nmov %r1, %r3", 0xdead, 1, false},
 		{"misaligned map pointer", 0, "add %r1, 8\n" + key(1), 0xdead, 1, false},
-		{"past the map table", 1, "add %r1, 16\n" + key(1), 0xdead, 1, false},
+		{"past the map table", 2, "add %r1, 16\n" + key(1), 0xdead, 1, false},
 		{"before the map table", 0, "add %r1, -16\n" + key(1), 0xdead, 1, false},
 		{"not a map pointer", 0, "mov %r1, %r6\n" + key(1), 0xdead, 1, false},
+		{"8-byte elements", 2, key(4), 7, 0, false},
+		{"8-byte elements past the end", 2, key(5), 0, 0, false},
+		{"8-byte elements in a register", 2, "mov %r3, %r1\n" + key(4) + "\nmov %r1, %r3", 7, 0, false},
 	}
 	mem := array.(maps.MemoryMap).Memory()
+	mem8 := array8.(maps.MemoryMap).Memory()
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			vp, err := vm.Load(&vm.ProgramSpec{Instructions: src(tc.mapIndex, tc.setup), Maps: []vm.Map{array, hash}},
+			vp, err := vm.Load(&vm.ProgramSpec{Instructions: src(tc.mapIndex, tc.setup), Maps: []vm.Map{array, hash, array8}},
 				&vm.Options{Helpers: helpers})
 			if err != nil {
 				t.Fatal(err)
 			}
 			run := func(p interface{ Exec(*vm.Env) (uint64, error) }) (uint64, int, []byte) {
 				clear(mem)
+				clear(mem8)
 				calls = 0
 				env := vm.NewEnv()
 				env.SetContext(make([]byte, 16))
@@ -95,7 +105,7 @@ func TestInlineArrayLookup(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				return r0, calls, bytes.Clone(mem)
+				return r0, calls, append(bytes.Clone(mem), mem8...)
 			}
 			want, wantCalls, wantMem := run(vp)
 			if want != tc.want || wantCalls != tc.wantCalls {
@@ -121,7 +131,7 @@ func TestInlineArrayLookup(t *testing.T) {
 	// The store went to element 3 at the kernel's stride (12 rounded up to
 	// 16) in the JIT too (the last run of "element 3" was compiled).
 	t.Run("stride", func(t *testing.T) {
-		vp, err := vm.Load(&vm.ProgramSpec{Instructions: src(0, key(3)), Maps: []vm.Map{array, hash}}, &vm.Options{Helpers: helpers})
+		vp, err := vm.Load(&vm.ProgramSpec{Instructions: src(0, key(3)), Maps: []vm.Map{array, hash, array8}}, &vm.Options{Helpers: helpers})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -52,7 +52,10 @@ type compiler struct {
 	arrays     []vm.ArrayMapInfo // by map table entry
 	infoFixups []int32           // rel32 fields that must point at the array table
 	r1Known    bool              // r1 holds the constant r1 here (in this block)
-	r1         uint64
+	// budgetFlags is the code offset right after the last block entry's
+	// subtraction from the budget: a sign test there is redundant.
+	budgetFlags int
+	r1          uint64
 
 	// Offsets of the shared stubs.
 	enterOff, startOff, leaveOff, leaveFinalOff, bodyOff int
@@ -113,6 +116,7 @@ func newCompiler(p *vm.Program, opts *Options, feat features, key uint64, tag ui
 		stubs:    c.stubs[:0],
 
 		helperExits: c.helperExits[:0],
+		budgetFlags: -1,
 	}
 	c.a.Reset()
 	for i := range c.offsets {
@@ -150,6 +154,7 @@ func (c *compiler) compile() ([]byte, error) {
 		c.offsets[pc] = int32(c.a.Len())
 		if n := c.blockLen[pc]; n != 0 {
 			c.a.ALURI(x86.SUB, 8, budgetReg, n)
+			c.budgetFlags = c.a.Len()
 			c.r1Known = false
 		}
 		n, err := c.emitInsn(pc)
@@ -232,8 +237,16 @@ func (c *compiler) findBlocks() error {
 // checkBudget emits the test of a charging instruction at slot pc: leave
 // with reasonBudget if the budget is overdrawn.
 func (c *compiler) checkBudget(pc int) {
-	c.a.TestRR(8, budgetReg, budgetReg)
+	c.testBudget()
 	c.toStub(x86.CondS, stub{kind: stubBudget, pc: int32(pc)})
+}
+
+// testBudget sets the sign flag from the budget register, unless the
+// block's subtraction right before already did.
+func (c *compiler) testBudget() {
+	if c.a.Len() != c.budgetFlags {
+		c.a.TestRR(8, budgetReg, budgetReg)
+	}
 }
 
 // align pads with int3 to a 16-byte boundary.

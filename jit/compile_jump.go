@@ -53,7 +53,7 @@ func (c *compiler) emitJump(pc int, ins asm.Instruction) error {
 	}
 	// Only a taken jump charges the budget: when the budget is
 	// overdrawn, the stub decides with the same comparison.
-	c.a.TestRR(8, budgetReg, budgetReg)
+	c.testBudget()
 	c.toStub(x86.CondS, stub{kind: stubBudgetCond, pc: int32(pc)})
 	target := pc + 1 + int(ins.Offset)
 	if target == pc+1 {
@@ -100,10 +100,14 @@ func (c *compiler) emitCompare(ins asm.Instruction) {
 
 // emitGoto emits ja/gotol.
 func (c *compiler) emitGoto(pc, target int) {
-	c.checkBudget(pc)
-	if target != pc+1 {
-		c.jumpToSlot(0, true, target)
+	if target == pc+1 {
+		c.checkBudget(pc)
+		return
 	}
+	// jns target, then the budget's failure: one branch on the hot path.
+	c.testBudget()
+	c.jumpToSlot(x86.CondNS, false, target)
+	c.toStub(x86.CondS, stub{kind: stubBudget, pc: int32(pc)})
 }
 
 // emitHelperExit returns to Go to run a helper (or callx) at slot pc; Go

@@ -106,38 +106,45 @@ func (c *compiler) emitArrayLookup(pc int) {
 		keyStub = len(c.stubs)
 		c.toStub(x86.CondA, stub{kind: stubKeyCheck, pc: int32(pc), resume: int32(a.Len() + 6)})
 	}
+	known := false
 	if arr, ok := c.knownArray(); ok {
-		a.MovRI(tmpAddr, c.r1)
-		a.ALURR(x86.CMP, 8, r1, tmpAddr)
-		generic := a.Jcc(x86.CondNE)
+		// r1 is the constant of the lddw earlier in this block: no test
+		// of r1 and no generic path.
+		known = true
 		a.Load(4, tmpAddr, x86.M(r2, 0))
 		a.ALURI(x86.CMP, 4, tmpAddr, int32(uint32(arr.N)))
 		toZero = append(toZero, a.Jcc(x86.CondAE))
-		a.ImulRRI(8, tmpAddr, tmpAddr, int32(arr.Stride))
 		a.MovRI(x86.RAX, arr.Base)
-		a.ALURR(x86.ADD, 8, x86.RAX, tmpAddr)
+		switch arr.Stride {
+		case 1, 2, 4, 8:
+			a.Lea(x86.RAX, x86.Mem{Base: x86.RAX, Index: tmpAddr, Scale: uint8(arr.Stride)})
+		default:
+			a.ImulRRI(8, tmpAddr, tmpAddr, int32(arr.Stride))
+			a.ALURR(x86.ADD, 8, x86.RAX, tmpAddr)
+		}
 		toNext = append(toNext, a.Jmp())
-		a.PatchRel32(generic, a.Len())
 	}
-	// r11 = r1 - table: a multiple of 16 inside the table, else the helper's.
-	a.MovRI(tmpAddr, -c.tableBase)
-	a.ALURR(x86.ADD, 8, tmpAddr, r1)
-	a.ALURI(x86.CMP, 8, tmpAddr, int32(uint64(len(c.arrays))*vm.MapEntrySize))
-	toHelper = append(toHelper, a.Jcc(x86.CondAE))
-	a.TestRI(4, tmpAddr, int32(vm.MapEntrySize-1))
-	toHelper = append(toHelper, a.Jcc(x86.CondNE))
-	// rcx = the entry's array info; base 0: not an array.
-	c.infoFixups = append(c.infoFixups, int32(a.LeaRIP(tmpC)))
-	a.Lea(tmpC, x86.Mem{Base: tmpC, Index: tmpAddr, Scale: arrayInfoSize / uint8(vm.MapEntrySize)})
-	a.ALUMI(x86.CMP, 8, x86.M(tmpC, 0), 0)
-	toHelper = append(toHelper, a.Jcc(x86.CondE))
-	a.Load(4, tmpAddr, x86.M(r2, 0))
-	a.ALURM(x86.CMP, 8, tmpAddr, x86.M(tmpC, 16))
-	toZero = append(toZero, a.Jcc(x86.CondAE))
-	a.Load(8, x86.RAX, x86.M(tmpC, 8))
-	a.ImulRR(8, x86.RAX, tmpAddr)
-	a.ALURM(x86.ADD, 8, x86.RAX, x86.M(tmpC, 0))
-	toNext = append(toNext, a.Jmp())
+	if !known {
+		// r11 = r1 - table: a multiple of 16 inside the table, else the helper's.
+		a.MovRI(tmpAddr, -c.tableBase)
+		a.ALURR(x86.ADD, 8, tmpAddr, r1)
+		a.ALURI(x86.CMP, 8, tmpAddr, int32(uint64(len(c.arrays))*vm.MapEntrySize))
+		toHelper = append(toHelper, a.Jcc(x86.CondAE))
+		a.TestRI(4, tmpAddr, int32(vm.MapEntrySize-1))
+		toHelper = append(toHelper, a.Jcc(x86.CondNE))
+		// rcx = the entry's array info; base 0: not an array.
+		c.infoFixups = append(c.infoFixups, int32(a.LeaRIP(tmpC)))
+		a.Lea(tmpC, x86.Mem{Base: tmpC, Index: tmpAddr, Scale: arrayInfoSize / uint8(vm.MapEntrySize)})
+		a.ALUMI(x86.CMP, 8, x86.M(tmpC, 0), 0)
+		toHelper = append(toHelper, a.Jcc(x86.CondE))
+		a.Load(4, tmpAddr, x86.M(r2, 0))
+		a.ALURM(x86.CMP, 8, tmpAddr, x86.M(tmpC, 16))
+		toZero = append(toZero, a.Jcc(x86.CondAE))
+		a.Load(8, x86.RAX, x86.M(tmpC, 8))
+		a.ImulRR(8, x86.RAX, tmpAddr)
+		a.ALURM(x86.ADD, 8, x86.RAX, x86.M(tmpC, 0))
+		toNext = append(toNext, a.Jmp())
+	}
 	for _, p := range toZero {
 		a.PatchRel32(p, a.Len())
 	}

@@ -72,8 +72,8 @@
 // mode: the stack inline, then the region of the last read and the region
 // list out of line), r0 = the element's address or 0 past the end, from a
 // table of the arrays emitted after the code. When lddw r1, map precedes
-// the call in its block, a path with that array's constants comes first,
-// behind a comparison of r1. Anything else takes the helper exit. The
+// the call in its block (so r1 is known), the code indexes that array with
+// its constants and nothing else. Anything else takes the helper exit. The
 // inline answer, like the interpreter's, does not end the budget's
 // stretch.
 //
