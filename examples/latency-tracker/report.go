@@ -30,9 +30,26 @@ func (t *Tracker) Snapshot() *Snapshot {
 	return &s
 }
 
-// WriteTable prints, per syscall seen since prev (nil: since start), the
-// calls, slow calls, mean, p50, p99 and the current threshold.
-func (t *Tracker) WriteTable(w io.Writer, cur, prev *Snapshot) {
+// Top returns the n syscalls with the most calls (n 0: all that have
+// any), most first.
+func (s *Snapshot) Top(n int) []uint32 {
+	var nrs []uint32
+	for nr := range s {
+		if s[nr].Count > 0 {
+			nrs = append(nrs, uint32(nr))
+		}
+	}
+	sort.SliceStable(nrs, func(i, j int) bool { return s[nrs[i]].Count > s[nrs[j]].Count })
+	if n > 0 && len(nrs) > n {
+		nrs = nrs[:n]
+	}
+	return nrs
+}
+
+// WriteTable prints, for the top syscalls by calls since prev (nil: since
+// start; top 0: all), the calls, slow calls, mean, p50, p99 and the
+// current threshold.
+func (t *Tracker) WriteTable(w io.Writer, cur, prev *Snapshot, top int) {
 	type row struct {
 		nr    uint32
 		delta Stats
@@ -53,6 +70,9 @@ func (t *Tracker) WriteTable(w io.Writer, cur, prev *Snapshot) {
 		}
 	}
 	sort.Slice(rows, func(i, j int) bool { return rows[i].delta.Count > rows[j].delta.Count })
+	if top > 0 && len(rows) > top {
+		rows = rows[:top]
+	}
 	fmt.Fprintf(w, "%-18s %10s %6s %12s %12s %12s %12s\n", "SYSCALL", "CALLS", "SLOW", "MEAN", "P50", "P99", "THRESHOLD")
 	for _, r := range rows {
 		d := r.delta

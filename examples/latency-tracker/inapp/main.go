@@ -6,7 +6,7 @@
 // of requests are measured, and slow ones are reported with the request
 // still running. Needs root.
 //
-//	inapp --workers 4 --duration 5s --slow-every 200
+//	inapp --workers 4 --duration 5s --slow-every 50000
 package main
 
 import (
@@ -27,7 +27,7 @@ import (
 func main() {
 	workers := flag.Int("workers", 4, "request-serving threads")
 	duration := flag.Duration("duration", 5*time.Second, "how long to serve")
-	slowEvery := flag.Int("slow-every", 500, "every n-th request makes a slow call (20ms sleep)")
+	slowEvery := flag.Int("slow-every", 50000, "every n-th request makes a slow call (20ms sleep)")
 	flag.Parse()
 	if err := run(*workers, *duration, *slowEvery); err != nil {
 		fmt.Fprintln(os.Stderr, "inapp:", err)
@@ -70,7 +70,7 @@ func run(workers int, duration time.Duration, slowEvery int) error {
 	close(requests)
 	wg.Wait()
 	fmt.Printf("\n%d requests served; only their system calls were measured:\n", served.Load())
-	tr.WriteTable(os.Stdout, tr.Snapshot(), nil)
+	tr.WriteTable(os.Stdout, tr.Snapshot(), nil, 0)
 	fmt.Printf("%d slow calls reported, %d dropped\n", tr.Delivered(), tr.Drops())
 	return nil
 }

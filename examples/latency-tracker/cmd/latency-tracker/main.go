@@ -49,7 +49,8 @@ func run() error {
 		floor      = flag.Duration("floor", 20*time.Microsecond, "lowest adaptive threshold")
 		decay      = flag.Bool("decay", false, "halve the histograms every interval (follow recent behaviour)")
 		table      = flag.Bool("table", true, "print the per-syscall table every interval")
-		hist       = flag.Bool("hist", true, "print log2 histograms on exit")
+		top        = flag.Int("top", 10, "rows of the table (0: all)")
+		hist       = flag.Bool("hist", true, "print log2 histograms of the --top syscalls on exit")
 	)
 	flag.Usage = func() {
 		fmt.Fprintf(os.Stderr, "usage: %s [flags] [--pid PID | --tid TID | --comm NAME | -- command args...]\n", filepath.Base(os.Args[0]))
@@ -157,7 +158,7 @@ loop:
 			cur := tr.Snapshot()
 			if *table {
 				fmt.Printf("\n--- %s: last %v ---\n", time.Now().Format("15:04:05"), *interval)
-				tr.WriteTable(os.Stdout, cur, prev)
+				tr.WriteTable(os.Stdout, cur, prev, *top)
 				if d := tr.Drops(); d > reported {
 					fmt.Printf("WARNING: %d slow calls dropped (ring buffer full)\n", d-reported)
 					reported = d
@@ -173,8 +174,8 @@ loop:
 	}
 	if *hist {
 		snap := tr.Snapshot()
-		for nr := range snap {
-			tracker.WriteHistogram(os.Stdout, tracker.SyscallName(uint32(nr)), &snap[nr])
+		for _, nr := range snap.Top(*top) {
+			tracker.WriteHistogram(os.Stdout, tracker.SyscallName(nr), &snap[nr])
 		}
 	}
 	fmt.Printf("\n%d slow calls reported, %d dropped\n", tr.Delivered(), tr.Drops())
