@@ -3,6 +3,7 @@ package uebpf_test
 import (
 	"encoding/binary"
 	"errors"
+	"os"
 	"runtime"
 	"testing"
 	"time"
@@ -16,13 +17,19 @@ import (
 )
 
 //go:generate clang-19 -O2 -g -target bpf -mcpu=v3 -I/usr/include/x86_64-linux-gnu -I examples/include -c testdata/mixed.bpf.c -o testdata/mixed.bpf.o
+//go:generate clang-19 -O2 -g -target bpf -mcpu=v3 -I/usr/include/x86_64-linux-gnu -I examples/include -c testdata/probes.bpf.c -o testdata/probes.bpf.o
 
 // loadMixed loads testdata/mixed.bpf.o with Options.Kernel, skipping the
 // test when the kernel refuses for lack of privileges.
 func loadMixed(t *testing.T, opts *uebpf.Options) *uebpf.Collection {
 	t.Helper()
+	return loadKernelFile(t, "testdata/mixed.bpf.o", opts)
+}
+
+func loadKernelFile(t *testing.T, path string, opts *uebpf.Options) *uebpf.Collection {
+	t.Helper()
 	opts.Kernel = true
-	coll, err := uebpf.LoadFile("testdata/mixed.bpf.o", opts)
+	coll, err := uebpf.LoadFile(path, opts)
 	if errors.Is(err, uebpf.ErrKernelPermission) {
 		t.Skip("kernel BPF not available (needs root or CAP_BPF+CAP_PERFMON)")
 	}
@@ -168,5 +175,63 @@ func TestMixedObjectErrors(t *testing.T) {
 	defer coll.Close()
 	if err := coll.AttachKernel(); err == nil {
 		t.Error("AttachKernel on a collection without kernel side succeeded")
+	}
+}
+
+// AttachKernel attaches tracepoints and kprobes too. Both need tracefs;
+// kprobes need the kprobe PMU or kprobe_events as well (the kprobe part is
+// left out where the kernel has neither).
+func TestAttachTracepointKprobe(t *testing.T) {
+	tracefs := ""
+	for _, dir := range []string{"/sys/kernel/tracing", "/sys/kernel/debug/tracing"} {
+		if _, err := os.Stat(dir + "/events"); err == nil {
+			tracefs = dir
+			break
+		}
+	}
+	if tracefs == "" {
+		t.Skip("tracefs is not mounted: tracepoints and kprobes cannot be attached")
+	}
+	_, errPMU := os.Stat("/sys/bus/event_source/devices/kprobe")
+	_, errEvents := os.Stat(tracefs + "/kprobe_events")
+	kprobes := errPMU == nil || errEvents == nil
+
+	spec, err := uebpf.LoadSpec("testdata/probes.bpf.o")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !kprobes {
+		t.Log("the kernel has no kprobes: testing the tracepoint only")
+		delete(spec.Programs, "kp_getppid")
+	}
+	coll, err := uebpf.NewCollection(spec, &uebpf.Options{Kernel: true})
+	if errors.Is(err, uebpf.ErrKernelPermission) {
+		t.Skip("kernel BPF not available (needs root or CAP_BPF+CAP_PERFMON)")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer coll.Close()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := coll.Variables["target_tid"].Set(uint32(unix.Gettid())); err != nil {
+		t.Fatal(err)
+	}
+	if err := coll.AttachKernel(); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 5; i++ {
+		unix.Getppid()
+	}
+	got, err := coll.Program("counts").Run(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp, kp := got&0xffff, got>>16&0xffff
+	if tp != 5 {
+		t.Errorf("tracepoint counted %d getppid calls, want 5", tp)
+	}
+	if kprobes && kp != 5 {
+		t.Errorf("kprobe counted %d getppid calls, want 5", kp)
 	}
 }
