@@ -50,10 +50,10 @@ func loadKernel(spec *ebpf.CollectionSpec, opts *Options) (*kernelSide, map[stri
 	for name, value := range opts.Variables {
 		vs, ok := ks.Variables[name]
 		if !ok {
-			return nil, nil, fmt.Errorf("uebpf: %w: %q", elf.ErrUnknownVariable, name)
+			return nil, nil, fmt.Errorf("kernel side: %w: %q", elf.ErrUnknownVariable, name)
 		}
 		if err := vs.Set(value); err != nil {
-			return nil, nil, fmt.Errorf("uebpf: variable %s: %w", name, err)
+			return nil, nil, fmt.Errorf("kernel side: variable %s: %w", name, err)
 		}
 	}
 	for name, ps := range ks.Programs {
@@ -74,14 +74,14 @@ func loadKernel(spec *ebpf.CollectionSpec, opts *Options) (*kernelSide, map[stri
 	coll, err := ebpf.NewCollectionWithOptions(ks, kopts)
 	if err != nil {
 		if errors.Is(err, unix.EPERM) || errors.Is(err, unix.EACCES) {
-			return nil, nil, fmt.Errorf("uebpf: %w: %w", ErrKernelPermission, err)
+			return nil, nil, fmt.Errorf("kernel side: %w: %w", ErrKernelPermission, err)
 		}
-		return nil, nil, fmt.Errorf("uebpf: loading the kernel side: %w", err)
+		return nil, nil, fmt.Errorf("kernel side: %w", err)
 	}
 	shared, err := kbridge.FromCollection(coll)
 	if err != nil {
 		coll.Close()
-		return nil, nil, fmt.Errorf("uebpf: %w", err)
+		return nil, nil, fmt.Errorf("kernel side: %w", err)
 	}
 	side := &kernelSide{spec: ks, coll: coll, maps: shared}
 	repl := make(map[string]uemaps.Map, len(coll.Maps))

@@ -235,3 +235,38 @@ func TestAttachTracepointKprobe(t *testing.T) {
 		t.Errorf("kprobe counted %d getppid calls, want 5", kp)
 	}
 }
+
+// Without CAP_BPF, CAP_PERFMON and CAP_SYS_ADMIN the kernel refuses the
+// kernel side, and the error says so (wrapping the kernel's EPERM). The
+// capabilities are dropped from one locked thread only, which is then
+// thrown away.
+func TestMixedObjectNoPrivileges(t *testing.T) {
+	loadMixed(t, &uebpf.Options{}).Close() // skips without privileges
+	errc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread exits with the goroutine
+		hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+		var data [2]unix.CapUserData
+		if err := unix.Capget(&hdr, &data[0]); err != nil {
+			errc <- err
+			return
+		}
+		for _, c := range []uint{unix.CAP_BPF, unix.CAP_PERFMON, unix.CAP_SYS_ADMIN} {
+			data[c/32].Effective &^= 1 << (c % 32)
+		}
+		if err := unix.Capset(&hdr, &data[0]); err != nil {
+			errc <- err
+			return
+		}
+		coll, err := uebpf.LoadFile("testdata/mixed.bpf.o", &uebpf.Options{Kernel: true})
+		if err == nil {
+			coll.Close()
+		}
+		errc <- err
+	}()
+	err := <-errc
+	if !errors.Is(err, uebpf.ErrKernelPermission) || !errors.Is(err, unix.EPERM) {
+		t.Fatalf("loading without capabilities: %v; want ErrKernelPermission wrapping EPERM", err)
+	}
+	t.Log(err)
+}
