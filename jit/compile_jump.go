@@ -115,6 +115,8 @@ func (c *compiler) emitGoto(pc, target int) {
 func (c *compiler) emitHelperExit(pc int, reason uint32) {
 	a := c.a
 	if reason == reasonHelper {
+		// The helper's index in Program.helpers rides in the reason.
+		reason |= uint32(len(c.helperExits)) << 8
 		c.helperExits = append(c.helperExits, int32(pc))
 	}
 	c.checkBudget(pc)

@@ -57,9 +57,9 @@ func (f *family) compile(vp *vm.Program) (*Program, error) {
 		calls:     c.calls,
 	}
 	if len(c.helperExits) != 0 {
-		p.helpers = make([]vm.HelperFunc, len(c.insns))
-		for _, pc := range c.helperExits {
-			p.helpers[pc] = vp.HelperAt(int(pc))
+		p.helpers = make([]vm.HelperFunc, len(c.helperExits))
+		for i, pc := range c.helperExits {
+			p.helpers[i] = vp.HelperAt(int(pc))
 		}
 	}
 	p.cleanup = runtime.AddCleanup(p, unmapCode, mem)

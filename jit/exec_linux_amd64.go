@@ -84,13 +84,13 @@ func (p *Program) continueRun(e *vm.Env, s *runState) (r0 uint64, err error) {
 	}()
 	for {
 		pc := int(s.exitPC)
-		switch s.reason {
+		switch s.reason & 0xff {
 		case reasonExit:
 			return s.regs[0], nil
 		case reasonHelper, reasonCallX:
 			var fn vm.HelperFunc
-			if s.reason == reasonHelper {
-				fn = cur.helpers[pc]
+			if s.reason&0xff == reasonHelper {
+				fn = cur.helpers[s.reason>>8]
 			} else if n := s.regs[cur.vp.Instructions()[pc].Dst]; n <= 1<<31-1 {
 				fn = cur.vp.Helpers()[int32(n)].Func
 			}

@@ -25,8 +25,8 @@ type Program struct {
 	// calls: the program calls helpers (or may: callx, lookups that fall
 	// back to the helper).
 	calls bool
-	// helpers holds, for each slot that calls a helper through the
-	// general path, the helper's function (nil elsewhere).
+	// helpers holds the functions of the helper calls through the general
+	// path, by the index their exits put in the reason's upper bits.
 	helpers []vm.HelperFunc
 
 	cleanup runtime.Cleanup

@@ -62,7 +62,7 @@ const saveAreaBytes = 7 * 40
 // Why generated code returned to the trampoline (in rcx, then reason).
 const (
 	reasonExit       = 0 // normal exit: r0 in regs[0]
-	reasonHelper     = 1 // call helper at exitPC, then resume
+	reasonHelper     = 1 // call helper at exitPC (index in Program.helpers << 8), then resume
 	reasonCallX      = 2 // callx at exitPC, then resume
 	reasonFault      = 3 // memory access outside the regions
 	reasonMisaligned = 4 // misaligned atomic

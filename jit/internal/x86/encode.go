@@ -3,19 +3,20 @@ package x86
 // op describes the fixed part of an instruction: legacy prefixes, REX.W,
 // and the opcode bytes.
 type op struct {
-	size   int  // operand size in bytes: 2 adds 0x66, 8 sets REX.W
-	prefix byte // a legacy prefix before 0x66/REX (LOCK, F2, F3), or 0
+	size   uint8 // operand size in bytes: 2 adds 0x66, 8 sets REX.W
+	prefix byte  // a legacy prefix before 0x66/REX (LOCK, F2, F3), or 0
 	opc    [3]byte
-	n      int // opcode length
+	n      uint8 // opcode length
 	// byteReg and byteRM mark byte-register operands in the reg and r/m
 	// fields, which need a REX prefix for SPL, BPL, SIL and DIL.
 	byteReg, byteRM bool
 }
 
-func opc1(size int, b byte) op      { return op{size: size, opc: [3]byte{b}, n: 1} }
-func opc2(size int, b1, b2 byte) op { return op{size: size, opc: [3]byte{b1, b2}, n: 2} }
+// The op struct fits a register: it is passed by value on the hot path.
+func opc1(size int, b byte) op      { return op{size: uint8(size), opc: [3]byte{b}, n: 1} }
+func opc2(size int, b1, b2 byte) op { return op{size: uint8(size), opc: [3]byte{b1, b2}, n: 2} }
 func opc3(size int, b1, b2, b3 byte) op {
-	return op{size: size, opc: [3]byte{b1, b2, b3}, n: 3}
+	return op{size: uint8(size), opc: [3]byte{b1, b2, b3}, n: 3}
 }
 
 // insn writes the bytes of one instruction straight into the spare
@@ -68,7 +69,7 @@ func (i *insn) header(o *op, r, x, b byte, forceREX bool) {
 	p[n&15] = o.opc[0]
 	p[(n+1)&15] = o.opc[1]
 	p[(n+2)&15] = o.opc[2]
-	i.n = n + o.n
+	i.n = n + int(o.n)
 }
 
 // prefixes emits the header of an instruction without ModRM (opcodes
