@@ -13,6 +13,10 @@ type Config struct {
 	// V4 allows cpu v4 instructions (Linux 6.6): sdiv, smod, movsx,
 	// bswap, sign-extending loads and gotol.
 	V4 bool
+	// NoStackFetch leaves out atomic fetches (fetch-and-op, xchg,
+	// cmpxchg) on the stack, which kernels with FetchPrecisionBug run
+	// wrongly.
+	NoStackFetch bool
 }
 
 // Program is a generated program and the initial contents of its map
@@ -57,8 +61,10 @@ const seedStream = 0x9e3779b97f4a7c15
 
 // Register roles. In every function r0..r8 hold numbers (r8 is the loop
 // counter inside a loop), r9 the address of the map element, r10 the
-// frame pointer. r0 briefly holds a map value pointer in lookup and
-// map-value sequences, which write no other use of it.
+// frame pointer. Pointers appear only briefly: r0 holds a lookup result,
+// a map value address or a stack address for a few accesses that use
+// other registers and then gets a number again; r5 brings a callee the
+// address of its caller's stack; r6 holds the context for a packet load.
 const (
 	regCounter = 8
 	regValue   = 9
@@ -74,16 +80,21 @@ type gen struct {
 	// calls are local calls to patch once every function's start is known.
 	calls  []localCall
 	called []bool // called[f]: some function calls f
+	// stackArg[f]: callers of f pass the address of their stack area in
+	// r5, which f reads and writes before making r5 a number.
+	stackArg []bool
 
 	// packets: the program may use LD_ABS and LD_IND, which the kernel
 	// allows only in programs without local functions.
 	packets bool
 
 	// State of the function being generated.
-	fn        int
-	depth     int // nesting of ifs and loops
-	inLoop    bool
-	callsLeft int
+	fn         int
+	depth      int // nesting of ifs and loops
+	inLoop     bool
+	loopDepth  int  // depth of the body of the loop being generated
+	loopCalled bool // the loop being generated calls the leaf
+	callsLeft  int
 }
 
 type localCall struct{ at, callee int }
@@ -95,6 +106,10 @@ func Generate(seed uint64, cfg Config) *Program {
 	g.funcs = g.rnd.IntN(4)
 	g.packets = g.funcs == 0
 	g.called = make([]bool, g.funcs+1)
+	g.stackArg = make([]bool, g.funcs+1)
+	for f := 1; f <= g.funcs; f++ {
+		g.stackArg[f] = g.rnd.IntN(2) == 0
+	}
 	g.mainFunc()
 	starts := make([]int, g.funcs+1)
 	for f := 1; f <= g.funcs; f++ {
@@ -159,8 +174,15 @@ func (g *gen) function(f int) {
 	g.beginFunc(f)
 	g.mov(regValue, 1)
 	args := []uint8{2, 3, 4, 5}
+	if g.stackArg[f] {
+		args = args[:3]
+	}
 	for _, r := range []uint8{0, 1, 6, 7, 8} {
 		g.initReg(r, args)
+	}
+	if g.stackArg[f] {
+		g.stackOps(5, -StackSize)
+		g.initReg(5, args)
 	}
 	g.initStack()
 	g.block(4 + g.rnd.IntN(14))
@@ -175,7 +197,8 @@ func (g *gen) beginFunc(f int) {
 // Loops multiply the verifier's work by their iteration count (it walks
 // every iteration), and loops reached from loops multiply it again: the
 // last function (the leaf) has no loop and calls nothing, and only the
-// leaf is called from inside loops.
+// leaf is called from inside loops, at most once per loop. Inside loops
+// ifs do not nest and there are no lookups (each one forks the paths).
 
 // callNext calls the next function if nothing has yet: the kernel refuses
 // a function nobody calls (its code is unreachable), and only functions
@@ -201,21 +224,24 @@ func (g *gen) statement() {
 		g.memory()
 	case k < 66:
 		g.atomic()
-	case k < 76 && g.depth < 3:
+	case k < 76 && g.depth < 3 && (!g.inLoop || g.depth == g.loopDepth):
 		g.ifElse()
 	case k < 81 && !g.inLoop && g.depth < 2 && (g.fn == 0 || g.fn < g.funcs):
 		g.loop()
-	case k < 86 && g.fn < g.funcs && g.callsLeft > 0:
+	case k < 86 && g.fn < g.funcs && g.callsLeft > 0 && !(g.inLoop && g.loopCalled):
 		g.callsLeft--
 		callee := g.fn + 1 + g.rnd.IntN(g.funcs-g.fn)
 		if g.inLoop {
 			callee = g.funcs
+			g.loopCalled = true
 		}
 		g.callTo(callee)
-	case k < 90:
+	case k < 88 && !g.inLoop:
 		g.lookup()
-	case k < 92:
+	case k < 90:
 		g.mapValue()
+	case k < 92:
+		g.stackPointer()
 	case k < 94:
 		g.mapUpdateDelete()
 	case k < 97 && g.packets:
@@ -465,10 +491,18 @@ func (g *gen) atomic() {
 	if g.rnd.IntN(2) == 0 {
 		base, off = regValue, int16(n*g.rnd.IntN(ValueSize/n))
 	}
-	g.atomicAt(base, off, size, atomicOps[g.rnd.IntN(len(atomicOps))])
+	g.atomicAt(base, off, size, atomicOps[g.rnd.IntN(len(atomicOps))], base == regFP)
 }
 
-func (g *gen) atomicAt(base uint8, off int16, size uint8, op int32) {
+// atomicAt emits atomic op at base+off; stack says base points into a
+// stack.
+func (g *gen) atomicAt(base uint8, off int16, size uint8, op int32, stack bool) {
+	if stack && g.cfg.NoStackFetch && op&asm.AtomicFetch != 0 {
+		op &^= asm.AtomicFetch
+		if op == asm.AtomicXCHG&^asm.AtomicFetch || op == asm.AtomicCMPXCHG&^asm.AtomicFetch {
+			op = asm.AtomicADD
+		}
+	}
 	src := g.nonPtrSrc(base)
 	if op&asm.AtomicFetch != 0 && op != asm.AtomicCMPXCHG {
 		src = g.nonPtrDst(base) // written with the old value
@@ -557,6 +591,7 @@ func (g *gen) loop() {
 	}
 	g.inLoop = true
 	g.depth++
+	g.loopDepth, g.loopCalled = g.depth, false
 	body := func() { g.block(1 + g.rnd.IntN(6)) }
 	switch g.rnd.IntN(4) {
 	case 0: // count down, test at the bottom
@@ -598,6 +633,10 @@ func (g *gen) loop() {
 func (g *gen) callTo(f int) {
 	g.called[f] = true
 	g.mov(1, regValue)
+	if g.stackArg[f] {
+		g.mov(5, regFP)
+		g.aluImm(asm.ClassALU64|asm.AluADD, 5, -StackSize)
+	}
 	g.calls = append(g.calls, localCall{at: len(g.insns), callee: f})
 	g.emit(asm.Instruction{Opcode: asm.OpCall, Src: asm.PseudoCall})
 	g.reinitArgs([]uint8{0, 6, 7, 8})
@@ -655,7 +694,7 @@ func (g *gen) pointerOpsAt(base uint8, at int) {
 			// An atomic: aligned, never cmpxchg (it would write r0).
 			slot := s.bytes * g.rnd.IntN(ValueSize/s.bytes)
 			op := atomicOps[g.rnd.IntN(len(atomicOps)-1)]
-			g.atomicAt(base, int16(slot-at), s.code, op)
+			g.atomicAt(base, int16(slot-at), s.code, op, false)
 			continue
 		}
 		off := g.rnd.IntN(ValueSize-s.bytes+1) - at
@@ -721,5 +760,31 @@ func (g *gen) packetLoad() {
 		g.mov(6, uint8([]int{0, 7, 8}[g.rnd.IntN(3)]))
 	} else {
 		g.aluImm(asm.ClassALU64|asm.AluMOV, 6, g.imm32())
+	}
+}
+
+// stackPointer accesses the stack through a copy of r10 in r0 (the
+// engines check such accesses differently from r10-relative ones).
+func (g *gen) stackPointer() {
+	at := -StackSize + 8*g.rnd.IntN(StackSize/8)
+	g.mov(0, regFP)
+	g.aluImm(asm.ClassALU64|asm.AluADD, 0, int32(at))
+	g.stackOps(0, at)
+	g.scalarR0()
+}
+
+// stackOps emits one to three accesses through base, which points at
+// r10+at of this frame or (in a callee) the caller's frame. Stack
+// accesses must be aligned.
+func (g *gen) stackOps(base uint8, at int) {
+	for range 1 + g.rnd.IntN(3) {
+		s := sizes[g.rnd.IntN(len(sizes))]
+		slot := -StackSize + s.bytes*g.rnd.IntN(StackSize/s.bytes)
+		if g.rnd.IntN(4) == 0 && s.bytes >= 4 {
+			op := atomicOps[g.rnd.IntN(len(atomicOps)-1)] // not cmpxchg: it writes r0
+			g.atomicAt(base, int16(slot-at), s.code, op, true)
+			continue
+		}
+		g.access(base, int16(slot-at), s.code, s.bytes, g.rnd.IntN(3))
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/cilium/ebpf"
 	ciliumasm "github.com/cilium/ebpf/asm"
 	"github.com/cilium/ebpf/features"
+	"golang.org/x/sys/unix"
 
 	"github.com/uebpf/uebpf/asm"
 	"github.com/uebpf/uebpf/helpers"
@@ -51,10 +52,77 @@ func NewKernelTarget() (*Target, error) {
 	}, nil
 }
 
-// KernelConfig returns the generator configuration this kernel supports.
-func KernelConfig() Config {
-	return Config{V4: features.HaveV4ISA() == nil}
+// KernelConfig returns the generator configuration for this kernel: cpu
+// v4 instructions if it has them, and no atomic fetches on the stack if
+// it has the verifier bug FetchPrecisionBug detects.
+func KernelConfig() (Config, error) {
+	bug, err := FetchPrecisionBug()
+	if err != nil {
+		return Config{}, err
+	}
+	return Config{V4: features.HaveV4ISA() == nil, NoStackFetch: bug}, nil
 }
+
+// FetchPrecisionBug reports whether the kernel's verifier has the bug
+// fixed upstream by "bpf: Fix incorrect pruning due to atomic fetch
+// precision tracking" (April 2026): precision backtracking treats an
+// atomic fetch from the stack as a plain store, so the stack slot (and
+// what was spilled there) is not marked precise, a path that differs
+// only there is pruned as safe, and branches the verifier then believes
+// decided are hard-wired. The kernel then runs code that is wrong for
+// that path. TestKernelAgreement found it (seed 14805 on 6.18.44).
+//
+// The probe spills 1 (the path the verifier walks first) or 0 (the path
+// that runs, skb->len != 0), fetches it back with an atomic add of 0 and
+// returns 1 if it read 1: a correct kernel returns 2.
+func FetchPrecisionBug() (bool, error) {
+	kinsns, err := (&kernelSide{}).instructions(fetchProbe())
+	if err != nil {
+		return false, fmt.Errorf("fetch precision probe: %w", err)
+	}
+	// BPF_F_TEST_STATE_FREQ: a state at every pruning point, so that the
+	// pruning does not depend on the verifier's heuristics.
+	prog, err := ebpf.NewProgram(&ebpf.ProgramSpec{Name: "kdiff_probe", Type: ebpf.SocketFilter,
+		Instructions: kinsns, License: "GPL", Flags: unix.BPF_F_TEST_STATE_FREQ})
+	if err != nil {
+		return false, fmt.Errorf("fetch precision probe: %w", err)
+	}
+	defer prog.Close()
+	ret, err := prog.Run(&ebpf.RunOptions{Data: make([]byte, packetSize)})
+	if err != nil {
+		return false, fmt.Errorf("fetch precision probe: BPF_PROG_TEST_RUN: %w", err)
+	}
+	switch ret {
+	case 1:
+		return true, nil
+	case 2:
+		return false, nil
+	}
+	return false, fmt.Errorf("fetch precision probe: returned %d, want 1 or 2", ret)
+}
+
+// fetchProbe is FetchPrecisionBug's program. It reads skb->len (a
+// __sk_buff starts with len) from its context.
+func fetchProbe() []asm.Instruction {
+	return []asm.Instruction{
+		{Opcode: asm.ClassLDX | asm.ModeMEM | asm.SizeW, Dst: 2, Src: 1}, // r2 = skb->len
+		{Opcode: asm.ClassALU64 | asm.AluMOV, Dst: 3, Imm: 0},
+		{Opcode: asm.ClassJMP | asm.JmpJNE, Dst: 2, Offset: 1},
+		{Opcode: asm.ClassALU64 | asm.AluMOV, Dst: 3, Imm: 1},
+		{Opcode: asm.ClassSTX | asm.ModeMEM | asm.SizeDW, Dst: regFP, Src: 3, Offset: -8},
+		{Opcode: asm.ClassALU64 | asm.AluMOV, Dst: 4, Imm: 0},
+		{Opcode: asm.ClassSTX | asm.ModeATOMIC | asm.SizeDW, Dst: regFP, Src: 4, Offset: -8, Imm: asm.AtomicADD | asm.AtomicFetch},
+		{Opcode: asm.ClassJMP | asm.JmpJEQ, Dst: 4, Imm: 1, Offset: 2},
+		{Opcode: asm.ClassALU64 | asm.AluMOV, Dst: 0, Imm: 2},
+		{Opcode: asm.OpExit},
+		{Opcode: asm.ClassALU64 | asm.AluMOV, Dst: 0, Imm: 1},
+		{Opcode: asm.OpExit},
+	}
+}
+
+// ReasonTooComplex is the RefusedError.Reason of a program that reached
+// the verifier's complexity limit (a million instructions processed).
+const ReasonTooComplex = "too complex for the verifier (E2BIG)"
 
 // RefusedError is the kernel refusing a generated program: a bug of the
 // generator, since programs are meant to be valid by construction.
@@ -82,9 +150,20 @@ func (t *Target) RunKernel(p *Program) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, fmt.Errorf("seed %d: %w", p.Seed, err)
 	}
-	prog, err := ebpf.NewProgram(&ebpf.ProgramSpec{Name: "kdiff", Type: ebpf.SocketFilter,
-		Instructions: insns, License: "GPL"})
+	spec := &ebpf.ProgramSpec{Name: "kdiff", Type: ebpf.SocketFilter, Instructions: insns, License: "GPL"}
+	// Without a log first: cilium/ebpf would otherwise retry a refused
+	// program with growing log buffers, which for a program that hits the
+	// complexity limit means verifying a million instructions again and
+	// again. The log is fetched only for other refusals.
+	prog, err := ebpf.NewProgramWithOptions(spec, ebpf.ProgramOptions{LogDisabled: true})
+	if errors.Is(err, unix.E2BIG) {
+		return Outcome{}, &RefusedError{Seed: p.Seed, Reason: ReasonTooComplex, Err: err}
+	}
 	if err != nil {
+		_, err = ebpf.NewProgram(spec)
+		if err == nil {
+			return Outcome{}, fmt.Errorf("seed %d: the kernel refused the program once, then loaded it", p.Seed)
+		}
 		return Outcome{}, &RefusedError{Seed: p.Seed, Reason: verifierReason(err), Err: err}
 	}
 	defer prog.Close()

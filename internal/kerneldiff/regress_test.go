@@ -135,3 +135,40 @@ func updateProgram(key uint32, flags uint64) []asm.Instruction {
 	}
 	return insns
 }
+
+// TestFetchProbeProgram: the program FetchPrecisionBug runs returns 2 on
+// uebpf's engines (the fetch reads the 0 stored on the path taken), so a
+// kernel that returns 1 is the one in the wrong. Found by seed 14805:
+// the kernel pruned the path where a fetch from the stack read a
+// different value, and ran a branch hard-wired for the other path.
+func TestFetchProbeProgram(t *testing.T) {
+	vp, err := vm.Load(&vm.ProgramSpec{Instructions: fetchProbe()}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	skb := make([]byte, 8)
+	skb[0] = packetSize - EthHeaderSize // skb->len
+	runs := map[string]func([]byte) (uint64, error){"interpreter": vp.Run}
+	if jit.Supported {
+		jp, err := jit.Compile(vp, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer jp.Close()
+		runs["jit"] = jp.Run
+	}
+	for name, run := range runs {
+		if r0, err := run(skb); r0 != 2 || err != nil {
+			t.Errorf("%s: r0 = %d, %v; want 2", name, r0, err)
+		}
+	}
+	if why := kernelUnavailable(); why != "" {
+		t.Log(why)
+		return
+	}
+	bug, err := FetchPrecisionBug()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("kernel has the atomic fetch precision bug: %v", bug)
+}

@@ -16,6 +16,10 @@ const (
 	EngineInterpreter  = "interpreter"
 	EngineJIT          = "jit"
 	EngineJITUnchecked = "jit-unchecked"
+	// EngineJITPortable is the checked JIT with constant blinding and
+	// without BMI2 and MOVBE: the other code paths of shifts, byte swaps
+	// and immediates.
+	EngineJITPortable = "jit-blind-nobmi2"
 )
 
 // Outcome is what one engine did with a program.
@@ -79,8 +83,8 @@ func (t *Target) Close() error {
 // HasKernel reports whether the Target runs programs in the kernel too.
 func (t *Target) HasKernel() bool { return t.kernel != nil }
 
-// RunUserspace runs p on the interpreter, the checked JIT and (when
-// jit.Supported) the unchecked JIT. Each run starts from p.Value. An error
+// RunUserspace runs p on the interpreter and, when jit.Supported, on the
+// JIT in checked, unchecked and portable mode. Each run starts from p.Value. An error
 // means p did not load or compile: a bug of the generator or of uebpf.
 func (t *Target) RunUserspace(p *Program) ([]Outcome, error) {
 	vp, err := vm.Load(&vm.ProgramSpec{Name: fmt.Sprintf("seed%d", p.Seed), Instructions: p.Insns,
@@ -104,7 +108,11 @@ func (t *Target) RunUserspace(p *Program) ([]Outcome, error) {
 	for _, mode := range []struct {
 		name string
 		opts *jit.Options
-	}{{EngineJIT, nil}, {EngineJITUnchecked, &jit.Options{Unchecked: true}}} {
+	}{
+		{EngineJIT, nil},
+		{EngineJITUnchecked, &jit.Options{Unchecked: true}},
+		{EngineJITPortable, &jit.Options{Blind: true, DisableBMI2: true, DisableMOVBE: true}},
+	} {
 		jp, err := jit.Compile(vp, mode.opts)
 		if err != nil {
 			return nil, fmt.Errorf("seed %d: jit.Compile (%s): %w", p.Seed, mode.name, err)
