@@ -78,8 +78,7 @@ func (v *verifier) checkCondJump(ins asm.Instruction) (int, bool, error) {
 		}
 	}
 	if !same {
-		v.branch(v.st.clone(), target)
-		return v.pc + 1, false, nil
+		return v.jump32(ins, src, srcReg, target)
 	}
 	switch outcome(op, a, b) {
 	case alwaysTaken:
@@ -110,6 +109,74 @@ func (v *verifier) checkCondJump(ins asm.Instruction) (int, bool, error) {
 		return v.pc + 1, false, nil
 	}
 	// Neither branch can happen: the state is contradictory, the path dead.
+	return 0, true, nil
+}
+
+// low32 is what is known of the low 32 bits of s, zero-extended.
+func low32(s scalar) scalar {
+	if s.umax <= math.MaxUint32 {
+		return s
+	}
+	return fromTnum(s.t.cast32())
+}
+
+// withLow32 narrows s to the numbers whose low 32 bits l allows. It
+// reports false when none are left.
+func withLow32(s *scalar, l scalar) bool {
+	if s.umax <= math.MaxUint32 {
+		*s = l
+		return !s.empty()
+	}
+	t := tnum{value: l.t.value & math.MaxUint32, mask: l.t.mask&math.MaxUint32 | math.MaxUint32<<32}
+	if s.t.conflicts(t) {
+		return false
+	}
+	s.t = s.t.intersect(t)
+	s.sync()
+	return !s.empty()
+}
+
+// jump32 handles a 32-bit comparison of numbers that do not fit in 32
+// bits: unsigned comparisons and equality are decided or narrowed on the
+// low 32 bits (zero-extended), which then narrow the tnum of the 64-bit
+// values. Signed comparisons only fork.
+func (v *verifier) jump32(ins asm.Instruction, src reg, srcReg bool, target int) (int, bool, error) {
+	op := ins.Opcode & 0xf0
+	if signedJump(op) {
+		v.branch(v.st.clone(), target)
+		return v.pc + 1, false, nil
+	}
+	a, b := low32(v.st.cur().regs[ins.Dst].off), low32(src.off)
+	switch outcome(op, a, b) {
+	case alwaysTaken:
+		return target, false, nil
+	case neverTaken:
+		return v.pc + 1, false, nil
+	}
+	narrow := func(st *state, taken bool) bool {
+		ta, tb := a, b
+		if !refine(op, taken, &ta, &tb) {
+			return false
+		}
+		f := st.cur()
+		if !withLow32(&f.regs[ins.Dst].off, ta) {
+			return false
+		}
+		return !srcReg || withLow32(&f.regs[ins.Src].off, tb)
+	}
+	taken := v.st.clone()
+	okTaken := narrow(taken, true)
+	okFall := narrow(v.st, false)
+	switch {
+	case okTaken && okFall:
+		v.branch(taken, target)
+		return v.pc + 1, false, nil
+	case okTaken:
+		v.st = taken
+		return target, false, nil
+	case okFall:
+		return v.pc + 1, false, nil
+	}
 	return 0, true, nil
 }
 

@@ -19,7 +19,10 @@
 // may be null, and may be a reference that must be released), or to a
 // function. A pointer carries its offset as a scalar, so pointer ± number
 // keeps exact bounds. The stack is tracked per byte (uninitialised,
-// number, zero) with whole registers spilled by aligned 8-byte stores.
+// number, zero) with whole registers spilled by aligned 8-byte stores. A
+// stack pointer with a variable offset bounded to the frame may be used:
+// a load needs every byte of its range initialised, a store makes every
+// byte of it a number.
 //
 // Each instruction is checked (check_alu.go, check_mem.go, check_jmp.go,
 // check_call.go): reads of uninitialised registers and stack; every load
@@ -32,24 +35,56 @@
 // no deeper than vm.MaxCallDepth frames, callee stacks not escaping.
 //
 // Conditional jumps on numbers are decided when the ranges allow it and
-// otherwise narrow the ranges on both branches; null checks turn every
-// copy of a value-or-null pointer (linked by id) into a pointer or 0.
+// otherwise narrow the ranges on both branches; a 32-bit unsigned or
+// equality comparison of numbers wider than 32 bits narrows their low 32
+// bits (through the tnum). Null checks turn every copy of a value-or-null
+// pointer (linked by id) into a pointer or 0. A lookup in an array map
+// with a constant key below max_entries cannot fail and returns a map
+// value, not a value-or-null (as Linux's can_elide_value_nullness).
+//
+// bpf_loop (check_call.go) forks: the helper may return at once, or call
+// the callback, whose frame (r1 = index in [0, 1<<23), r2 = the helper's
+// third argument) the path enters. Each return from the callback, which
+// must be 0 or 1 and hold the references it was entered with, continues
+// in the caller and also enters the callback again, numbers the callback
+// changed in the callers' stacks forgotten (widened), unless a state at
+// the callback's entry, explored or on the path, covers it. Equal states
+// in a later call of a callback prune instead of reporting a loop:
+// bpf_loop bounds the calls.
 //
 // Loops are explored like any other path. At pruning points (prune.go)
 // the state is compared with the states stored there: if one whose every
 // path has been explored to the end subsumes it, the path is pruned; if
 // one still being explored on the same path equals it, the program may
-// loop forever and is refused. A complexity limit on the instructions
-// processed bounds the work and reports "program too complex".
+// loop forever and is refused. In the current frame, only live registers
+// count, and of live numbers whose value can never reach a check (an
+// address, a helper or call argument, a comparison, a store, a callee's
+// return value) only the type: liveness.go computes both sets statically,
+// a coarser form of Linux's liveness and precision tracking. A
+// complexity limit on the instructions processed bounds the work and
+// reports "program too complex".
 //
 // Errors are *Error values naming the rule broken (a sentinel such as
 // ErrOutOfBounds, for errors.Is), the instruction and its disassembly,
 // the source line when Options.LineInfo is set, and the abstract state.
 // Options.Log receives a kernel-style log of every instruction processed.
 //
-// Not yet implemented: callbacks (bpf_loop and other ArgFunction
-// helpers are refused), 32-bit sub-register ranges, liveness and precision
-// tracking (pruning compares whole states), copies of numbers sharing
-// bounds learned from comparisons, variable-offset stack accesses,
-// packet pointers.
+// Options for realistic programs: ContextSize is the size of the type the
+// program's parameter points to (elf.Program.ContextSize from BTF, or the
+// embedder's context struct), ContextReadOnly when the embedder does not
+// let programs write it.
+//
+// Not yet implemented: callbacks of helpers other than bpf_loop, full
+// 32-bit sub-register ranges (signed 32-bit comparisons of wider numbers
+// only fork), precision tracking by backtracking (relevance is static),
+// stack liveness, copies of numbers sharing bounds learned from
+// comparisons, variable-offset context accesses, packet pointers, loop
+// invariants (loops of 10^5 iterations or more are too complex).
+//
+// Tests: a negative suite of hand-written unsafe programs in 13
+// categories (negative_test.go), positives, a corpus of clang -O2
+// programs (testdata/corpus, rebuilt by go generate) plus the examples
+// and the benchmark set (corpus_test.go), agreement with the Linux
+// verifier as root (kernel_test.go), a soundness fuzzer (fuzz_test.go) and
+// benchmarks against Linux (bench_test.go).
 package verifier

@@ -12,6 +12,7 @@ import (
 
 	"github.com/cilium/ebpf"
 	ciliumasm "github.com/cilium/ebpf/asm"
+	"github.com/cilium/ebpf/btf"
 
 	"github.com/uebpf/uebpf/asm"
 	"github.com/uebpf/uebpf/verifier"
@@ -32,9 +33,10 @@ var kernelOpts = verifier.Options{ContextSize: 96, ContextReadOnly: true, AllowP
 var explainedDisagreements = map[string]string{
 	// Linux lets privileged loaders (CAP_PERFMON: allow_uninit_stack)
 	// read stack bytes never written; uebpf refuses such reads always.
-	"neg/uninitialised reads/stack 8 bytes":        uninitStack,
-	"neg/uninitialised reads/stack partly written": uninitStack,
-	"neg/uninitialised reads/helper key uninit":    uninitStack,
+	"neg/uninitialised reads/stack 8 bytes":               uninitStack,
+	"neg/uninitialised reads/stack partly written":        uninitStack,
+	"neg/uninitialised reads/helper key uninit":           uninitStack,
+	"neg/uninitialised reads/callback reads caller stack": uninitStack,
 	// uebpf's context is plain memory; Linux's raw_tp context is not
 	// memory a helper may read.
 	"neg/bad helper arguments/ctx as key": "uebpf lets helpers read the context as memory; Linux refuses a raw_tp ctx as a helper memory argument",
@@ -103,7 +105,39 @@ func kernelInstructions(insns []asm.Instruction, kmaps []*ebpf.Map) (ciliumasm.I
 		binary.LittleEndian.PutUint32(b[4:], uint32(imm))
 		buf.Write(b[:])
 	}
-	return ciliumasm.AppendInstructions(nil, &buf, binary.LittleEndian, "linux")
+	out, err := ciliumasm.AppendInstructions(nil, &buf, binary.LittleEndian, "linux")
+	if err != nil {
+		return nil, err
+	}
+	// Linux wants BTF func_info for programs with callbacks: describe
+	// every function as taking and returning numbers.
+	starts := map[int]bool{}
+	hasFunc := false
+	for i, ins := range insns {
+		if ins.IsLDDW() && ins.Src == asm.PseudoFunc {
+			starts[i+1+int(ins.Imm)], hasFunc = true, true
+		}
+		if ins.Opcode == asm.OpCall && ins.Src == asm.PseudoCall {
+			starts[i+1+int(ins.Imm)] = true
+		}
+	}
+	if !hasFunc {
+		return out, nil
+	}
+	u64 := &btf.Int{Name: "u64", Size: 8}
+	proto := &btf.FuncProto{Return: u64, Params: []btf.FuncParam{{Name: "a", Type: u64}, {Name: "b", Type: u64}}}
+	slot := 0
+	for i := range out {
+		if slot == 0 || starts[slot] {
+			fn := &btf.Func{Name: fmt.Sprintf("f%d", slot), Type: proto, Linkage: btf.StaticFunc}
+			if slot == 0 {
+				fn.Linkage = btf.GlobalFunc
+			}
+			out[i] = btf.WithFuncMetadata(out[i], fn)
+		}
+		slot += int(out[i].Size() / ciliumasm.InstructionSize)
+	}
+	return out, nil
 }
 
 // kernelVerdict loads a program into Linux: nil if the verifier accepts

@@ -109,6 +109,8 @@ var negativeSuite = map[string][]negCase{
 		{"update value too short", "stw [%r10-4], 0\nstdw [%r10-16], 0\nlddw %r1, map_by_fd(0)\nmov %r2, %r10\nadd %r2, -4\nmov %r3, %r10\nadd %r3, -8\nmov %r4, 0\ncall 2\nexit", verifier.ErrOutOfBounds, "fp+7", nil},
 		{"ringbuf record past end", reserve + "jeq %r0, 0, +4\nstdw [%r0+16], 0\nmov %r1, %r0\nmov %r2, 0\ncall 132\nmov %r0, 0\nexit", verifier.ErrOutOfBounds, "memory write of 8 bytes at offset 16, the memory has 16 bytes", nil},
 		{"callback index unchecked", "mov %r3, 0\nmov %r1, 4\nlddw %r2, code_addr(+5)\nmov %r4, 0\ncall 181\nmov %r0, 0\nexit\nmov %r6, %r1\n" + lookup + "jeq %r0, 0, +2\nadd %r0, %r6\nldxb %r1, [%r0+0]\nmov %r0, 0\nexit", verifier.ErrOutOfBounds, "offset 0..8388607", nil},
+		{"jmp32 bound too loose", "ldxdw %r2, [%r1+0]\njgt32 %r2, 16, +6\nmov32 %r2, %r2\nlddw %r3, map_val_by_fd(5)\nadd %r3, %r2\nldxb %r0, [%r3+0]\nexit\nmov %r0, 0\nexit", verifier.ErrOutOfBounds, "offset 0..31", nil},
+		{"signed jmp32 does not bound", "ldxdw %r2, [%r1+0]\njsgt32 %r2, 15, +6\nmov32 %r2, %r2\nlddw %r3, map_val_by_fd(5)\nadd %r3, %r2\nldxb %r0, [%r3+0]\nexit\nmov %r0, 0\nexit", verifier.ErrOutOfBounds, "offset 0..4294967295", nil},
 	},
 	"missing null check": {
 		{"callback ctx null", loopCall("mov %r3, 0", "ldxdw %r0, [%r2+0]\nexit"), verifier.ErrInvalidAccess, "R2 is a number", nil},

@@ -52,6 +52,7 @@ var positiveSuite = []struct {
 	{"dead branch by constant", "mov %r2, 1\njeq %r2, 1, +1\nldxdw %r0, [%r10-8]\nmov %r0, 0\nexit", nil},
 	{"bpf_loop counts into the stack", "stdw [%r10-8], 0\nmov %r1, 10\nlddw %r2, code_addr(+7)\nmov %r3, %r10\nadd %r3, -8\nmov %r4, 0\ncall 181\nldxdw %r0, [%r10-8]\nexit\nldxdw %r3, [%r2+0]\nadd %r3, %r1\nstxdw [%r2+0], %r3\nmov %r0, 0\nexit", nil},
 	{"bpf_loop stops early", "mov %r1, 100\nlddw %r2, code_addr(+5)\nmov %r3, 0\nmov %r4, 0\ncall 181\nexit\nmov %r0, 0\njlt %r1, 3, +1\nmov %r0, 1\nexit", nil},
+	{"jmp32 bounds the low half", "ldxdw %r2, [%r1+0]\njgt32 %r2, 15, +6\nmov32 %r2, %r2\nlddw %r3, map_val_by_fd(5)\nadd %r3, %r2\nldxb %r0, [%r3+0]\nexit\nmov %r0, 0\nexit", nil},
 	{"diamond pruning", "ldxb %r2, [%r1+0]\nmov %r0, 0\njeq %r2, 1, +1\nmov %r0, 1\nldxb %r3, [%r1+1]\njeq %r3, 1, +1\nadd %r0, 2\nexit", nil},
 }
 
