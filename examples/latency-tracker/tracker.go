@@ -31,7 +31,6 @@ import (
 	"github.com/uebpf/uebpf"
 	"github.com/uebpf/uebpf/elf"
 	"github.com/uebpf/uebpf/kbridge"
-	"github.com/uebpf/uebpf/verifier"
 )
 
 //go:embed tracker.bpf.o
@@ -202,12 +201,7 @@ type Tracker struct {
 	ring       *kbridge.RingReader
 	delivered  atomic.Uint64
 	monoOffset time.Duration // wall clock minus CLOCK_MONOTONIC
-	unverified error         // why the VM programs run unverified, if they do
 }
-
-// Unverified returns the verifier's refusal when the userspace programs run
-// in checked mode instead of verified, or nil.
-func (t *Tracker) Unverified() error { return t.unverified }
 
 // ErrPermission is wrapped when the kernel refuses to load the tracker for
 // lack of privileges.
@@ -229,20 +223,13 @@ func New(cfg Config) (*Tracker, error) {
 	if cfg.Engine != nil {
 		engine = *cfg.Engine
 	}
+	// The userspace programs are verified at load (uebpf's default), so
+	// the JIT runs them without run-time checks.
 	coll, err := uebpf.NewCollection(spec, &uebpf.Options{Kernel: true, Engine: engine})
-	var verr *verifier.Error
-	var unverified error
-	if errors.As(err, &verr) {
-		// The programs are valid for Linux's verifier (bpf_loop
-		// callbacks); where uebpf's refuses one, run them in checked
-		// mode, where every memory access is checked at run time.
-		unverified = err
-		coll, err = uebpf.NewCollection(spec, &uebpf.Options{Kernel: true, Engine: engine, SkipVerification: true})
-	}
 	if err != nil {
 		return nil, fmt.Errorf("tracker: %w", err)
 	}
-	t := &Tracker{cfg: cfg, coll: coll, policy: coll.Program("policy"), register: coll.Program("register_id"), unverified: unverified}
+	t := &Tracker{cfg: cfg, coll: coll, policy: coll.Program("policy"), register: coll.Program("register_id")}
 	ok := false
 	defer func() {
 		if !ok {

@@ -112,6 +112,11 @@ func waitInRead(tid int) {
 // on the very next system call.
 func TestThresholdNextSyscall(t *testing.T) {
 	tr := newTracker(t, tracker.Config{Policy: tracker.PolicyStatic, Static: time.Hour})
+	for _, name := range []string{"policy", "register_id"} {
+		if !tr.Collection().Program(name).Verified() {
+			t.Errorf("userspace program %s is not verified", name)
+		}
+	}
 	c := collect(tr)
 	defer c.stop(t)
 	tid := lockTracked(t, tr)

@@ -80,9 +80,6 @@ func run() error {
 		return err
 	}
 	defer tr.Close()
-	if err := tr.Unverified(); err != nil {
-		fmt.Fprintf(os.Stderr, "note: userspace programs run in checked mode: %v\n", firstLine(err))
-	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -207,9 +204,4 @@ func findComm(name string) []int {
 		}
 	}
 	return pids
-}
-
-func firstLine(err error) string {
-	s, _, _ := strings.Cut(err.Error(), "\n")
-	return s
 }
