@@ -207,3 +207,28 @@ func median(v []float64) float64 {
 	sort.Float64s(s)
 	return s[len(s)/2]
 }
+
+// BenchmarkPolicy runs the userspace policy program once over all 512
+// syscalls' histograms (in the VM, reading and writing the mmapped kernel
+// arrays), after a workload filled some of them.
+func BenchmarkPolicy(b *testing.B) {
+	for _, p := range []tracker.Policy{tracker.PolicyPercentile, tracker.PolicyStddev} {
+		b.Run(p.String(), func(b *testing.B) {
+			tr := newTracker(b, tracker.Config{Policy: p, MinSamples: 10})
+			func() {
+				tid := lockTracked(b, tr)
+				defer runtime.UnlockOSThread()
+				for i := 0; i < 1000; i++ {
+					unix.Getppid()
+					unix.Nanosleep(&unix.Timespec{Nsec: 1000}, nil)
+				}
+				tr.Untrack(tid)
+			}()
+			for b.Loop() {
+				if _, err := tr.UpdateThresholds(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
