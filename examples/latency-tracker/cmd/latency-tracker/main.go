@@ -26,7 +26,15 @@ import (
 	tracker "github.com/uebpf/uebpf/examples/latency-tracker"
 )
 
+// shimEnv marks the re-executed tracker that waits to be tracked, then
+// executes the command in its own process, so the command is tracked from
+// its first system call.
+const shimEnv = "LATENCY_TRACKER_SHIM"
+
 func main() {
+	if os.Getenv(shimEnv) != "" {
+		shim()
+	}
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "latency-tracker:", err)
 		os.Exit(1)
@@ -104,14 +112,7 @@ func run() error {
 	var cmd *exec.Cmd
 	cmdDone := make(chan error, 1)
 	if flag.NArg() > 0 {
-		cmd = exec.Command(flag.Arg(0), flag.Args()[1:]...)
-		cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-		if err := cmd.Start(); err != nil {
-			return err
-		}
-		// Tracked from here: the first calls of the child may be missed.
-		if _, err := tr.TrackProcess(cmd.Process.Pid); err != nil {
-			cmd.Process.Kill()
+		if cmd, err = startTracked(tr, flag.Args()); err != nil {
 			return err
 		}
 		go func() { cmdDone <- cmd.Wait() }()
@@ -187,6 +188,62 @@ func describe(c tracker.Config) string {
 		return fmt.Sprintf("stddev: mean + %g·stddev (floor %v, %d samples)", c.K, c.Floor, c.MinSamples)
 	}
 	return fmt.Sprintf("percentile: p%g × %g (floor %v, %d samples)", c.Percentile, c.Factor, c.Floor, c.MinSamples)
+}
+
+// startTracked starts args as a tracked process: a copy of this program
+// starts, is tracked, and then executes the command in the same process.
+func startTracked(tr *tracker.Tracker, args []string) (*exec.Cmd, error) {
+	path, err := exec.LookPath(args[0])
+	if err != nil {
+		return nil, err
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	defer w.Close()
+	cmd := exec.Command("/proc/self/exe", args...)
+	cmd.Path = "/proc/self/exe"
+	cmd.Args = append([]string{path}, args[1:]...)
+	cmd.Env = append(os.Environ(), shimEnv+"="+path)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	cmd.ExtraFiles = []*os.File{r} // fd 3
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	if _, err := tr.TrackProcess(cmd.Process.Pid); err != nil {
+		cmd.Process.Kill()
+		cmd.Wait()
+		return nil, err
+	}
+	if _, err := w.Write([]byte{1}); err != nil {
+		cmd.Process.Kill()
+		cmd.Wait()
+		return nil, fmt.Errorf("starting %s: %w", path, err)
+	}
+	return cmd, nil
+}
+
+// shim waits until the tracker tracks this process, then executes the
+// command (its path in the environment, its arguments ours).
+func shim() {
+	path := os.Getenv(shimEnv)
+	ready := os.NewFile(3, "ready")
+	var b [1]byte
+	if n, _ := ready.Read(b[:]); n != 1 {
+		os.Exit(127) // the tracker went away
+	}
+	ready.Close()
+	env := make([]string, 0, len(os.Environ()))
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, shimEnv+"=") {
+			env = append(env, kv)
+		}
+	}
+	err := syscall.Exec(path, os.Args, env)
+	fmt.Fprintf(os.Stderr, "latency-tracker: exec %s: %v\n", path, err)
+	os.Exit(127)
 }
 
 // findComm returns the processes whose command name is name.
