@@ -26,7 +26,7 @@ func TestCompare(t *testing.T) {
 		{"register", func(o []Outcome) {
 			binary.LittleEndian.PutUint64(o[3].Value[RegsOffset+3*8:], 0xdead)
 		}, []string{"r3 (element+152):", "jit-unchecked 0x000000000000dead"}},
-		{"stack", func(o []Outcome) { o[1].Value[StackOffset+8] ^= 0x80 }, []string{"stack[r10-56] (element+208)"}},
+		{"stack", func(o []Outcome) { o[1].Value[StackOffset+8] ^= 0x80 }, []string{"stack area[8] (element+216)"}},
 		{"data", func(o []Outcome) { o[0].Value[17] ^= 1 }, []string{"data[16] (element+16)"}},
 		{"error", func(o []Outcome) { o[2].Err = errors.New("boom") }, []string{"jit: error: boom"}},
 	}

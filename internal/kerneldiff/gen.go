@@ -51,24 +51,29 @@ const (
 	helperMapDelete = 3
 )
 
-// ctxSlot is where main spills the context pointer (below the stack
-// area) when the program uses packet loads, which need it in r6.
-const ctxSlot = -StackSize - 8
+// packetReg is where LD_ABS and LD_IND want the context.
+const packetReg = 6
 
 // seedStream is the second word of the PCG state, so that seed n names
 // the same program everywhere.
 const seedStream = 0x9e3779b97f4a7c15
 
-// Register roles. In every function r0..r8 hold numbers (r8 is the loop
-// counter inside a loop), r9 the address of the map element, r10 the
-// frame pointer. Pointers appear only briefly: r0 holds a lookup result,
-// a map value address or a stack address for a few accesses that use
-// other registers and then gets a number again; r5 brings a callee the
-// address of its caller's stack; r6 holds the context for a packet load.
-const (
-	regCounter = 8
-	regValue   = 9
-	regFP      = 10
+// Register roles. Each function picks two of the callee-saved registers
+// r6..r9: one holds the address of the map element (vreg), the other
+// counts the iterations of loops (creg, a number like any other outside
+// loops). Every other register holds a number, r10 is the frame pointer.
+// Pointers appear only briefly: r0 holds a lookup result, a map value
+// address or a stack address for a few accesses that use other registers
+// and then gets a number again; r5 brings a callee the address of its
+// caller's stack area; r6 holds the context for a packet load.
+const regFP = 10
+
+// Each function uses StackSize bytes of its stack (its stack area) at
+// r10+base, base a multiple of 8; deeper areas make the JIT's 32-bit
+// displacements appear. The kernel allows 512 bytes over a call chain.
+var (
+	mainBases   = [][]int{{-64, -160, -320}, {-64, -160, -320}, {-64, -160}, {-64, -160}}
+	calleeBases = [][]int{nil, {-64, -136}, {-64, -136}, {-64}}
 )
 
 // gen is the state of one generation.
@@ -90,7 +95,9 @@ type gen struct {
 
 	// State of the function being generated.
 	fn         int
-	depth      int // nesting of ifs and loops
+	vreg, creg uint8 // element address, loop counter
+	base       int   // stack area at r10+base
+	depth      int   // nesting of ifs and loops
 	inLoop     bool
 	loopDepth  int  // depth of the body of the loop being generated
 	loopCalled bool // the loop being generated calls the leaf
@@ -135,11 +142,12 @@ func Generate(seed uint64, cfg Config) *Program {
 
 // mainFunc emits the entry function: look up element 0 (exit with 0 if
 // it is missing, which it never is), initialise registers and stack, run
-// a random body, store r0..r8 and the stack into the element, return r0.
+// a random body, store the registers and the stack area into the
+// element, return r0.
 func (g *gen) mainFunc() {
-	g.beginFunc(0)
+	g.beginFunc(0, mainBases[g.funcs])
 	if g.packets {
-		g.emit(asm.Instruction{Opcode: asm.ClassSTX | asm.ModeMEM | asm.SizeDW, Dst: regFP, Src: 1, Offset: ctxSlot})
+		g.emit(asm.Instruction{Opcode: asm.ClassSTX | asm.ModeMEM | asm.SizeDW, Dst: regFP, Src: 1, Offset: g.ctxSlot()})
 	}
 	g.emit(asm.Instruction{Opcode: asm.ClassST | asm.ModeMEM | asm.SizeW, Dst: regFP, Offset: -4})
 	g.mov(2, regFP)
@@ -148,40 +156,53 @@ func (g *gen) mainFunc() {
 	g.emit(asm.Instruction{Opcode: asm.OpCall, Imm: helperMapLookup})
 	g.emit(asm.Instruction{Opcode: asm.ClassJMP | asm.JmpJNE, Dst: 0, Offset: 1})
 	g.emit(asm.Instruction{Opcode: asm.OpExit})
-	g.mov(regValue, 0)
-	for r := uint8(0); r <= 8; r++ {
-		g.initReg(r, nil)
+	g.mov(g.vreg, 0)
+	for r := uint8(0); r <= 9; r++ {
+		if r != g.vreg {
+			g.initReg(r, nil)
+		}
 	}
 	g.initStack()
 	g.block(20 + g.rnd.IntN(40))
 	g.callNext()
+	// The element's address is not a result: its word keeps what the
+	// program left there.
 	for r := uint8(0); r < SavedRegs; r++ {
-		g.emit(asm.Instruction{Opcode: asm.ClassSTX | asm.ModeMEM | asm.SizeDW, Dst: regValue, Src: r,
-			Offset: int16(RegsOffset + 8*int(r))})
+		if r != g.vreg {
+			g.emit(asm.Instruction{Opcode: asm.ClassSTX | asm.ModeMEM | asm.SizeDW, Dst: g.vreg, Src: r,
+				Offset: int16(RegsOffset + 8*int(r))})
+		}
 	}
 	for j := 0; j < StackSize/8; j++ {
 		g.emit(asm.Instruction{Opcode: asm.ClassLDX | asm.ModeMEM | asm.SizeDW, Dst: 1, Src: regFP,
-			Offset: int16(-StackSize + 8*j)})
-		g.emit(asm.Instruction{Opcode: asm.ClassSTX | asm.ModeMEM | asm.SizeDW, Dst: regValue, Src: 1,
+			Offset: int16(g.base + 8*j)})
+		g.emit(asm.Instruction{Opcode: asm.ClassSTX | asm.ModeMEM | asm.SizeDW, Dst: g.vreg, Src: 1,
 			Offset: int16(StackOffset + 8*j)})
 	}
 	g.emit(asm.Instruction{Opcode: asm.OpExit})
 }
 
+// ctxSlot is where main spills the context pointer, below its stack
+// area, when the program uses packet loads.
+func (g *gen) ctxSlot() int16 { return int16(g.base - 8) }
+
 // function emits local function f: r1 is the element's address, r2..r5
-// numbers; it returns a number.
+// numbers (r5 the caller's stack area if stackArg[f]); it returns a
+// number.
 func (g *gen) function(f int) {
-	g.beginFunc(f)
-	g.mov(regValue, 1)
+	g.beginFunc(f, calleeBases[g.funcs])
+	g.mov(g.vreg, 1)
 	args := []uint8{2, 3, 4, 5}
 	if g.stackArg[f] {
 		args = args[:3]
 	}
-	for _, r := range []uint8{0, 1, 6, 7, 8} {
-		g.initReg(r, args)
+	for _, r := range []uint8{0, 1, 6, 7, 8, 9} {
+		if r != g.vreg {
+			g.initReg(r, args)
+		}
 	}
 	if g.stackArg[f] {
-		g.stackOps(5, -StackSize)
+		g.stackOps(5, 0)
 		g.initReg(5, args)
 	}
 	g.initStack()
@@ -190,8 +211,18 @@ func (g *gen) function(f int) {
 	g.emit(asm.Instruction{Opcode: asm.OpExit})
 }
 
-func (g *gen) beginFunc(f int) {
+// beginFunc starts function f: picks its registers and stack area.
+// Programs with packet loads keep r6 free for the context.
+func (g *gen) beginFunc(f int, bases []int) {
 	g.fn, g.depth, g.inLoop, g.callsLeft = f, 0, false, 2
+	roles := []uint8{6, 7, 8, 9}
+	if g.packets {
+		roles = roles[1:]
+	}
+	i := g.rnd.IntN(len(roles))
+	j := (i + 1 + g.rnd.IntN(len(roles)-1)) % len(roles)
+	g.vreg, g.creg = roles[i], roles[j]
+	g.base = bases[g.rnd.IntN(len(bases))]
 }
 
 // Loops multiply the verifier's work by their iteration count (it walks
@@ -275,14 +306,33 @@ func (g *gen) aluImm(op, dst uint8, imm int32) {
 
 // dstReg returns a register that random operations may write.
 func (g *gen) dstReg() uint8 {
-	if g.inLoop {
-		return uint8(g.rnd.IntN(regCounter))
+	for {
+		r := uint8(g.rnd.IntN(10))
+		if r != g.vreg && !(g.inLoop && r == g.creg) {
+			return r
+		}
 	}
-	return uint8(g.rnd.IntN(regCounter + 1))
 }
 
 // srcReg returns a register holding a number.
-func (g *gen) srcReg() uint8 { return uint8(g.rnd.IntN(regCounter + 1)) }
+func (g *gen) srcReg() uint8 {
+	for {
+		if r := uint8(g.rnd.IntN(10)); r != g.vreg {
+			return r
+		}
+	}
+}
+
+// others returns the registers of rs that hold numbers, for initReg.
+func (g *gen) others(rs ...uint8) []uint8 {
+	out := rs[:0:0]
+	for _, r := range rs {
+		if r != g.vreg {
+			out = append(out, r)
+		}
+	}
+	return out
+}
 
 var interesting64 = []uint64{0, 1, 2, 7, 31, 32, 63, 64, 0xff, 0x80, 0x8000, 0xffff,
 	0x7fffffff, 0x80000000, 0xffffffff, 0x100000000, 0xffffffff80000000,
@@ -322,14 +372,14 @@ func (g *gen) initReg(r uint8, from []uint8) {
 	}
 	switch k {
 	case 0, 1:
-		g.emit(asm.Instruction{Opcode: asm.ClassLDX | asm.ModeMEM | asm.SizeDW, Dst: r, Src: regValue,
+		g.emit(asm.Instruction{Opcode: asm.ClassLDX | asm.ModeMEM | asm.SizeDW, Dst: r, Src: g.vreg,
 			Offset: int16(8 * g.rnd.IntN(DataSize/8))})
 	case 2:
 		g.lddw(r, g.value64())
 	case 3:
 		g.aluImm(asm.ClassALU64|asm.AluMOV, r, g.imm32())
 	case 4:
-		g.emit(asm.Instruction{Opcode: asm.ClassLDX | asm.ModeMEM | asm.SizeW, Dst: r, Src: regValue,
+		g.emit(asm.Instruction{Opcode: asm.ClassLDX | asm.ModeMEM | asm.SizeW, Dst: r, Src: g.vreg,
 			Offset: int16(4 * g.rnd.IntN(DataSize/4))})
 	case 5:
 		g.mov(r, from[g.rnd.IntN(len(from))])
@@ -339,7 +389,7 @@ func (g *gen) initReg(r uint8, from []uint8) {
 // initStack writes every byte of the frame's stack area (the verifier
 // refuses reads of stack it has not seen written).
 func (g *gen) initStack() {
-	for off := -StackSize; off < 0; off += 8 {
+	for off := g.base; off < g.base+StackSize; off += 8 {
 		switch g.rnd.IntN(4) {
 		case 0:
 			g.emit(asm.Instruction{Opcode: asm.ClassST | asm.ModeMEM | asm.SizeDW, Dst: regFP, Offset: int16(off), Imm: g.imm32()})
@@ -428,7 +478,7 @@ var sizes = []struct {
 // stackOffset returns an offset from r10 into the stack area for an
 // access of n bytes. Stack accesses must be aligned.
 func (g *gen) stackOffset(n int) int16 {
-	return int16(-StackSize + n*g.rnd.IntN(StackSize/n))
+	return int16(g.base + n*g.rnd.IntN(StackSize/n))
 }
 
 // memory emits a load or a store on the stack or the map element.
@@ -436,7 +486,7 @@ func (g *gen) memory() {
 	s := sizes[g.rnd.IntN(len(sizes))]
 	base, off := uint8(regFP), g.stackOffset(s.bytes)
 	if g.rnd.IntN(2) == 0 {
-		base, off = regValue, int16(g.rnd.IntN(ValueSize-s.bytes+1))
+		base, off = g.vreg, int16(g.rnd.IntN(ValueSize-s.bytes+1))
 	}
 	g.access(base, off, s.code, s.bytes, g.rnd.IntN(3))
 }
@@ -489,7 +539,7 @@ func (g *gen) atomic() {
 	}
 	base, off := uint8(regFP), g.stackOffset(n)
 	if g.rnd.IntN(2) == 0 {
-		base, off = regValue, int16(n*g.rnd.IntN(ValueSize/n))
+		base, off = g.vreg, int16(n*g.rnd.IntN(ValueSize/n))
 	}
 	g.atomicAt(base, off, size, atomicOps[g.rnd.IntN(len(atomicOps))], base == regFP)
 }
@@ -581,8 +631,8 @@ func (g *gen) ifElse() {
 	g.depth--
 }
 
-// loop emits a loop of a constant number of iterations counted in r8, in
-// one of the shapes compilers produce.
+// loop emits a loop of a constant number of iterations counted in creg,
+// in one of the shapes compilers produce.
 func (g *gen) loop() {
 	n := int32(1 + g.rnd.IntN(12))
 	jmpClass := uint8(asm.ClassJMP)
@@ -595,31 +645,31 @@ func (g *gen) loop() {
 	body := func() { g.block(1 + g.rnd.IntN(6)) }
 	switch g.rnd.IntN(4) {
 	case 0: // count down, test at the bottom
-		g.aluImm(asm.ClassALU64|asm.AluMOV, regCounter, n)
+		g.aluImm(asm.ClassALU64|asm.AluMOV, g.creg, n)
 		start := len(g.insns)
 		body()
-		g.aluImm(asm.ClassALU64|asm.AluSUB, regCounter, 1)
-		g.emit(asm.Instruction{Opcode: jmpClass | asm.JmpJNE, Dst: regCounter, Offset: int16(start - len(g.insns) - 1)})
+		g.aluImm(asm.ClassALU64|asm.AluSUB, g.creg, 1)
+		g.emit(asm.Instruction{Opcode: jmpClass | asm.JmpJNE, Dst: g.creg, Offset: int16(start - len(g.insns) - 1)})
 	case 1: // count up, test at the bottom
-		g.aluImm(asm.ClassALU64|asm.AluMOV, regCounter, 0)
+		g.aluImm(asm.ClassALU64|asm.AluMOV, g.creg, 0)
 		start := len(g.insns)
 		body()
-		g.aluImm(asm.ClassALU64|asm.AluADD, regCounter, 1)
+		g.aluImm(asm.ClassALU64|asm.AluADD, g.creg, 1)
 		op := []uint8{asm.JmpJLT, asm.JmpJSLT, asm.JmpJNE}[g.rnd.IntN(3)]
-		g.emit(asm.Instruction{Opcode: jmpClass | op, Dst: regCounter, Imm: n, Offset: int16(start - len(g.insns) - 1)})
+		g.emit(asm.Instruction{Opcode: jmpClass | op, Dst: g.creg, Imm: n, Offset: int16(start - len(g.insns) - 1)})
 	case 2: // count down, leave forward, loop with ja
-		g.aluImm(asm.ClassALU64|asm.AluMOV, regCounter, n)
+		g.aluImm(asm.ClassALU64|asm.AluMOV, g.creg, n)
 		start := len(g.insns)
 		body()
-		g.aluImm(asm.ClassALU64|asm.AluADD, regCounter, -1)
-		g.emit(asm.Instruction{Opcode: jmpClass | asm.JmpJEQ, Dst: regCounter, Offset: 1})
+		g.aluImm(asm.ClassALU64|asm.AluADD, g.creg, -1)
+		g.emit(asm.Instruction{Opcode: jmpClass | asm.JmpJEQ, Dst: g.creg, Offset: 1})
 		g.jaBack(start)
 	default: // test at the top
-		g.aluImm(asm.ClassALU64|asm.AluMOV, regCounter, n)
+		g.aluImm(asm.ClassALU64|asm.AluMOV, g.creg, n)
 		start := len(g.insns)
-		g.emit(asm.Instruction{Opcode: jmpClass | asm.JmpJEQ, Dst: regCounter})
+		g.emit(asm.Instruction{Opcode: jmpClass | asm.JmpJEQ, Dst: g.creg})
 		body()
-		g.aluImm(asm.ClassALU64|asm.AluSUB, regCounter, 1)
+		g.aluImm(asm.ClassALU64|asm.AluSUB, g.creg, 1)
 		g.jaBack(start)
 		g.jumpHere(start)
 	}
@@ -632,14 +682,14 @@ func (g *gen) loop() {
 // clobbered).
 func (g *gen) callTo(f int) {
 	g.called[f] = true
-	g.mov(1, regValue)
+	g.mov(1, g.vreg)
 	if g.stackArg[f] {
 		g.mov(5, regFP)
-		g.aluImm(asm.ClassALU64|asm.AluADD, 5, -StackSize)
+		g.aluImm(asm.ClassALU64|asm.AluADD, 5, int32(g.base))
 	}
 	g.calls = append(g.calls, localCall{at: len(g.insns), callee: f})
 	g.emit(asm.Instruction{Opcode: asm.OpCall, Src: asm.PseudoCall})
-	g.reinitArgs([]uint8{0, 6, 7, 8})
+	g.reinitArgs(g.others(0, 6, 7, 8, 9))
 }
 
 func (g *gen) reinitArgs(from []uint8) {
@@ -651,7 +701,7 @@ func (g *gen) reinitArgs(from []uint8) {
 // lookup looks up key 0 (hit) or 1 or 2 (miss) with bpf_map_lookup_elem
 // and, on a hit, accesses the element through r0.
 func (g *gen) lookup() {
-	off := int16(-8 * (1 + g.rnd.IntN(StackSize/8)))
+	off := g.stackOffset(8)
 	if g.rnd.IntN(4) == 0 {
 		// A key from a register: 0 or 1.
 		g.emit(asm.Instruction{Opcode: asm.ClassALU | asm.AluMOV | asm.SourceX, Dst: 1, Src: g.srcReg()})
@@ -665,7 +715,7 @@ func (g *gen) lookup() {
 	g.aluImm(asm.ClassALU64|asm.AluADD, 2, int32(off))
 	g.mapPtr(1)
 	g.emit(asm.Instruction{Opcode: asm.OpCall, Imm: helperMapLookup})
-	g.reinitArgs([]uint8{6, 7, 8})
+	g.reinitArgs(g.others(6, 7, 8, 9))
 	at := len(g.insns)
 	g.emit(asm.Instruction{Opcode: asm.ClassJMP | asm.JmpJEQ, Dst: 0})
 	g.pointerOps(0)
@@ -705,7 +755,7 @@ func (g *gen) pointerOpsAt(base uint8, at int) {
 // scalarR0 gives r0 a number again after it held a pointer.
 func (g *gen) scalarR0() {
 	if g.rnd.IntN(2) == 0 {
-		g.mov(0, uint8(1+g.rnd.IntN(regCounter)))
+		g.mov(0, g.nonPtrSrc(0))
 	} else {
 		g.aluImm(asm.ClassALU64|asm.AluMOV, 0, g.imm32())
 	}
@@ -716,7 +766,7 @@ func (g *gen) scalarR0() {
 // (always -EINVAL on an array). Keys past the end and every flag
 // combination exercise the helpers' error returns and their order.
 func (g *gen) mapUpdateDelete() {
-	off := int16(-8 * (1 + g.rnd.IntN(StackSize/8)))
+	off := g.stackOffset(8)
 	key := []int32{0, 0, 1, 7, -1}[g.rnd.IntN(5)]
 	g.emit(asm.Instruction{Opcode: asm.ClassST | asm.ModeMEM | asm.SizeW, Dst: regFP, Offset: off, Imm: key})
 	g.mov(2, regFP)
@@ -725,12 +775,12 @@ func (g *gen) mapUpdateDelete() {
 	if g.rnd.IntN(4) == 0 {
 		helper = helperMapDelete
 	} else {
-		g.mov(3, regValue)
+		g.mov(3, g.vreg)
 		g.aluImm(asm.ClassALU64|asm.AluMOV, 4, int32(g.rnd.IntN(6))) // BPF_ANY, NOEXIST, EXIST, both, F_LOCK, 5
 	}
 	g.mapPtr(1)
 	g.emit(asm.Instruction{Opcode: asm.OpCall, Imm: helper})
-	g.reinitArgs([]uint8{0, 6, 7, 8})
+	g.reinitArgs(g.others(0, 6, 7, 8, 9))
 }
 
 // packetLoad emits LD_ABS or LD_IND: r6 must hold the context, so it is
@@ -741,7 +791,7 @@ func (g *gen) mapUpdateDelete() {
 func (g *gen) packetLoad() {
 	s := sizes[g.rnd.IntN(3)] // B, H, W
 	data := packetSize - EthHeaderSize
-	g.emit(asm.Instruction{Opcode: asm.ClassLDX | asm.ModeMEM | asm.SizeDW, Dst: 6, Src: regFP, Offset: ctxSlot})
+	g.emit(asm.Instruction{Opcode: asm.ClassLDX | asm.ModeMEM | asm.SizeDW, Dst: packetReg, Src: regFP, Offset: g.ctxSlot()})
 	imm := int32(g.rnd.IntN(data - s.bytes + 1))
 	if g.rnd.IntN(8) == 0 {
 		imm = int32(data - s.bytes + 1 + g.rnd.IntN(8)) // past the end
@@ -755,31 +805,32 @@ func (g *gen) packetLoad() {
 		g.lddw(src, high|uint64(base))
 		g.emit(asm.Instruction{Opcode: asm.ClassLD | asm.ModeIND | s.code, Src: src, Imm: imm - int32(base)})
 	}
-	g.reinitArgs([]uint8{0, 7, 8})
+	from := g.others(0, 7, 8, 9)
+	g.reinitArgs(from)
 	if g.rnd.IntN(2) == 0 {
-		g.mov(6, uint8([]int{0, 7, 8}[g.rnd.IntN(3)]))
+		g.mov(packetReg, from[g.rnd.IntN(len(from))])
 	} else {
-		g.aluImm(asm.ClassALU64|asm.AluMOV, 6, g.imm32())
+		g.aluImm(asm.ClassALU64|asm.AluMOV, packetReg, g.imm32())
 	}
 }
 
 // stackPointer accesses the stack through a copy of r10 in r0 (the
 // engines check such accesses differently from r10-relative ones).
 func (g *gen) stackPointer() {
-	at := -StackSize + 8*g.rnd.IntN(StackSize/8)
+	at := 8 * g.rnd.IntN(StackSize/8)
 	g.mov(0, regFP)
-	g.aluImm(asm.ClassALU64|asm.AluADD, 0, int32(at))
+	g.aluImm(asm.ClassALU64|asm.AluADD, 0, int32(g.base+at))
 	g.stackOps(0, at)
 	g.scalarR0()
 }
 
 // stackOps emits one to three accesses through base, which points at
-// r10+at of this frame or (in a callee) the caller's frame. Stack
-// accesses must be aligned.
+// byte at of a stack area: this function's or (in a callee) the
+// caller's. Stack accesses must be aligned.
 func (g *gen) stackOps(base uint8, at int) {
 	for range 1 + g.rnd.IntN(3) {
 		s := sizes[g.rnd.IntN(len(sizes))]
-		slot := -StackSize + s.bytes*g.rnd.IntN(StackSize/s.bytes)
+		slot := s.bytes * g.rnd.IntN(StackSize/s.bytes)
 		if g.rnd.IntN(4) == 0 && s.bytes >= 4 {
 			op := atomicOps[g.rnd.IntN(len(atomicOps)-1)] // not cmpxchg: it writes r0
 			g.atomicAt(base, int16(slot-at), s.code, op, true)

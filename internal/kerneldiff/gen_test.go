@@ -152,3 +152,38 @@ func TestGeneratorCoverage(t *testing.T) {
 		}
 	}
 }
+
+// TestGeneratorOperands: every register r0..r9 is an ALU destination (the
+// roles of r6..r9 rotate), and stack offsets beyond -128 appear (32-bit
+// displacements in the JIT's code).
+func TestGeneratorOperands(t *testing.T) {
+	var aluDst [11]int
+	deepStack := 0
+	for seed := range uint64(1000) {
+		for _, ins := range Generate(seed, Config{V4: true}).Insns {
+			switch ins.Class() {
+			case asm.ClassALU, asm.ClassALU64:
+				aluDst[ins.Dst]++
+			case asm.ClassLDX:
+				if ins.Src == regFP && ins.Offset < -128 {
+					deepStack++
+				}
+			case asm.ClassST, asm.ClassSTX:
+				if ins.Dst == regFP && ins.Offset < -128 {
+					deepStack++
+				}
+			}
+		}
+	}
+	for r := range 10 {
+		if aluDst[r] < 100 {
+			t.Errorf("r%d is the destination of %d ALU instructions in 1000 programs, want at least 100", r, aluDst[r])
+		}
+	}
+	if aluDst[regFP] != 0 {
+		t.Errorf("r10 is the destination of %d ALU instructions", aluDst[regFP])
+	}
+	if deepStack < 100 {
+		t.Errorf("%d stack accesses below r10-128 in 1000 programs, want at least 100", deepStack)
+	}
+}

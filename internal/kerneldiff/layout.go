@@ -4,17 +4,18 @@ import "fmt"
 
 // Layout of the map element programs work on (array map, key 0, one
 // element): a data area the program reads and writes, then where the main
-// function stores r0..r8 and its stack before exiting.
+// function stores its registers and its stack area before exiting.
 const (
 	// DataSize is the size of the data area at the start of the element.
 	DataSize = 128
-	// RegsOffset is where r0..r8 land at exit, 8 bytes each.
+	// RegsOffset is where r0..r9 land at exit, 8 bytes each, except the
+	// register holding the element's address, whose word keeps what the
+	// program left there.
 	RegsOffset = DataSize
-	// SavedRegs is the number of registers stored (r0..r8; r9 holds the
-	// element's address and r10 the frame pointer).
-	SavedRegs = 9
-	// StackOffset is where the stack words land: word j holds the 8 bytes
-	// at r10 - StackSize + 8*j.
+	// SavedRegs is the number of register words (r0..r9).
+	SavedRegs = 10
+	// StackOffset is where the stack area lands: word j holds the 8 bytes
+	// at r10 + base + 8*j, base being where main put its area.
 	StackOffset = RegsOffset + 8*SavedRegs
 	// StackSize is the part of each frame's stack that programs use.
 	StackSize = 64
@@ -30,7 +31,7 @@ func WordName(off int) string {
 	case off < StackOffset:
 		return fmt.Sprintf("r%d", (off-RegsOffset)/8)
 	case off < ValueSize:
-		return fmt.Sprintf("stack[r10%+d]", off-StackOffset-StackSize)
+		return fmt.Sprintf("stack area[%d]", off-StackOffset)
 	}
 	return fmt.Sprintf("value[%d]", off)
 }
