@@ -11,6 +11,12 @@
 // cilium/ebpf Collection (each Map holds its own clone). Every Map owns its
 // *ebpf.Map: Close closes it.
 //
+// Mixed objects (kernel and userspace programs in one object) are loaded by
+// the root package's Options.Kernel: it creates the kernel side with
+// cilium/ebpf (forcing BPF_F_MMAPABLE on arrays), opens its maps with
+// FromCollection, and hands them to package elf as MapReplacements, so the
+// VM programs are bound to the kernel's maps.
+//
 // # Mmapped arrays: shared memory
 //
 // Arrays created with BPF_F_MMAPABLE become an *Array: the kernel map's
