@@ -30,6 +30,12 @@
 // BPF_F_WRONLY_PROG cannot be enforced on values (regions are readable):
 // the verifier has to.
 //
+// map_lookup_elem is marked vm.Helper.ArrayLookup and HashLookup: the
+// engines answer calls on array maps inline (the JIT and the interpreter),
+// and the interpreter answers calls on this package's hash maps itself with
+// the map's own lookup, exactly as the helper would. Other maps (kernel
+// maps through the bridge, queues ...) reach the helper.
+//
 // # The default set
 //
 //	#    name                    in userspace                                   differences from Linux

@@ -51,15 +51,19 @@
 //     like the kernel's; Go-side reads and writes copy 8-byte words
 //     atomically, so a counter that programs update with atomic
 //     instructions is never torn.
-//   - Hash maps (all four kinds) look up without locking: bucket heads,
-//     chain links, hash tags and keys are read with atomic loads, chains end
-//     in a per-bucket "nulls" marker (like the kernel's hlist_nulls) so a
-//     reader that was led astray by a recycled element notices and retries.
-//     Writers lock a stripe of 1024 padded mutexes chosen by bucket. Values
-//     of existing keys are updated in place (as with BPF_F_LOCK in the
-//     kernel), so a pointer a program holds keeps seeing the live value.
-//     Go-side lookups copy the value under the bucket's lock, so they never
-//     return the value of a recycled element. See hash.go and lru.go.
+//   - Hash maps (all four kinds) are open-addressed tables whose slots are
+//     the elements (control word, key, value), so a lookup of a small key
+//     usually touches one cache line, the one the program then reads the
+//     value from. Lookups take no lock: they read a slot's control word,
+//     compare the key with atomic loads and read the control word again; a
+//     generation in it changes whenever the slot is deleted or reused, so a
+//     reader never accepts a key torn by a concurrent writer. Writers lock a
+//     stripe of 1024 padded mutexes chosen by the key's home slot, and
+//     inserts claim free slots with a compare-and-swap. Elements never move;
+//     values of existing keys are updated in place (as with BPF_F_LOCK in
+//     the kernel), so a pointer a program holds keeps seeing the live value.
+//     Go-side lookups copy the value under the key's lock, so they never
+//     return the value of a reused slot. See hash.go and lru.go.
 //   - The LPM trie looks up without locking under a sequence counter
 //     (retrying if a writer changed the trie's shape); writers take a mutex.
 //   - Queues and stacks use one mutex; ring buffer producers one mutex for
@@ -71,6 +75,10 @@
 // LookupElem returns a pointer into storage the map owns: slabs of []uint64
 // allocated when the map is created (or, for BPF_F_NO_PREALLOC and very
 // large maps, as it fills) and never released while the map is reachable.
+// On Linux, hash maps of 4 MiB and more take their slots from one anonymous
+// mapping with transparent huge pages instead (a lookup in a large map
+// otherwise misses the TLB on almost every call), unmapped only once the
+// map is garbage.
 // The pointer therefore stays valid memory even if another goroutine deletes
 // the element while the program runs. Deleted hash, LRU and trie elements
 // are recycled for later inserts, exactly like the kernel's preallocated hash

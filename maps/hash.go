@@ -23,20 +23,29 @@ import (
 // There are a power of two of them, at least twice MaxEntries, so at most
 // half are live and probe sequences stay short.
 //
-// ctrl is tag (32 bits of the hash) | state << 32 | generation << 34. A
-// slot goes empty → busy → live → tombstone → busy → live ...; it never
+// ctrl is
+//
+//	tag (24 bits of the hash) | state (2) | dist (8) | homeDist (8) | generation (22)
+//
+// A slot goes empty → busy → live → tombstone → busy → live ...; it never
 // becomes empty again, so a key sits after a run of non-empty slots from its
-// home slot and lookups stop at the first empty slot. Tombstones are reused
-// by inserts, and lookups also stop after maxDisp slots, the longest probe
-// any insert made, so tombstones never make probes longer than live
-// elements do. An element never moves: a value pointer keeps addressing the
-// live value, and after a delete, memory that a later insert may reuse (like
-// the kernel's preallocated hash maps).
+// home slot and lookups stop at the first empty slot. dist is the live
+// element's distance from its home slot; homeDist, kept in the home slot's
+// ctrl, bounds the dist of every live element whose home this slot is, so a
+// lookup probes at most homeDist+1 slots even through a run of tombstones.
+// An insert raises homeDist before it publishes; a delete lowers it to what
+// the remaining elements of that home need (it holds their lock, so none
+// is being inserted). Distances of 255 and more saturate, and lookups then
+// fall back to maxDisp, the longest probe any insert made. An element never
+// moves: a value pointer keeps addressing the live value, and after a
+// delete, memory that a later insert may reuse (like the kernel's
+// preallocated hash maps).
 //
 // Concurrency. Lookups take no lock: they read ctrl, compare the key (atomic
 // loads) and read ctrl again; a changed ctrl (the slot was deleted or
-// reused meanwhile: the generation moved) means the key they compared may be
-// torn, and they look again. Writers (update, delete) lock the stripe of
+// reused meanwhile: the generation moved; or its homeDist changed) means the
+// key they compared may be torn, and they look again. Every change of ctrl
+// is a compare-and-swap that keeps the fields it does not own. Writers (update, delete) lock the stripe of
 // the key's home slot, so one key has one writer at a time; inserts of
 // different keys claim free slots with a compare-and-swap of ctrl, write
 // key and value, and publish the element with a store of ctrl. The number
@@ -75,19 +84,36 @@ type paddedMutex struct {
 	_ [cacheLine - 8]byte
 }
 
-// Slot states (ctrl bits 32-33).
+// Slot states and the fields of ctrl.
 const (
 	stEmpty = 0
 	stBusy  = 1
 	stLive  = 2
 	stTomb  = 3
 
-	stateShift = 32
-	stateMask  = 3 << stateShift
-	genShift   = 34
+	tagMask       = 1<<24 - 1
+	stateShift    = 24
+	stateMask     = 3 << stateShift
+	distShift     = 26
+	distMask      = 0xff << distShift
+	homeDistShift = 34
+	homeDistMask  = 0xff << homeDistShift
+	genShift      = 42
+	maxDist       = 0xff // saturated: see maxDisp
 )
 
 func slotState(c uint64) uint64 { return c >> stateShift & 3 }
+func slotDist(c uint64) uint32  { return uint32(c>>distShift) & maxDist }
+func homeDist(c uint64) uint32  { return uint32(c>>homeDistShift) & maxDist }
+
+// probeLimit is how many slots after home a lookup must look at, from the
+// home slot's ctrl.
+func (h *hashMap) probeLimit(c uint64) uint32 {
+	if d := homeDist(c); d < maxDist {
+		return d
+	}
+	return h.maxDisp.Load()
+}
 
 const (
 	allCPUs = -1 // cpu argument of the Go side: value has every CPU's slot
@@ -149,9 +175,19 @@ func newHash(spec *Spec, ncpu int) (*hashMap, error) {
 	if spec.Flags&FlagZeroSeed == 0 {
 		h.seed = randomSeed()
 	}
-	if spec.Flags&FlagNoPrealloc == 0 && uint64(nchunks)*uint64(h.chunkSize) <= maxEagerPrealloc {
+	if total := uint64(nchunks) * uint64(h.chunkSize); spec.Flags&FlagNoPrealloc == 0 && total <= maxEagerPrealloc {
+		var slab unsafe.Pointer
+		if total >= hugeSlabMin {
+			// One mapping with huge pages, unmapped when the map is
+			// garbage: whoever runs a program keeps its maps reachable.
+			slab = allocHugeSlab(h, uintptr(total))
+		}
 		for c := range nchunks {
-			h.ensureChunk(uint32(c << h.chunkShift))
+			if slab != nil {
+				h.chunks[c] = unsafe.Add(slab, c*h.chunkSize)
+			} else {
+				h.ensureChunk(uint32(c << h.chunkShift))
+			}
 		}
 	}
 	return h, nil
@@ -186,7 +222,7 @@ func (h *hashMap) hashOf(key unsafe.Pointer) (home, tag uint32) {
 	} else {
 		hv = hashKey(key, h.keySize, h.seed)
 	}
-	return uint32(hv>>32) & h.slotMask, uint32(hv)
+	return uint32(hv>>32) & h.slotMask, uint32(hv) & tagMask
 }
 
 func (h *hashMap) lock(home uint32) *paddedMutex { return &h.locks[home&h.lockMask] }
@@ -223,9 +259,13 @@ func (h *hashMap) storeKey(p, key unsafe.Pointer) {
 // and ctrl word (nil if key is not in the map). Under the key's lock, the
 // result stays true until the caller changes it.
 func (h *hashMap) find(home, tag uint32, key unsafe.Pointer) (uint32, unsafe.Pointer, uint64) {
+	hp := h.slot(home)
+	if hp == nil {
+		return 0, nil, 0
+	}
+	limit := h.probeLimit(atomic.LoadUint64(ctrlPtr(hp)))
 	e := home
-	limit := h.maxDisp.Load()
-	for range limit + 1 {
+	for d := uint32(0); d <= limit; d++ {
 		p := h.slot(e)
 		if p == nil {
 			return 0, nil, 0
@@ -236,7 +276,7 @@ func (h *hashMap) find(home, tag uint32, key unsafe.Pointer) (uint32, unsafe.Poi
 			if st == stEmpty {
 				return 0, nil, 0
 			}
-			if st != stLive || uint32(c) != tag || !h.keyEq(p, key) {
+			if st != stLive || uint32(c)&tagMask != tag || !h.keyEq(p, key) {
 				break
 			}
 			if atomic.LoadUint64(ctrlPtr(p)) == c {
@@ -254,30 +294,35 @@ func (h *hashMap) find(home, tag uint32, key unsafe.Pointer) (uint32, unsafe.Poi
 func (h *hashMap) lookup8(key unsafe.Pointer) (uint32, unsafe.Pointer) {
 	k := *(*uint64)(key)
 	hv := hashKey8(k, h.seed)
-	tag := uint32(hv)
+	tag := uint32(hv) & tagMask
 	e := uint32(hv>>32) & h.slotMask
-	limit := h.maxDisp.Load()
-	for range limit + 1 {
-		p := h.slot(e)
-		if p == nil {
-			return 0, nil
-		}
-		for {
-			c := atomic.LoadUint64(ctrlPtr(p))
-			st := slotState(c)
-			if st == stEmpty {
-				return 0, nil
-			}
-			if st != stLive || uint32(c) != tag || loadWordAtomic(unsafe.Add(p, h.keyOff)) != k {
-				break
-			}
+	p := h.slot(e)
+	if p == nil {
+		return 0, nil
+	}
+	c := atomic.LoadUint64(ctrlPtr(p))
+	limit := h.probeLimit(c)
+	want := uint64(tag) | stLive<<stateShift
+	for d := uint32(0); ; {
+		if c&(tagMask|stateMask) == want && loadWordAtomic(unsafe.Add(p, h.keyOff)) == k {
 			if atomic.LoadUint64(ctrlPtr(p)) == c {
 				return e, p
 			}
+			c = atomic.LoadUint64(ctrlPtr(p)) // changed while we compared: again
+			continue
+		}
+		if slotState(c) == stEmpty {
+			return 0, nil
+		}
+		if d++; d > limit {
+			return 0, nil
 		}
 		e = (e + 1) & h.slotMask
+		if p = h.slot(e); p == nil {
+			return 0, nil
+		}
+		c = atomic.LoadUint64(ctrlPtr(p))
 	}
-	return 0, nil
 }
 
 // writeValue stores a value into slot e. cpu >= 0 is the program side:
@@ -317,7 +362,7 @@ func (h *hashMap) readValue(e uint32, p unsafe.Pointer, out []byte) {
 // the element (count).
 // An LRU element inserted after an eviction gets a grace period (lru.go).
 func (h *hashMap) insertLocked(home, tag uint32, key, value unsafe.Pointer, cpu int, grace bool) {
-	e, p, busy, d := h.claim(home)
+	e, p, _, d := h.claim(home)
 	h.storeKey(p, key)
 	h.writeValue(e, p, value, cpu, true)
 	if h.lru {
@@ -335,17 +380,66 @@ func (h *hashMap) insertLocked(home, tag uint32, key, value unsafe.Pointer, cpu 
 			break
 		}
 	}
-	atomic.StoreUint64(ctrlPtr(p), busy&^stateMask|stLive<<stateShift|uint64(tag))
+	dist := uint64(min(d, maxDist))
+	hp := h.slot(home)
+	for {
+		c := atomic.LoadUint64(ctrlPtr(hp))
+		if uint64(homeDist(c)) >= dist || atomic.CompareAndSwapUint64(ctrlPtr(hp), c, c&^homeDistMask|dist<<homeDistShift) {
+			break
+		}
+	}
+	// Publish. Only homeDist may have changed since the claim (when this
+	// slot is someone's home).
+	for {
+		c := atomic.LoadUint64(ctrlPtr(p))
+		live := c&^(tagMask|stateMask|distMask) | uint64(tag) | stLive<<stateShift | dist<<distShift
+		if atomic.CompareAndSwapUint64(ctrlPtr(p), c, live) {
+			break
+		}
+	}
 }
 
-// removeLocked turns the live slot e (at p, with ctrl c) into a tombstone.
-// The caller holds the key's lock.
-func (h *hashMap) removeLocked(p unsafe.Pointer, c uint64) {
+// removeLocked turns the live slot e (at p) into a tombstone and lowers
+// its home's homeDist to what the home's other elements need. The caller
+// holds the key's lock, which is also the lock of every key with the same
+// home.
+func (h *hashMap) removeLocked(e uint32, p unsafe.Pointer) {
 	if h.lru {
 		atomic.StoreUint32(lruState(p), 0)
 	}
-	atomic.StoreUint64(ctrlPtr(p), c&^stateMask|stTomb<<stateShift)
+	var c uint64
+	for {
+		c = atomic.LoadUint64(ctrlPtr(p))
+		if atomic.CompareAndSwapUint64(ctrlPtr(p), c, c&^stateMask|stTomb<<stateShift) {
+			break
+		}
+	}
 	h.count.Add(^uint32(0))
+	dist := slotDist(c)
+	if dist == 0 || dist == maxDist {
+		return // nothing to lower, or saturated: homeDist stays
+	}
+	home := (e - dist) & h.slotMask
+	hp := h.slot(home)
+	for {
+		hc := atomic.LoadUint64(ctrlPtr(hp))
+		limit := homeDist(hc)
+		if limit == maxDist || limit > dist {
+			return // an element further away, or saturated
+		}
+		// The farthest remaining element of this home.
+		need := uint32(0)
+		for d := limit; d > 0; d-- {
+			sc := atomic.LoadUint64(ctrlPtr(h.slot((home + d) & h.slotMask)))
+			if slotState(sc) == stLive && slotDist(sc) == d {
+				need = d
+				break
+			}
+		}
+		if atomic.CompareAndSwapUint64(ctrlPtr(hp), hc, hc&^homeDistMask|uint64(need)<<homeDistShift) {
+			return
+		}
+	}
 }
 
 func (h *hashMap) LookupElem(key unsafe.Pointer, cpu int) unsafe.Pointer {
@@ -446,7 +540,7 @@ func (h *hashMap) delete(key unsafe.Pointer, out []byte) error {
 	home, tag := h.hashOf(key)
 	mu := h.lock(home)
 	mu.Lock()
-	e, p, c := h.find(home, tag, key)
+	e, p, _ := h.find(home, tag, key)
 	if p == nil {
 		mu.Unlock()
 		return h.errs.notExist
@@ -454,7 +548,7 @@ func (h *hashMap) delete(key unsafe.Pointer, out []byte) error {
 	if out != nil {
 		h.readValue(e, p, out)
 	}
-	h.removeLocked(p, c)
+	h.removeLocked(e, p)
 	mu.Unlock()
 	return nil
 }

@@ -47,7 +47,8 @@ func (h *hashMap) claim(home uint32) (e uint32, p unsafe.Pointer, busy uint64, d
 		p = h.slot(e)
 		c := atomic.LoadUint64(ctrlPtr(p))
 		if st := slotState(c); st == stEmpty || st == stTomb {
-			busy = (c>>genShift+1)<<genShift | stBusy<<stateShift
+			// A new generation; homeDist stays (it is about other slots).
+			busy = (c>>genShift+1)<<genShift | c&homeDistMask | stBusy<<stateShift
 			if atomic.CompareAndSwapUint64(ctrlPtr(p), c, busy) {
 				return e, p, busy, d
 			}

@@ -3,7 +3,10 @@ package maps
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
+	"runtime"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"unsafe"
 )
@@ -377,4 +380,95 @@ func TestHashUpdateElemIgnoresCPU(t *testing.T) {
 			t.Errorf("cpu %d: lookup failed", cpu)
 		}
 	}
+}
+
+// TestHashLargeSlab: a map large enough for the huge-page slab works like
+// any other, and its memory goes away with it.
+func TestHashLargeSlab(t *testing.T) {
+	const n = 70000 // 2^18 slots of 32 bytes: 8 MiB
+	m := mustNew(t, &Spec{Name: "big", Type: Hash, KeySize: 8, ValueSize: 8, MaxEntries: n})
+	for i := range uint64(n) {
+		k, v := i*0x9E3779B97F4A7C15, i
+		if err := m.UpdateElem(unsafe.Pointer(&k), unsafe.Pointer(&v), uint64(UpdateNoExist), 0); err != nil {
+			t.Fatalf("insert %d: %v", i, err)
+		}
+	}
+	k := uint64(1)
+	if err := m.UpdateElem(unsafe.Pointer(&k), unsafe.Pointer(&k), 0, 0); !errors.Is(err, ErrMapFull) {
+		t.Fatalf("insert into a full map: %v", err)
+	}
+	for i := uint64(0); i < n; i += 2 {
+		k := i * 0x9E3779B97F4A7C15
+		if err := m.DeleteElem(unsafe.Pointer(&k)); err != nil {
+			t.Fatalf("delete %d: %v", i, err)
+		}
+	}
+	for i := range uint64(n) {
+		k := i * 0x9E3779B97F4A7C15
+		p := m.LookupElem(unsafe.Pointer(&k), 0)
+		switch {
+		case i%2 == 0 && p != nil:
+			t.Fatalf("deleted key %d found", i)
+		case i%2 == 1 && (p == nil || *(*uint64)(p) != i || uintptr(p)%8 != 0):
+			t.Fatalf("key %d: %p", i, p)
+		}
+	}
+	m = nil
+	runtime.GC()
+	runtime.GC()
+}
+
+// TestHashChurnInvariants deletes and inserts at random until every free
+// slot has been used, then checks the table: each key is found, and each
+// home slot's homeDist is exactly the distance of its farthest element, so
+// misses stay short however many tombstones there are.
+func TestHashChurnInvariants(t *testing.T) {
+	const n = 512
+	m := mustNew(t, &Spec{Name: "churn", Type: Hash, KeySize: 8, ValueSize: 8, MaxEntries: n})
+	h := m.(*hashMap)
+	rng := rand.New(rand.NewPCG(3, 4))
+	live := map[uint64]bool{}
+	for range 50 * n {
+		if len(live) == n || (len(live) > 0 && rng.IntN(2) == 0) {
+			for k := range live {
+				if err := m.DeleteElem(unsafe.Pointer(&k)); err != nil {
+					t.Fatal(err)
+				}
+				delete(live, k)
+				break
+			}
+			continue
+		}
+		k := rng.Uint64()
+		if err := m.UpdateElem(unsafe.Pointer(&k), unsafe.Pointer(&k), uint64(UpdateNoExist), 0); err != nil {
+			t.Fatal(err)
+		}
+		live[k] = true
+	}
+	for k := range live {
+		if p := m.LookupElem(unsafe.Pointer(&k), 0); p == nil || *(*uint64)(p) != k {
+			t.Fatalf("key %#x lost", k)
+		}
+	}
+	need := make([]uint32, h.slotMask+1)
+	var empty, tombs int
+	for e := range h.slotMask + 1 {
+		c := atomic.LoadUint64(ctrlPtr(h.slot(e)))
+		switch slotState(c) {
+		case stEmpty:
+			empty++
+		case stTomb:
+			tombs++
+		case stLive:
+			d := slotDist(c)
+			home := (e - d) & h.slotMask
+			need[home] = max(need[home], d)
+		}
+	}
+	for e := range h.slotMask + 1 {
+		if got := homeDist(atomic.LoadUint64(ctrlPtr(h.slot(e)))); got != need[e] {
+			t.Errorf("slot %d: homeDist %d, its elements need %d", e, got, need[e])
+		}
+	}
+	t.Logf("%d live, %d tombstones, %d empty, maxDisp %d", len(live), tombs, empty, h.maxDisp.Load())
 }

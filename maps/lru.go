@@ -22,7 +22,7 @@ import (
 //     a chained table the new element would take the evicted slot, just
 //     behind the hand, with the same effect).
 //
-// So a full map evicts, in slot order from the hand, elements that were not
+// So a full map evicts, in the hand's order, elements that were not
 // used since the hand last passed them, and not new ones first. Go-side lookups do not count as use
 // (like the kernel's syscall lookups). BPF_F_NO_COMMON_LRU is accepted and
 // has no effect: there is one clock per map.
@@ -32,6 +32,9 @@ const (
 	lruRef   = 1 << 1
 	lruGrace = 1 << 2 // not evictable before the clock reaches lruDue
 )
+
+// lruStride is the clock hand's step through the slots.
+const lruStride = 0x9E3779B1
 
 func lruState(p unsafe.Pointer) *uint32 { return (*uint32)(unsafe.Add(p, 8)) }
 func lruDue(p unsafe.Pointer) *uint32   { return (*uint32)(unsafe.Add(p, 12)) }
@@ -54,7 +57,12 @@ func (h *hashMap) lruReserve() (evicted bool, err error) {
 	n := uint64(h.slotMask) + 1
 	for range 2*n + 2 {
 		t := h.clock.Add(1) - 1
-		e := t & h.slotMask
+		// The hand visits the slots in a scattered order (an odd
+		// multiplier permutes a power-of-two range), not one after the
+		// other: evicting a stretch of neighbouring slots would leave the
+		// stretch ahead of the hand full, and inserts landing there would
+		// probe far.
+		e := t * lruStride & h.slotMask
 		p := h.slot(e)
 		if p == nil {
 			continue
@@ -75,7 +83,7 @@ func (h *hashMap) lruReserve() (evicted bool, err error) {
 			}
 			atomic.AndUint32(s, ^uint32(lruGrace))
 		}
-		h.evict(p, c)
+		h.evict(e, p, c)
 		if h.reserve() { // after our eviction, or someone else's delete
 			return true, nil
 		}
@@ -86,19 +94,24 @@ func (h *hashMap) lruReserve() (evicted bool, err error) {
 	return false, h.errs.noMem
 }
 
-// evict deletes the element in the slot at p if it is still the one whose
-// ctrl word was c, live and unreferenced. It locks the element's key (found
-// by hashing the stored key) first.
-func (h *hashMap) evict(p unsafe.Pointer, c uint64) bool {
-	hv := hashWords(unsafe.Add(p, h.keyOff), h.keySize, h.seed)
-	mu := h.lock(uint32(hv>>32) & h.slotMask)
+// evict deletes the element in slot e (at p) if it is still the one whose
+// ctrl word was c, live and unreferenced. It locks the element's key first:
+// the stripe of its home, found from its distance (or by hashing the stored
+// key when the distance saturated).
+func (h *hashMap) evict(e uint32, p unsafe.Pointer, c uint64) bool {
+	home := (e - slotDist(c)) & h.slotMask
+	if slotDist(c) == maxDist {
+		hv := hashWords(unsafe.Add(p, h.keyOff), h.keySize, h.seed)
+		home = uint32(hv>>32) & h.slotMask
+	}
+	mu := h.lock(home)
 	mu.Lock()
 	defer mu.Unlock()
-	// An unchanged ctrl means the key hashed above was this element's, so
-	// we hold its lock.
-	if atomic.LoadUint64(ctrlPtr(p)) != c || atomic.LoadUint32(lruState(p)) != lruLive {
+	// An unchanged ctrl (homeDist aside, which is about other slots) means
+	// the element is the one we chose, so we hold its lock.
+	if atomic.LoadUint64(ctrlPtr(p))&^homeDistMask != c&^homeDistMask || atomic.LoadUint32(lruState(p)) != lruLive {
 		return false
 	}
-	h.removeLocked(p, c)
+	h.removeLocked(e, p)
 	return true
 }
