@@ -92,7 +92,7 @@ func BenchmarkHashLookupElem(b *testing.B) {
 			mask := len(keys) - 1
 			b.ReportAllocs()
 			defer cpuTime(b)()
-	defer cpuTime(b)()
+			defer cpuTime(b)()
 			i := 0
 			for b.Loop() {
 				if m.LookupElem(unsafe.Pointer(&keys[i&mask]), 0) == nil {
