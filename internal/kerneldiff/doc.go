@@ -23,8 +23,10 @@
 // (gotol with v4), bounded loops of four shapes, bpf-to-bpf calls (some
 // passing a pointer to the caller's stack), bpf_map_lookup_elem (hit and
 // miss), bpf_map_update_elem and bpf_map_delete_elem with every flag,
-// lddw of constants, maps and map values, and LD_ABS/LD_IND in programs
-// without calls. Loops, calls from loops and forks inside loops are
+// lddw of constants, maps and map values, LD_ABS/LD_IND in programs
+// without calls, and bpf_tail_call into up to two more generated programs
+// (which tail-call again, up to the limit of 33) through a program array
+// (a kernel one for the kernel, a maps one for uebpf). Loops, calls from loops and forks inside loops are
 // limited so that the verifier's work stays far below its complexity
 // limit (one program in about 20,000 still reaches it; the test counts
 // those and tolerates 1%).

@@ -17,6 +17,8 @@ type Config struct {
 	// cmpxchg) on the stack, which kernels with FetchPrecisionBug run
 	// wrongly.
 	NoStackFetch bool
+	// NoTailCalls leaves out bpf_tail_call and the programs it calls.
+	NoTailCalls bool
 }
 
 // Program is a generated program and the initial contents of its map
@@ -24,6 +26,9 @@ type Config struct {
 type Program struct {
 	Seed  uint64
 	Insns []asm.Instruction
+	// Tails are the programs in slots 0, 1, ... of the program array
+	// (the other slots of its ProgArraySlots are empty).
+	Tails [][]asm.Instruction
 	// Value is the element's contents before the run (ValueSize bytes).
 	Value []byte
 	// Packet is the data of the test run: an Ethernet header, then what
@@ -39,16 +44,24 @@ const EthHeaderSize = 14
 // packetSize is the size of Packet.
 const packetSize = 64
 
-// MapIndex is the index of the array map in the programs' map table: its
-// lddw instructions (BPF_PSEUDO_MAP_FD and BPF_PSEUDO_MAP_VALUE) carry it
-// as their immediate.
-const MapIndex = 0
+// Indexes of the programs' map table, which lddw instructions
+// (BPF_PSEUDO_MAP_FD and BPF_PSEUDO_MAP_VALUE) carry as their immediate:
+// the array map whose element the programs work on, and the program
+// array of tail calls.
+const (
+	MapIndex       = 0
+	ProgArrayIndex = 1
+)
+
+// ProgArraySlots is the size of the program array.
+const ProgArraySlots = 4
 
 // Helpers that generated programs call.
 const (
 	helperMapLookup = 1
 	helperMapUpdate = 2
 	helperMapDelete = 3
+	helperTailCall  = 12
 )
 
 // packetReg is where LD_ABS and LD_IND want the context.
@@ -92,6 +105,9 @@ type gen struct {
 	// packets: the program may use LD_ABS and LD_IND, which the kernel
 	// allows only in programs without local functions.
 	packets bool
+	// tails is the number of tail-call targets: when not zero (or in a
+	// target), main may call bpf_tail_call.
+	tails int
 
 	// State of the function being generated.
 	fn         int
@@ -109,22 +125,17 @@ type localCall struct{ at, callee int }
 // Generate returns the program named by seed. The same seed and config
 // always give the same program and initial value.
 func Generate(seed uint64, cfg Config) *Program {
-	g := &gen{rnd: rand.New(rand.NewPCG(seed, seedStream)), cfg: cfg}
-	g.funcs = g.rnd.IntN(4)
-	g.packets = g.funcs == 0
-	g.called = make([]bool, g.funcs+1)
-	g.stackArg = make([]bool, g.funcs+1)
-	for f := 1; f <= g.funcs; f++ {
-		g.stackArg[f] = g.rnd.IntN(2) == 0
+	rnd := rand.New(rand.NewPCG(seed, seedStream))
+	tails := rnd.IntN(3)
+	if cfg.NoTailCalls {
+		tails = 0
 	}
-	g.mainFunc()
-	starts := make([]int, g.funcs+1)
-	for f := 1; f <= g.funcs; f++ {
-		starts[f] = len(g.insns)
-		g.function(f)
-	}
-	for _, c := range g.calls {
-		g.insns[c.at].Imm = int32(starts[c.callee] - c.at - 1)
+	g := newGen(rnd, cfg, rnd.IntN(4), tails)
+	prog := &Program{Seed: seed, Insns: g.program()}
+	// Tail-call targets: programs of the same kind, without local
+	// functions (so with packet loads), which may tail-call again.
+	for range tails {
+		prog.Tails = append(prog.Tails, newGen(rnd, cfg, 0, tails).program())
 	}
 	value := make([]byte, ValueSize)
 	for off := 0; off < ValueSize; off += 8 {
@@ -137,7 +148,32 @@ func Generate(seed uint64, cfg Config) *Program {
 	// An EtherType that is neither IPv4 nor IPv6, so that the kernel
 	// does not look into the payload.
 	pkt[12], pkt[13] = 0x88, 0xb5
-	return &Program{Seed: seed, Insns: g.insns, Value: value, Packet: pkt}
+	prog.Value, prog.Packet = value, pkt
+	return prog
+}
+
+func newGen(rnd *rand.Rand, cfg Config, funcs, tails int) *gen {
+	g := &gen{rnd: rnd, cfg: cfg, funcs: funcs, packets: funcs == 0, tails: tails}
+	g.called = make([]bool, funcs+1)
+	g.stackArg = make([]bool, funcs+1)
+	for f := 1; f <= funcs; f++ {
+		g.stackArg[f] = rnd.IntN(2) == 0
+	}
+	return g
+}
+
+// program emits main and the local functions.
+func (g *gen) program() []asm.Instruction {
+	g.mainFunc()
+	starts := make([]int, g.funcs+1)
+	for f := 1; f <= g.funcs; f++ {
+		starts[f] = len(g.insns)
+		g.function(f)
+	}
+	for _, c := range g.calls {
+		g.insns[c.at].Imm = int32(starts[c.callee] - c.at - 1)
+	}
+	return g.insns
 }
 
 // mainFunc emits the entry function: look up element 0 (exit with 0 if
@@ -146,7 +182,7 @@ func Generate(seed uint64, cfg Config) *Program {
 // element, return r0.
 func (g *gen) mainFunc() {
 	g.beginFunc(0, mainBases[g.funcs])
-	if g.packets {
+	if g.packets || g.tails > 0 {
 		g.emit(asm.Instruction{Opcode: asm.ClassSTX | asm.ModeMEM | asm.SizeDW, Dst: regFP, Src: 1, Offset: g.ctxSlot()})
 	}
 	g.emit(asm.Instruction{Opcode: asm.ClassST | asm.ModeMEM | asm.SizeW, Dst: regFP, Offset: -4})
@@ -183,7 +219,7 @@ func (g *gen) mainFunc() {
 }
 
 // ctxSlot is where main spills the context pointer, below its stack
-// area, when the program uses packet loads.
+// area, when the program uses packet loads or tail calls.
 func (g *gen) ctxSlot() int16 { return int16(g.base - 8) }
 
 // function emits local function f: r1 is the element's address, r2..r5
@@ -275,8 +311,10 @@ func (g *gen) statement() {
 		g.stackPointer()
 	case k < 94:
 		g.mapUpdateDelete()
-	case k < 97 && g.packets:
+	case k < 96 && g.packets:
 		g.packetLoad()
+	case k < 97 && g.fn == 0 && g.tails > 0:
+		g.tailCall()
 	case k < 97:
 		g.lddw(g.dstReg(), g.value64())
 	default:
@@ -838,4 +876,28 @@ func (g *gen) stackOps(base uint8, at int) {
 		}
 		g.access(base, int16(slot-at), s.code, s.bytes, g.rnd.IntN(3))
 	}
+}
+
+// tailCall emits bpf_tail_call(ctx, prog_array, index): an index of a
+// target (which runs instead of the rest of this program), of an empty
+// slot or past the end (the call fails and the program goes on), or one
+// with high bits set (the kernel uses the low 32). Targets tail-call
+// again, so chains reach the limit of 33 tail calls.
+func (g *gen) tailCall() {
+	g.emit(asm.Instruction{Opcode: asm.ClassLDX | asm.ModeMEM | asm.SizeDW, Dst: 1, Src: regFP, Offset: g.ctxSlot()})
+	g.emit(asm.Instruction{Opcode: asm.OpLDDW, Dst: 2, Src: asm.PseudoMapFD, Imm: ProgArrayIndex}, asm.Instruction{})
+	switch g.rnd.IntN(4) {
+	case 0:
+		idx := []uint64{ProgArraySlots, ProgArraySlots + 1, 1 << 32, 1<<32 | 1, math.MaxUint64}[g.rnd.IntN(5)]
+		g.lddw(3, idx)
+	case 1:
+		g.emit(asm.Instruction{Opcode: asm.ClassALU | asm.AluMOV | asm.SourceX, Dst: 3, Src: g.srcReg()})
+		g.aluImm(asm.ClassALU|asm.AluAND, 3, ProgArraySlots-1)
+	default:
+		g.aluImm(asm.ClassALU64|asm.AluMOV, 3, int32(g.rnd.IntN(g.tails+1)))
+	}
+	g.emit(asm.Instruction{Opcode: asm.OpCall, Imm: helperTailCall})
+	// r0 is unreadable after a failed tail call, r1..r5 clobbered.
+	g.initReg(0, g.others(6, 7, 8, 9))
+	g.reinitArgs(g.others(0, 6, 7, 8, 9))
 }

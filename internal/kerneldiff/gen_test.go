@@ -106,7 +106,7 @@ func wantKinds() map[kind]bool {
 	for _, src := range []uint8{0, asm.PseudoMapFD, asm.PseudoMapValue} {
 		add(asm.Instruction{Opcode: asm.OpLDDW, Src: src}, false)
 	}
-	for _, h := range []int32{helperMapLookup, helperMapUpdate, helperMapDelete} {
+	for _, h := range []int32{helperMapLookup, helperMapUpdate, helperMapDelete, helperTailCall} {
 		add(asm.Instruction{Opcode: asm.OpCall, Imm: h}, false)
 	}
 	add(asm.Instruction{Opcode: asm.OpCall, Src: asm.PseudoCall}, false)
@@ -117,11 +117,13 @@ func wantKinds() map[kind]bool {
 func countKinds(cfg Config, seeds uint64) map[kind]int {
 	seen := map[kind]int{}
 	for seed := range seeds {
-		insns := Generate(seed, cfg).Insns
-		for i := 0; i < len(insns); i++ {
-			seen[kindOf(insns[i])]++
-			if insns[i].IsLDDW() {
-				i++
+		p := Generate(seed, cfg)
+		for _, insns := range append([][]asm.Instruction{p.Insns}, p.Tails...) {
+			for i := 0; i < len(insns); i++ {
+				seen[kindOf(insns[i])]++
+				if insns[i].IsLDDW() {
+					i++
+				}
 			}
 		}
 	}

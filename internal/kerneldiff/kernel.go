@@ -76,7 +76,7 @@ func KernelConfig() (Config, error) {
 // that runs, skb->len != 0), fetches it back with an atomic add of 0 and
 // returns 1 if it read 1: a correct kernel returns 2.
 func FetchPrecisionBug() (bool, error) {
-	kinsns, err := (&kernelSide{}).instructions(fetchProbe())
+	kinsns, err := (&kernelSide{}).instructions(fetchProbe(), nil)
 	if err != nil {
 		return false, fmt.Errorf("fetch precision probe: %w", err)
 	}
@@ -139,32 +139,34 @@ func (e *RefusedError) Error() string {
 
 func (e *RefusedError) Unwrap() error { return e.Err }
 
-// RunKernel loads p into the kernel as a socket filter and runs it once
-// with BPF_PROG_TEST_RUN, starting from p.Value. A *RefusedError means the
-// verifier refused p.
+// RunKernel loads p (and its tail-call targets, into a new program
+// array) into the kernel as socket filters and runs it once with
+// BPF_PROG_TEST_RUN, starting from p.Value. A *RefusedError means the
+// verifier refused p or a target.
 func (t *Target) RunKernel(p *Program) (Outcome, error) {
 	if t.kernel == nil {
 		return Outcome{}, fmt.Errorf("seed %d: target has no kernel map", p.Seed)
 	}
-	insns, err := t.kernel.instructions(p.Insns)
+	progArray, err := ebpf.NewMap(&ebpf.MapSpec{Name: "kdiff_tails", Type: ebpf.ProgramArray, KeySize: 4,
+		ValueSize: 4, MaxEntries: ProgArraySlots})
 	if err != nil {
-		return Outcome{}, fmt.Errorf("seed %d: %w", p.Seed, err)
+		return Outcome{}, fmt.Errorf("seed %d: creating the program array: %w", p.Seed, err)
 	}
-	spec := &ebpf.ProgramSpec{Name: "kdiff", Type: ebpf.SocketFilter, Instructions: insns, License: "GPL"}
-	// Without a log first: cilium/ebpf would otherwise retry a refused
-	// program with growing log buffers, which for a program that hits the
-	// complexity limit means verifying a million instructions again and
-	// again. The log is fetched only for other refusals.
-	prog, err := ebpf.NewProgramWithOptions(spec, ebpf.ProgramOptions{LogDisabled: true})
-	if errors.Is(err, unix.E2BIG) {
-		return Outcome{}, &RefusedError{Seed: p.Seed, Reason: ReasonTooComplex, Err: err}
-	}
-	if err != nil {
-		_, err = ebpf.NewProgram(spec)
-		if err == nil {
-			return Outcome{}, fmt.Errorf("seed %d: the kernel refused the program once, then loaded it", p.Seed)
+	defer progArray.Close()
+	for i, tail := range p.Tails {
+		prog, err := t.kernel.load(p.Seed, fmt.Sprintf("tail %d", i), tail, progArray)
+		if err != nil {
+			return Outcome{}, err
 		}
-		return Outcome{}, &RefusedError{Seed: p.Seed, Reason: verifierReason(err), Err: err}
+		err = progArray.Put(uint32(i), prog)
+		prog.Close() // the array holds it
+		if err != nil {
+			return Outcome{}, fmt.Errorf("seed %d: tail %d: %w", p.Seed, i, err)
+		}
+	}
+	prog, err := t.kernel.load(p.Seed, "main", p.Insns, progArray)
+	if err != nil {
+		return Outcome{}, err
 	}
 	defer prog.Close()
 	copy(t.mem, p.Value)
@@ -176,22 +178,55 @@ func (t *Target) RunKernel(p *Program) (Outcome, error) {
 		Value: append([]byte(nil), t.mem...)}, nil
 }
 
+// load loads one program of a generated family.
+func (k *kernelSide) load(seed uint64, what string, in []asm.Instruction, progArray *ebpf.Map) (*ebpf.Program, error) {
+	insns, err := k.instructions(in, progArray)
+	if err != nil {
+		return nil, fmt.Errorf("seed %d: %s: %w", seed, what, err)
+	}
+	spec := &ebpf.ProgramSpec{Name: "kdiff", Type: ebpf.SocketFilter, Instructions: insns, License: "GPL"}
+	// Without a log first: cilium/ebpf would otherwise retry a refused
+	// program with growing log buffers, which for a program that hits the
+	// complexity limit means verifying a million instructions again and
+	// again. The log is fetched only for other refusals.
+	prog, err := ebpf.NewProgramWithOptions(spec, ebpf.ProgramOptions{LogDisabled: true})
+	if errors.Is(err, unix.E2BIG) {
+		return nil, &RefusedError{Seed: seed, Reason: ReasonTooComplex, Err: err}
+	}
+	if err != nil {
+		prog, err = ebpf.NewProgram(spec)
+		if err == nil {
+			prog.Close()
+			return nil, fmt.Errorf("seed %d: %s: the kernel refused the program once, then loaded it", seed, what)
+		}
+		return nil, &RefusedError{Seed: seed, Reason: what + ": " + verifierReason(err), Err: err}
+	}
+	return prog, nil
+}
+
 // instructions converts uebpf instructions to cilium/ebpf's, pointing
-// every map lddw at the kernel map.
-func (k *kernelSide) instructions(in []asm.Instruction) (ciliumasm.Instructions, error) {
+// every map lddw at the kernel map it names.
+func (k *kernelSide) instructions(in []asm.Instruction, progArray *ebpf.Map) (ciliumasm.Instructions, error) {
 	code := asm.Encode(nil, in)
 	insns, err := ciliumasm.AppendInstructions(nil, bytes.NewReader(code), binary.LittleEndian, "linux")
 	if err != nil {
 		return nil, fmt.Errorf("decoding for cilium/ebpf: %w", err)
 	}
 	for i := range insns {
-		if insns[i].IsLoadFromMap() {
-			if idx := uint32(insns[i].Constant); idx != MapIndex {
-				return nil, fmt.Errorf("instruction %d: map index %d: %w", i, idx, maps.ErrInvalid)
-			}
-			if err := insns[i].AssociateMap(k.m); err != nil {
-				return nil, fmt.Errorf("instruction %d: %w", i, err)
-			}
+		if !insns[i].IsLoadFromMap() {
+			continue
+		}
+		var m *ebpf.Map
+		switch idx := uint32(insns[i].Constant); {
+		case idx == MapIndex:
+			m = k.m
+		case idx == ProgArrayIndex && progArray != nil:
+			m = progArray
+		default:
+			return nil, fmt.Errorf("instruction %d: map index %d: %w", i, idx, maps.ErrInvalid)
+		}
+		if err := insns[i].AssociateMap(m); err != nil {
+			return nil, fmt.Errorf("instruction %d: %w", i, err)
 		}
 	}
 	return insns, nil

@@ -91,7 +91,7 @@ func TestArrayUpdateErrnos(t *testing.T) {
 			}
 			defer km.Close()
 			ks := &kernelSide{m: km}
-			kinsns, err := ks.instructions(insns)
+			kinsns, err := ks.instructions(insns, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

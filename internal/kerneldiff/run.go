@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/uebpf/uebpf/asm"
 	"github.com/uebpf/uebpf/helpers"
 	"github.com/uebpf/uebpf/jit"
 	"github.com/uebpf/uebpf/maps"
@@ -87,10 +88,38 @@ func (t *Target) HasKernel() bool { return t.kernel != nil }
 // JIT in checked, unchecked and portable mode. Each run starts from p.Value. An error
 // means p did not load or compile: a bug of the generator or of uebpf.
 func (t *Target) RunUserspace(p *Program) ([]Outcome, error) {
-	vp, err := vm.Load(&vm.ProgramSpec{Name: fmt.Sprintf("seed%d", p.Seed), Instructions: p.Insns,
-		Maps: []vm.Map{t.vmMap}}, &vm.Options{Helpers: t.helpers})
+	pa, err := maps.New(&maps.Spec{Name: "kdiff_tails", Type: maps.ProgramArray, KeySize: 4, ValueSize: 4,
+		MaxEntries: ProgArraySlots})
 	if err != nil {
-		return nil, fmt.Errorf("seed %d: vm.Load: %w", p.Seed, err)
+		return nil, fmt.Errorf("seed %d: program array: %w", p.Seed, err)
+	}
+	progArray, ok := pa.(maps.ProgArrayMap)
+	if !ok {
+		return nil, fmt.Errorf("seed %d: %T is not a program array", p.Seed, pa)
+	}
+	// One map table for every program of the family: map pointers stay
+	// valid across tail calls.
+	table := []vm.Map{t.vmMap, progArray}
+	load := func(what string, insns []asm.Instruction) (*vm.Program, error) {
+		vp, err := vm.Load(&vm.ProgramSpec{Name: fmt.Sprintf("seed%d-%s", p.Seed, what), Instructions: insns,
+			Maps: table}, &vm.Options{Helpers: t.helpers})
+		if err != nil {
+			return nil, fmt.Errorf("seed %d: %s: vm.Load: %w", p.Seed, what, err)
+		}
+		return vp, nil
+	}
+	for i, tail := range p.Tails {
+		tp, err := load(fmt.Sprintf("tail%d", i), tail)
+		if err != nil {
+			return nil, err
+		}
+		if err := progArray.SetProgram(uint32(i), tp); err != nil {
+			return nil, fmt.Errorf("seed %d: tail %d: %w", p.Seed, i, err)
+		}
+	}
+	vp, err := load("main", p.Insns)
+	if err != nil {
+		return nil, err
 	}
 	ctx := make([]byte, contextSize)
 	exec := func(run func(*vm.Env) (uint64, error)) func() (uint64, error) {
