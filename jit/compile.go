@@ -52,9 +52,10 @@ type compiler struct {
 	arrays     []vm.ArrayMapInfo // by map table entry
 	infoFixups []int32           // rel32 fields that must point at the array table
 	r1Known    bool              // r1 holds the constant r1 here (in this block)
-	// budgetFlags is the code offset right after the last block entry's
-	// subtraction from the budget: a sign test there is redundant.
-	budgetFlags int
+	// pending is the length of the current block, not yet subtracted from
+	// the budget register: the subtraction waits for the charging
+	// instruction that ends the block, whose sign test it then is.
+	pending int32
 	r1          uint64
 
 	// Offsets of the shared stubs.
@@ -116,7 +117,6 @@ func newCompiler(p *vm.Program, opts *Options, feat features, key uint64, tag ui
 		stubs:    c.stubs[:0],
 
 		helperExits: c.helperExits[:0],
-		budgetFlags: -1,
 	}
 	c.a.Reset()
 	for i := range c.offsets {
@@ -151,10 +151,16 @@ func (c *compiler) compile() ([]byte, error) {
 	c.emitStart()
 	c.bodyOff = c.a.Len()
 	for pc := 0; pc < len(c.insns); pc++ {
+		blockLen := c.blockLen[pc]
+		if blockLen != 0 && c.pending != 0 {
+			// The last block falls through into this one without a
+			// charging instruction.
+			c.a.ALURI(x86.SUB, 8, budgetReg, c.pending)
+			c.pending = 0
+		}
 		c.offsets[pc] = int32(c.a.Len())
-		if n := c.blockLen[pc]; n != 0 {
-			c.a.ALURI(x86.SUB, 8, budgetReg, n)
-			c.budgetFlags = c.a.Len()
+		if blockLen != 0 {
+			c.pending = blockLen
 			c.r1Known = false
 		}
 		n, err := c.emitInsn(pc)
@@ -178,10 +184,11 @@ func (c *compiler) compile() ([]byte, error) {
 // findBlocks splits the program where the interpreter's straight-line
 // stretches can start: at slot 0, at jump and call targets, and after every
 // instruction that charges the budget (jumps, calls, exits, packet loads).
-// The budget register is charged a block's length when the block is
-// entered; a charging instruction, which ends its block, fails when the
-// register is negative: that is exactly when the interpreter's charge of
-// the stretch would exceed the budget.
+// The budget register is charged a block's length at the charging
+// instruction that ends the block (or at its end, when it falls through
+// into a jump target), and that instruction fails when the register is
+// negative: exactly when the interpreter's charge of the stretch would
+// exceed the budget.
 //
 // It also refuses programs with callbacks, which the JIT cannot run yet.
 func (c *compiler) findBlocks() error {
@@ -241,12 +248,15 @@ func (c *compiler) checkBudget(pc int) {
 	c.toStub(x86.CondS, stub{kind: stubBudget, pc: int32(pc)})
 }
 
-// testBudget sets the sign flag from the budget register, unless the
-// block's subtraction right before already did.
+// testBudget charges the block's length, if not done yet, and sets the
+// sign flag from the budget register: the subtraction does both.
 func (c *compiler) testBudget() {
-	if c.a.Len() != c.budgetFlags {
-		c.a.TestRR(8, budgetReg, budgetReg)
+	if c.pending != 0 {
+		c.a.ALURI(x86.SUB, 8, budgetReg, c.pending)
+		c.pending = 0
+		return
 	}
+	c.a.TestRR(8, budgetReg, budgetReg)
 }
 
 // align pads with int3 to a 16-byte boundary.

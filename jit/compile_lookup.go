@@ -94,6 +94,13 @@ func (c *compiler) knownArray() (vm.ArrayMapInfo, bool) {
 // emitArrayLookup emits the call at slot pc of an ArrayLookup helper.
 func (c *compiler) emitArrayLookup(pc int) {
 	a := c.a
+	// The inline answer does not end the budget's stretch, and the
+	// helper's exit below tests the budget only on its own path: charge
+	// the block now, on every path.
+	if c.pending != 0 {
+		a.ALURI(x86.SUB, 8, budgetReg, c.pending)
+		c.pending = 0
+	}
 	r1, r2 := regMap[1], regMap[2]
 	var toHelper, toZero, toNext []int
 	keyStub := -1

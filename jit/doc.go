@@ -95,8 +95,9 @@
 // both engines stop at the same instruction: the interpreter charges the
 // length of each straight-line stretch at the taken jump, call, exit or
 // packet load that ends it. Generated code subtracts a block's length from
-// rdx when entering the block (one register subtraction per block) and
-// tests the sign at those instructions (a fused test-and-branch). A
-// conditional jump taken with an overdrawn budget fails; not taken, it
-// continues, as in the interpreter.
+// rdx at those instructions and branches on the sign the subtraction sets
+// (one subtraction and one not-taken branch per block; a block that falls
+// through into a jump target subtracts at its end). A conditional jump
+// taken with an overdrawn budget fails; not taken, it continues, as in the
+// interpreter. An unconditional jump is a single jns to its target.
 package jit
