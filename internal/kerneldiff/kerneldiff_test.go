@@ -18,7 +18,7 @@ import (
 )
 
 var (
-	flagPrograms = flag.Int("kerneldiff.programs", 2000, "number of kernel-accepted programs TestKernelAgreement compares")
+	flagPrograms = flag.Int("kerneldiff.programs", 0, "number of kernel-accepted programs TestKernelAgreement compares (0: 2000, 300 with -race)")
 	flagFirst    = flag.Uint64("kerneldiff.first", 0, "first seed")
 	flagNoV4     = flag.Bool("kerneldiff.nov4", false, "generate without cpu v4 instructions, as for kernels before 6.6")
 	flagFetch    = flag.Bool("kerneldiff.stackfetch", false, "generate atomic fetches on the stack even if the kernel has FetchPrecisionBug")
@@ -83,11 +83,18 @@ func TestKernelAgreement(t *testing.T) {
 		t.Log("the kernel's verifier has the atomic fetch precision bug (see FetchPrecisionBug): no atomic fetches on the stack")
 		cfg.NoStackFetch = !*flagFetch
 	}
+	programs := *flagPrograms
+	if programs == 0 {
+		programs = 2000
+		if raceBuild {
+			programs = 300 // the race detector is not what this test is for
+		}
+	}
 	start := time.Now()
 	refused := map[string][]uint64{}
 	nRefused, compared, mismatches := 0, 0, 0
 	seed := *flagFirst
-	for ; compared < *flagPrograms; seed++ {
+	for ; compared < programs; seed++ {
 		p := Generate(seed, cfg)
 		kout, err := target.RunKernel(p)
 		if re := (*RefusedError)(nil); errors.As(err, &re) {
