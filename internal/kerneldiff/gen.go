@@ -884,8 +884,7 @@ func (g *gen) stackOps(base uint8, at int) {
 // with high bits set (the kernel uses the low 32). Targets tail-call
 // again, so chains reach the limit of 33 tail calls.
 func (g *gen) tailCall() {
-	g.emit(asm.Instruction{Opcode: asm.ClassLDX | asm.ModeMEM | asm.SizeDW, Dst: 1, Src: regFP, Offset: g.ctxSlot()})
-	g.emit(asm.Instruction{Opcode: asm.OpLDDW, Dst: 2, Src: asm.PseudoMapFD, Imm: ProgArrayIndex}, asm.Instruction{})
+	// The index first: r1 and r2 are pointers once loaded.
 	switch g.rnd.IntN(4) {
 	case 0:
 		idx := []uint64{ProgArraySlots, ProgArraySlots + 1, 1 << 32, 1<<32 | 1, math.MaxUint64}[g.rnd.IntN(5)]
@@ -896,6 +895,8 @@ func (g *gen) tailCall() {
 	default:
 		g.aluImm(asm.ClassALU64|asm.AluMOV, 3, int32(g.rnd.IntN(g.tails+1)))
 	}
+	g.emit(asm.Instruction{Opcode: asm.ClassLDX | asm.ModeMEM | asm.SizeDW, Dst: 1, Src: regFP, Offset: g.ctxSlot()})
+	g.emit(asm.Instruction{Opcode: asm.OpLDDW, Dst: 2, Src: asm.PseudoMapFD, Imm: ProgArrayIndex}, asm.Instruction{})
 	g.emit(asm.Instruction{Opcode: asm.OpCall, Imm: helperTailCall})
 	// r0 is unreadable after a failed tail call, r1..r5 clobbered.
 	g.initReg(0, g.others(6, 7, 8, 9))
