@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"testing"
 
+	"github.com/uebpf/uebpf"
 	"github.com/uebpf/uebpf/elf"
 	"github.com/uebpf/uebpf/helpers"
 	"github.com/uebpf/uebpf/internal/benchset"
@@ -12,13 +13,42 @@ import (
 	"github.com/uebpf/uebpf/vm"
 )
 
-// BenchmarkSetEngines runs the standard set's programs that need no map
-// set-up on the interpreter and the JIT in both modes, through Exec with a
-// reused Env (no per-run pool or Reset), next to the native Go
-// equivalents, all with cpu-ns/op. The programs with maps and the fixed
-// cost of uebpf.Program.Run are in internal/benchset.
+// BenchmarkSetEngines is internal/benchset's BenchmarkSet with CPU time:
+// every program of the standard set through uebpf.Program.Run on the
+// interpreter and the JIT (verified at load, so the JIT runs unchecked),
+// next to its native Go equivalent, all with cpu-ns/op, which descheduling
+// on a shared machine does not inflate. The programs without maps also run
+// through Exec with a reused Env on the JIT in both safety modes
+// (exec-checked, exec-unchecked): the checked-mode cost.
 func BenchmarkSetEngines(b *testing.B) {
 	for _, bm := range benchset.Set {
+		for _, engine := range []uebpf.Engine{uebpf.EngineInterpreter, uebpf.EngineJIT} {
+			b.Run(bm.Name+"/"+engine.String(), func(b *testing.B) {
+				coll, p, err := bm.Load(engine)
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer coll.Close()
+				ctx := bm.Input()
+				if r0, err := p.Run(ctx); err != nil || r0 != bm.Want {
+					b.Fatalf("%d, %v; want %d", r0, err, bm.Want)
+				}
+				b.ResetTimer()
+				stop := enginebench.CPU(b)
+				for b.Loop() {
+					p.Run(ctx)
+				}
+				stop()
+			})
+		}
+		b.Run(bm.Name+"/native", func(b *testing.B) {
+			ctx := bm.Input()
+			stop := enginebench.CPU(b)
+			for b.Loop() {
+				bm.Native(ctx)
+			}
+			stop()
+		})
 		if bm.Setup != nil {
 			continue
 		}
@@ -31,11 +61,10 @@ func BenchmarkSetEngines(b *testing.B) {
 			b.Fatal(err)
 		}
 		vp := coll.Program(bm.Program).VM
-		b.Run(bm.Name+"/interpreter", func(b *testing.B) { runSet(b, vp, bm) })
 		for _, m := range []struct {
 			name string
 			opts jit.Options
-		}{{"jit-checked", jit.Options{}}, {"jit-unchecked", jit.Options{Unchecked: true}}} {
+		}{{"exec-checked", jit.Options{}}, {"exec-unchecked", jit.Options{Unchecked: true}}} {
 			b.Run(bm.Name+"/"+m.name, func(b *testing.B) {
 				p, err := jit.Compile(vp, &m.opts)
 				if err != nil {
@@ -45,14 +74,6 @@ func BenchmarkSetEngines(b *testing.B) {
 				runSet(b, p, bm)
 			})
 		}
-		b.Run(bm.Name+"/native", func(b *testing.B) {
-			ctx := bm.Input()
-			stop := enginebench.CPU(b)
-			for b.Loop() {
-				bm.Native(ctx)
-			}
-			stop()
-		})
 		coll.Close()
 	}
 }
