@@ -63,9 +63,10 @@ func kernelTarget(t *testing.T) *Target {
 }
 
 // TestKernelAgreement runs generated programs in the kernel, on the
-// interpreter and on the JIT in both modes, and compares the map element
-// (registers, stack, data) and the return value. Every program must be
-// accepted by the kernel: a refusal is a generator bug.
+// interpreter and on the JIT in every mode, and compares the map element
+// (registers, stack, data) and the return value. The kernel must accept
+// every program (a refusal is a generator bug) except the rare one that
+// reaches the verifier's complexity limit.
 func TestKernelAgreement(t *testing.T) {
 	if !jit.Supported {
 		t.Skip(jit.ErrUnsupportedArch)

@@ -81,12 +81,10 @@ func (t *Target) Close() error {
 	return errors.Join(errs...)
 }
 
-// HasKernel reports whether the Target runs programs in the kernel too.
-func (t *Target) HasKernel() bool { return t.kernel != nil }
-
 // RunUserspace runs p on the interpreter and, when jit.Supported, on the
-// JIT in checked, unchecked and portable mode. Each run starts from p.Value. An error
-// means p did not load or compile: a bug of the generator or of uebpf.
+// JIT in checked, unchecked and portable mode, with its tail-call targets
+// in a new program array. Each run starts from p.Value. An error means p
+// did not load or compile: a bug of the generator or of uebpf.
 func (t *Target) RunUserspace(p *Program) ([]Outcome, error) {
 	pa, err := maps.New(&maps.Spec{Name: "kdiff_tails", Type: maps.ProgramArray, KeySize: 4, ValueSize: 4,
 		MaxEntries: ProgArraySlots})
