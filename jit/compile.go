@@ -56,7 +56,7 @@ type compiler struct {
 	// the budget register: the subtraction waits for the charging
 	// instruction that ends the block, whose sign test it then is.
 	pending int32
-	r1          uint64
+	r1      uint64
 
 	// Offsets of the shared stubs.
 	enterOff, startOff, leaveOff, leaveFinalOff, bodyOff int
