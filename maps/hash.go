@@ -20,8 +20,10 @@ import (
 // where per-CPU maps keep their values out of line, in one cache-line
 // aligned region per CPU at the end of each chunk. Slots live in slabs
 // ("chunks") of []uint64 owned by the map and are named by a 32-bit index.
-// There are a power of two of them, at least twice MaxEntries, so at most
-// half are live and probe sequences stay short.
+// There are a third more of them than MaxEntries, so at most three
+// quarters are live and probe sequences stay short (a sparser table costs
+// cache footprint, which a lookup in a large map pays in misses). A key's
+// home slot is the high half of its hash scaled to the slot count.
 //
 // ctrl is
 //
@@ -69,7 +71,7 @@ type hashMap struct {
 	keep            [][]uint64
 	allocMu         sync.Mutex
 
-	slotMask uint32
+	nslots   uint32
 	locks    []paddedMutex
 	lockMask uint32
 	seed     uint64
@@ -149,13 +151,12 @@ func newHash(spec *Spec, ncpu int) (*hashMap, error) {
 		perElem += uintptr(h.ncpu) * h.valStride
 	}
 	// Validation caps MaxEntries at 1<<28, so this fits in 32 bits.
-	slotsLog := uint(bits.Len32(2*spec.MaxEntries - 1))
-	nslots := uintptr(1) << slotsLog
-	h.slotMask = uint32(nslots - 1)
+	h.nslots = spec.MaxEntries + spec.MaxEntries/3 + 1
+	nslots := uintptr(h.nslots)
 	// A chunk holds the largest power of two of slots that fits in
 	// targetChunkBytes (at least one).
 	if perElem < targetChunkBytes {
-		h.chunkShift = min(uint(bits.Len64(uint64(targetChunkBytes/perElem)))-1, slotsLog)
+		h.chunkShift = min(uint(bits.Len64(uint64(targetChunkBytes/perElem)))-1, uint(bits.Len32(h.nslots-1)))
 	}
 	chunkLen := uintptr(1) << h.chunkShift
 	h.chunkMask = uint32(chunkLen - 1)
@@ -165,11 +166,14 @@ func newHash(spec *Spec, ncpu int) (*hashMap, error) {
 		h.cpuRegionStride = roundCacheLine(chunkLen * h.valStride)
 		h.chunkSize = h.cpuRegionOff + uintptr(h.ncpu)*h.cpuRegionStride
 	}
-	nchunks := nslots >> h.chunkShift
+	nchunks := (nslots + chunkLen - 1) >> h.chunkShift
 	h.chunks = make([]unsafe.Pointer, nchunks)
 	h.keep = make([][]uint64, nchunks)
 
-	nl := min(uint32(nslots), maxLocks)
+	nl := uint32(maxLocks)
+	for nl > 1 && nl > h.nslots {
+		nl >>= 1
+	}
 	h.locks = make([]paddedMutex, nl)
 	h.lockMask = nl - 1
 	if spec.Flags&FlagZeroSeed == 0 {
@@ -203,6 +207,30 @@ func (h *hashMap) slot(e uint32) unsafe.Pointer {
 	return unsafe.Add(c, uintptr(e&h.chunkMask)*h.elemSize)
 }
 
+// next is the slot after e, wrapping around.
+func (h *hashMap) next(e uint32) uint32 {
+	if e++; e == h.nslots {
+		return 0
+	}
+	return e
+}
+
+// offset is the slot d after e (d < nslots), wrapping around.
+func (h *hashMap) offset(e, d uint32) uint32 {
+	if e += d; e >= h.nslots || e < d {
+		e -= h.nslots
+	}
+	return e
+}
+
+// back is the slot d before e (d < nslots), wrapping around.
+func (h *hashMap) back(e, d uint32) uint32 {
+	if e >= d {
+		return e - d
+	}
+	return e + h.nslots - d
+}
+
 func ctrlPtr(p unsafe.Pointer) *uint64 { return (*uint64)(p) }
 
 // valuePtr returns the value of slot e (at p) for cpu.
@@ -222,7 +250,12 @@ func (h *hashMap) hashOf(key unsafe.Pointer) (home, tag uint32) {
 	} else {
 		hv = hashKey(key, h.keySize, h.seed)
 	}
-	return uint32(hv>>32) & h.slotMask, uint32(hv) & tagMask
+	return h.homeOf(hv), uint32(hv) & tagMask
+}
+
+// homeOf is the home slot of a key with hash hv.
+func (h *hashMap) homeOf(hv uint64) uint32 {
+	return uint32(hv >> 32 * uint64(h.nslots) >> 32)
 }
 
 func (h *hashMap) lock(home uint32) *paddedMutex { return &h.locks[home&h.lockMask] }
@@ -284,7 +317,7 @@ func (h *hashMap) find(home, tag uint32, key unsafe.Pointer) (uint32, unsafe.Poi
 			}
 			// The slot changed while we compared: look again.
 		}
-		e = (e + 1) & h.slotMask
+		e = h.next(e)
 	}
 	return 0, nil, 0
 }
@@ -295,7 +328,7 @@ func (h *hashMap) lookup8(key unsafe.Pointer) (uint32, unsafe.Pointer) {
 	k := *(*uint64)(key)
 	hv := hashKey8(k, h.seed)
 	tag := uint32(hv) & tagMask
-	e := uint32(hv>>32) & h.slotMask
+	e := h.homeOf(hv)
 	p := h.slot(e)
 	if p == nil {
 		return 0, nil
@@ -317,7 +350,7 @@ func (h *hashMap) lookup8(key unsafe.Pointer) (uint32, unsafe.Pointer) {
 		if d++; d > limit {
 			return 0, nil
 		}
-		e = (e + 1) & h.slotMask
+		e = h.next(e)
 		if p = h.slot(e); p == nil {
 			return 0, nil
 		}
@@ -369,7 +402,7 @@ func (h *hashMap) insertLocked(home, tag uint32, key, value unsafe.Pointer, cpu 
 		st := uint32(lruLive)
 		if grace {
 			st |= lruGrace
-			atomic.StoreUint32(lruDue(p), h.clock.Load()+h.slotMask+1)
+			atomic.StoreUint32(lruDue(p), h.clock.Load()+h.nslots)
 		}
 		atomic.StoreUint32(lruState(p), st)
 	}
@@ -419,7 +452,7 @@ func (h *hashMap) removeLocked(e uint32, p unsafe.Pointer) {
 	if dist == 0 || dist == maxDist {
 		return // nothing to lower, or saturated: homeDist stays
 	}
-	home := (e - dist) & h.slotMask
+	home := h.back(e, dist)
 	hp := h.slot(home)
 	for {
 		hc := atomic.LoadUint64(ctrlPtr(hp))
@@ -430,7 +463,7 @@ func (h *hashMap) removeLocked(e uint32, p unsafe.Pointer) {
 		// The farthest remaining element of this home.
 		need := uint32(0)
 		for d := limit; d > 0; d-- {
-			sc := atomic.LoadUint64(ctrlPtr(h.slot((home + d) & h.slotMask)))
+			sc := atomic.LoadUint64(ctrlPtr(h.slot(h.offset(home, d))))
 			if slotState(sc) == stLive && slotDist(sc) == d {
 				need = d
 				break

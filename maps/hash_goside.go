@@ -70,7 +70,7 @@ func (h *hashMap) goNextKey(key, next []byte) error {
 			start = uint64(e) + 1
 		}
 	}
-	for e := start; e <= uint64(h.slotMask); e++ {
+	for e := start; e < uint64(h.nslots); e++ {
 		if atomic.LoadPointer(&h.chunks[e>>h.chunkShift]) == nil {
 			e |= uint64(h.chunkMask) // skip the unallocated chunk
 			continue
@@ -85,12 +85,12 @@ func (h *hashMap) goNextKey(key, next []byte) error {
 // iterKeys collects the keys of live slots, starting at slot cursor.
 func (h *hashMap) iterKeys(cursor uint64, dst []byte) ([]byte, uint64, bool, error) {
 	e := cursor
-	for ; e <= uint64(h.slotMask) && len(dst) < iterBatch*int(h.keySize); e++ {
+	for ; e < uint64(h.nslots) && len(dst) < iterBatch*int(h.keySize); e++ {
 		if atomic.LoadPointer(&h.chunks[e>>h.chunkShift]) == nil {
 			e |= uint64(h.chunkMask)
 			continue
 		}
 		dst, _ = h.appendKey(dst, uint32(e))
 	}
-	return dst, e, e > uint64(h.slotMask), nil
+	return dst, e, e >= uint64(h.nslots), nil
 }

@@ -39,7 +39,8 @@ func (h *hashMap) reserve() bool {
 // claim takes the first empty or deleted slot from home on and marks it
 // busy. It returns the slot, its address, its busy ctrl word and its
 // distance from home. The caller has reserved an element, so live and busy
-// slots number at most MaxEntries, half the table: there is a free slot.
+// slots number at most MaxEntries, fewer than the slots: there is a free
+// slot.
 func (h *hashMap) claim(home uint32) (e uint32, p unsafe.Pointer, busy uint64, d uint32) {
 	e = home
 	for {
@@ -54,7 +55,7 @@ func (h *hashMap) claim(home uint32) (e uint32, p unsafe.Pointer, busy uint64, d
 			}
 			continue // another insert took it first: look again
 		}
-		e = (e + 1) & h.slotMask
+		e = h.next(e)
 		d++
 	}
 }

@@ -450,9 +450,9 @@ func TestHashChurnInvariants(t *testing.T) {
 			t.Fatalf("key %#x lost", k)
 		}
 	}
-	need := make([]uint32, h.slotMask+1)
+	need := make([]uint32, h.nslots)
 	var empty, tombs int
-	for e := range h.slotMask + 1 {
+	for e := range h.nslots {
 		c := atomic.LoadUint64(ctrlPtr(h.slot(e)))
 		switch slotState(c) {
 		case stEmpty:
@@ -461,11 +461,11 @@ func TestHashChurnInvariants(t *testing.T) {
 			tombs++
 		case stLive:
 			d := slotDist(c)
-			home := (e - d) & h.slotMask
+			home := h.back(e, d)
 			need[home] = max(need[home], d)
 		}
 	}
-	for e := range h.slotMask + 1 {
+	for e := range h.nslots {
 		if got := homeDist(atomic.LoadUint64(ctrlPtr(h.slot(e)))); got != need[e] {
 			t.Errorf("slot %d: homeDist %d, its elements need %d", e, got, need[e])
 		}

@@ -33,7 +33,8 @@ const (
 	lruGrace = 1 << 2 // not evictable before the clock reaches lruDue
 )
 
-// lruStride is the clock hand's step through the slots.
+// lruStride is the clock hand's step through the slots: a prime larger
+// than any slot count, so t*lruStride mod slots permutes the slots.
 const lruStride = 0x9E3779B1
 
 func lruState(p unsafe.Pointer) *uint32 { return (*uint32)(unsafe.Add(p, 8)) }
@@ -54,15 +55,15 @@ func (h *hashMap) lruReserve() (evicted bool, err error) {
 	if h.reserve() {
 		return false, nil
 	}
-	n := uint64(h.slotMask) + 1
+	n := uint64(h.nslots)
 	for range 2*n + 2 {
 		t := h.clock.Add(1) - 1
-		// The hand visits the slots in a scattered order (an odd
-		// multiplier permutes a power-of-two range), not one after the
+		// The hand visits the slots in a scattered order (a prime
+		// multiplier permutes the slots), not one after the
 		// other: evicting a stretch of neighbouring slots would leave the
 		// stretch ahead of the hand full, and inserts landing there would
 		// probe far.
-		e := t * lruStride & h.slotMask
+		e := uint32(uint64(t) * lruStride % n)
 		p := h.slot(e)
 		if p == nil {
 			continue
@@ -99,10 +100,10 @@ func (h *hashMap) lruReserve() (evicted bool, err error) {
 // the stripe of its home, found from its distance (or by hashing the stored
 // key when the distance saturated).
 func (h *hashMap) evict(e uint32, p unsafe.Pointer, c uint64) bool {
-	home := (e - slotDist(c)) & h.slotMask
+	home := h.back(e, slotDist(c))
 	if slotDist(c) == maxDist {
 		hv := hashWords(unsafe.Add(p, h.keyOff), h.keySize, h.seed)
-		home = uint32(hv>>32) & h.slotMask
+		home = h.homeOf(hv)
 	}
 	mu := h.lock(home)
 	mu.Lock()
