@@ -22,7 +22,7 @@ func TestVerify(t *testing.T) {
 	}
 	for _, engine := range []uebpf.Engine{uebpf.EngineInterpreter, uebpf.EngineAuto} {
 		coll, err := uebpf.LoadFile("examples/filter/filter.bpf.o", &uebpf.Options{
-			Engine: engine,
+			Engine:    engine,
 			Variables: map[string]any{"min_latency_ns": uint64(10)},
 		})
 		if err != nil {
