@@ -1,6 +1,7 @@
 package kbridge_test
 
 import (
+	"errors"
 	"runtime"
 	"strings"
 	"sync/atomic"
@@ -11,6 +12,7 @@ import (
 	"github.com/cilium/ebpf"
 	"golang.org/x/sys/unix"
 
+	"github.com/uebpf/uebpf/jit"
 	"github.com/uebpf/uebpf/kbridge"
 	"github.com/uebpf/uebpf/vm"
 )
@@ -33,7 +35,11 @@ const benchLookup = `
 // per run: the machines these run on are shared, and CPU time leaves out
 // the time other processes ran instead of us.
 func benchVM(b *testing.B, src string, m vm.Map) time.Duration {
-	p := vmProgram(b, src, m)
+	return benchEngine(b, vmProgram(b, src, m).Exec)
+}
+
+// benchEngine runs exec once per iteration on a reused Env, like benchVM.
+func benchEngine(b *testing.B, exec func(*vm.Env) (uint64, error)) time.Duration {
 	env := vm.NewEnv()
 	b.ReportAllocs()
 	runtime.LockOSThread()
@@ -41,7 +47,7 @@ func benchVM(b *testing.B, src string, m vm.Map) time.Duration {
 	start := threadCPU()
 	b.ResetTimer()
 	for range b.N {
-		if _, err := p.Exec(env); err != nil {
+		if _, err := exec(env); err != nil {
 			b.Fatal(err)
 		}
 		env.Reset()
@@ -108,20 +114,36 @@ func BenchmarkVMSyscallAdd(b *testing.B) {
 }
 
 // BenchmarkVMMmapPerAccess separates the cost of one access from the run
-// and lookup around it: each run does 100 accesses to the looked-up value.
+// and lookup around it: each run does 100 accesses to the looked-up value,
+// on the interpreter and on the JIT (checked: every access is checked
+// against the run's regions; unchecked: as for a verified program).
 func BenchmarkVMMmapPerAccess(b *testing.B) {
 	requireKernel(b)
 	for _, bc := range []struct{ name, insn string }{
 		{"read", "ldxdw %r3, [%r0+0]\n"},
 		{"atomic_add", "lock add [%r0+0], %r1\n"},
 	} {
-		b.Run(bc.name, func(b *testing.B) {
-			a := newMmapArray(b, "bench", 8, 4)
-			src := benchLookup + "mov %r1, 1\n" + strings.Repeat(bc.insn, 100) + "out:\nexit"
-			cpu := benchVM(b, src, a)
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/100, "ns/access")
-			b.ReportMetric(float64(cpu.Nanoseconds())/100, "cpu-ns/access")
-		})
+		for _, engine := range []string{"interpreter", "jit", "jit-unchecked"} {
+			b.Run(bc.name+"/"+engine, func(b *testing.B) {
+				a := newMmapArray(b, "bench", 8, 4)
+				p := vmProgram(b, benchLookup+"mov %r1, 1\n"+strings.Repeat(bc.insn, 100)+"out:\nexit", a)
+				exec := p.Exec
+				if engine != "interpreter" {
+					jp, err := jit.Compile(p, &jit.Options{Unchecked: engine == "jit-unchecked"})
+					if errors.Is(err, jit.ErrUnsupportedArch) {
+						b.Skip("no JIT on this platform")
+					}
+					if err != nil {
+						b.Fatal(err)
+					}
+					defer jp.Close()
+					exec = jp.Exec
+				}
+				cpu := benchEngine(b, exec)
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/100, "ns/access")
+				b.ReportMetric(float64(cpu.Nanoseconds())/100, "cpu-ns/access")
+			})
+		}
 	}
 }
 
