@@ -2,6 +2,7 @@ package asm_test
 
 import (
 	"encoding/hex"
+	"slices"
 	"strings"
 	"testing"
 
@@ -27,21 +28,9 @@ func requireRoundTrip(t testing.TB, insns []asm.Instruction) string {
 	if err != nil {
 		t.Fatalf("disassembly does not assemble: %v\n%s", err, text)
 	}
-	if !equalSlots(back, insns) {
+	if !slices.Equal(back, insns) {
 		t.Fatalf("round trip changed the program\nwant % x\ngot  % x\ntext:\n%s",
 			asm.Encode(nil, insns), asm.Encode(nil, back), text)
 	}
 	return text
-}
-
-func equalSlots(a, b []asm.Instruction) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

@@ -3,6 +3,7 @@ package verifier
 import (
 	"bytes"
 	"fmt"
+	"slices"
 
 	"github.com/uebpf/uebpf/asm"
 	"github.com/uebpf/uebpf/maps"
@@ -397,7 +398,7 @@ func (v *verifier) checkCallbackExit(f *frame, r0 *reg) (int, bool, error) {
 	if r0.off.umax > 1 {
 		return 0, false, v.fail(ErrInvalidReturn, "a callback must return 0 or 1, R0=%s", r0.off.String())
 	}
-	if !sameRefs(v.st.refs, f.cbRefs) {
+	if !slices.Equal(v.st.refs, f.cbRefs) {
 		return 0, false, v.fail(ErrReferenceLeak, "the callback returns holding references %v, it was called with %v; release what it acquires", v.st.refs, f.cbRefs)
 	}
 	depth := len(v.st.frames) - 1
@@ -467,18 +468,6 @@ func (v *verifier) covered(st *state, pc int) bool {
 		}
 	}
 	return false
-}
-
-func sameRefs(a, b []uint32) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // checkExit returns from a function, or ends the program.

@@ -98,6 +98,12 @@ func (v *verifier) checkCondJump(ins asm.Instruction) (int, bool, error) {
 	if srcReg && okFall {
 		v.st.cur().regs[ins.Src].off = nb
 	}
+	return v.follow(taken, target, okTaken, okFall)
+}
+
+// follow continues a conditional jump: taken is the state on the taken
+// edge, v.st the one on the fall-through, each possible or not.
+func (v *verifier) follow(taken *state, target int, okTaken, okFall bool) (int, bool, error) {
 	switch {
 	case okTaken && okFall:
 		v.branch(taken, target)
@@ -167,17 +173,7 @@ func (v *verifier) jump32(ins asm.Instruction, src reg, srcReg bool, target int)
 	taken := v.st.clone()
 	okTaken := narrow(taken, true)
 	okFall := narrow(v.st, false)
-	switch {
-	case okTaken && okFall:
-		v.branch(taken, target)
-		return v.pc + 1, false, nil
-	case okTaken:
-		v.st = taken
-		return target, false, nil
-	case okFall:
-		return v.pc + 1, false, nil
-	}
-	return 0, true, nil
+	return v.follow(taken, target, okTaken, okFall)
 }
 
 func signedJump(op uint8) bool {

@@ -1,5 +1,7 @@
 package verifier
 
+import "slices"
+
 // checkpoint runs at pruning points. If a state already explored to the
 // end subsumes the current one, the current path is pruned. If an
 // unfinished state on the current path equals it, the program can loop
@@ -138,7 +140,7 @@ func subsumes(old, cur *state, live, rel uint16) bool {
 		if of.callsite != cf.callsite || of.callback != cf.callback || of.cbTarget != cf.cbTarget {
 			return false
 		}
-		if of.callback && (!regSubsumes(&of.cbArg, &cf.cbArg, &m) || !sameRefs(of.cbRefs, cf.cbRefs)) {
+		if of.callback && (!regSubsumes(&of.cbArg, &cf.cbArg, &m) || !slices.Equal(of.cbRefs, cf.cbRefs)) {
 			return false
 		}
 		innermost := i == len(old.frames)-1
