@@ -57,6 +57,10 @@ type compiler struct {
 	// instruction that ends the block, whose sign test it then is.
 	pending int32
 	r1      uint64
+	// memUsed marks the variants of checked accesses the body used;
+	// memShared holds the offsets of their shared slow paths.
+	memUsed   uint16
+	memShared [16]int32
 
 	// Offsets of the shared stubs.
 	enterOff, startOff, leaveOff, leaveFinalOff, bodyOff int
@@ -89,7 +93,7 @@ type stub struct {
 	pc     int32
 	base   x86.Reg
 	off    int32
-	size   uint8
+	size   uint8 // stubMemCheck: the variant (memVariant)
 	write  bool
 	resume int32 // code offset to continue at
 	helper int32 // stubKeyCheck: code offset of the helper exit
@@ -171,6 +175,7 @@ func (c *compiler) compile() ([]byte, error) {
 		pc += n - 1
 	}
 	c.a.Ud2() // unreachable: validation forbids falling off the end
+	c.emitMemSlowPaths()
 	for i := range c.stubs {
 		c.emitStub(&c.stubs[i])
 	}

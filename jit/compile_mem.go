@@ -39,8 +39,7 @@ func (c *compiler) emitCheck(pc int, baseReg uint8, off int16, size int, write b
 	if baseReg == asm.R10 {
 		a.ALURM(x86.SUB, 8, tmpAddr, st(offStackLo))
 		a.ALURI(x86.CMP, 8, tmpAddr, int32(vm.StackSize-size))
-		c.toStub(x86.CondA, stub{kind: stubMemCheck, pc: int32(pc), base: base, off: int32(off),
-			size: uint8(size), write: write, resume: int32(a.Len() + 6)})
+		c.memStub(x86.CondA, pc, memVariant(size, write, true))
 		return
 	}
 	hot := offHotReadLo
@@ -49,8 +48,14 @@ func (c *compiler) emitCheck(pc int, baseReg uint8, off int16, size int, write b
 	}
 	a.ALURM(x86.SUB, 8, tmpAddr, st(hot))
 	a.ALURM(x86.CMP, 8, tmpAddr, st(hot+8))
-	c.toStub(x86.CondAE, stub{kind: stubMemCheck, pc: int32(pc), base: base, off: int32(off),
-		size: uint8(size), write: write, resume: int32(a.Len() + 6)})
+	c.memStub(x86.CondAE, pc, memVariant(size, write, false))
+}
+
+// memStub emits the jump to the slow path of a checked access of variant
+// v (see memVariant) that failed its inline test.
+func (c *compiler) memStub(cond x86.Cond, pc, v int) {
+	c.memUsed |= 1 << v
+	c.toStub(cond, stub{kind: stubMemCheck, pc: int32(pc), size: uint8(v), resume: int32(c.a.Len() + 6)})
 }
 
 // emitLoad emits ldx and ldxs.

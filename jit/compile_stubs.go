@@ -1,6 +1,8 @@
 package jit
 
 import (
+	"math/bits"
+
 	"github.com/uebpf/uebpf/jit/internal/x86"
 	"github.com/uebpf/uebpf/vm"
 )
@@ -180,53 +182,98 @@ func (c *compiler) emitRegionCheck(probe bool) int {
 	return start
 }
 
-// emitStub emits one out-of-line path.
-func (c *compiler) emitStub(s *stub) {
-	a := c.a
-	a.PatchRel32(int(s.patch), a.Len())
-	if s.kind != stubBudgetCond {
-		a.StoreImm(8, st(offExitPC), s.pc)
+// memVariant indexes the shared slow paths of checked accesses: by size,
+// kind (read or write) and whether the inline test was the stack's (r10)
+// or the hot region's.
+func memVariant(size int, write, r10 bool) int {
+	v := bits.TrailingZeros(uint(size)) // 0..3
+	if write {
+		v |= 4
 	}
-	switch s.kind {
-	case stubMemCheck:
-		a.Lea(tmpAddr, x86.M(s.base, s.off))
-		if s.base != regMap[10] { // r10 was tested against the stack inline
-			a.ALURM(x86.SUB, 8, tmpAddr, st(offStackLo))
-			a.ALURI(x86.CMP, 8, tmpAddr, int32(vm.StackSize-int(s.size)))
-			a.JccTo(x86.CondBE, int(s.resume))
-			a.Lea(tmpAddr, x86.M(s.base, s.off))
+	if r10 {
+		v |= 8
+	}
+	return v
+}
+
+// emitMemSlowPaths emits the shared slow path of each access variant the
+// body used. Each access's own stub only records its pc and calls one of
+// them: "mov [exitPC], pc; call shared; jmp resume". In: r11 = the address
+// minus the base of the inline test (the hot region's start, or the
+// stack's for r10); they return when the access is allowed.
+func (c *compiler) emitMemSlowPaths() {
+	a := c.a
+	for v := range c.memShared {
+		if c.memUsed&(1<<v) == 0 {
+			continue
+		}
+		c.memShared[v] = int32(a.Len())
+		size := int32(1) << (v & 3)
+		write := v&4 != 0
+		if v&8 != 0 {
+			a.ALURM(x86.ADD, 8, tmpAddr, st(offStackLo))
+		} else {
+			hot := offHotReadLo
+			if write {
+				hot = offHotWriteLo
+			}
+			a.ALURM(x86.ADD, 8, tmpAddr, st(hot))
+			// Not in the hot region: the stack, then the region list.
+			a.MovRR(8, tmpC, tmpAddr)
+			a.ALURM(x86.SUB, 8, tmpC, st(offStackLo))
+			a.ALURI(x86.CMP, 8, tmpC, vm.StackSize-size)
+			a.JccShort(x86.CondA, 1)
+			a.Ret()
 		}
 		a.Push(budgetReg)
-		a.MovRI32(tmpD, uint32(s.size))
+		a.MovRI32(tmpD, uint32(size))
 		var w uint32
-		if s.write {
+		if write {
 			w = 1
 		}
 		a.MovRI32(tmpC, w)
 		a.PatchRel32(a.Call(), c.regionCheckOff)
 		a.Pop(budgetReg)
+		a.Ret()
+	}
+}
+
+// jmpLeavePC leaves with reason and the pc in the reason's upper bits,
+// which saves the store of exitPC.
+func (c *compiler) jmpLeavePC(reason uint32, pc int32) {
+	c.jmpLeave(reason | uint32(pc)<<8)
+}
+
+// emitStub emits one out-of-line path.
+func (c *compiler) emitStub(s *stub) {
+	a := c.a
+	a.PatchRel32(int(s.patch), a.Len())
+	switch s.kind {
+	case stubMemCheck:
+		a.StoreImm(8, st(offExitPC), s.pc)
+		a.PatchRel32(a.Call(), int(c.memShared[s.size]))
 		a.JmpTo(int(s.resume))
 	case stubBudgetCond:
 		// Overdrawn: fail only if the jump is taken.
 		ins := c.insns[s.pc]
 		c.emitCompare(ins)
-		fail := a.Jcc(jumpConds[ins.Opcode>>4])
-		a.JmpTo(int(c.offsets[s.pc+1]))
-		a.PatchRel32(fail, a.Len())
-		a.StoreImm(8, st(offExitPC), s.pc)
-		c.jmpLeave(reasonBudget)
+		a.JccTo(jumpConds[ins.Opcode>>4].Invert(), int(c.offsets[s.pc+1]))
+		c.jmpLeavePC(reasonBudget, s.pc)
 	case stubBudget:
-		c.jmpLeave(reasonBudget)
+		c.jmpLeavePC(reasonBudget, s.pc)
 	case stubCallDepth:
-		c.jmpLeave(reasonCallDepth)
+		c.jmpLeavePC(reasonCallDepth, s.pc)
 	case stubMisaligned:
+		a.StoreImm(8, st(offExitPC), s.pc)
 		a.Lea(tmpAddr, x86.M(s.base, s.off))
 		a.Store(8, st(offExitAddr), tmpAddr)
 		a.StoreImm(8, st(offExitSize), int32(s.size))
 		c.jmpLeave(reasonMisaligned)
 	case stubKeyCheck:
+		a.StoreImm(8, st(offExitPC), s.pc)
 		c.emitKeyCheck(s)
 	case stubReturn:
+		a.StoreImm(8, st(offExitPC), s.pc)
 		a.Lea(tmpAddr, x86.Mem{RIP: true, Disp: int32(int(s.resume) - (a.Len() + 7))})
 		a.Store(8, st(offResumePC), tmpAddr)
 		a.MovRI32(tmpC, reasonReturn)

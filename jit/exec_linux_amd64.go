@@ -121,10 +121,10 @@ func (p *Program) continueRun(e *vm.Env, s *runState) (r0 uint64, err error) {
 			return 0, &vm.RunError{PC: pc, Addr: s.exitAddr, Size: int(s.exitSize), Err: vm.ErrMemoryAccess}
 		case reasonMisaligned:
 			return 0, &vm.RunError{PC: pc, Addr: s.exitAddr, Size: int(s.exitSize), Err: vm.ErrMisaligned}
-		case reasonBudget:
-			return 0, &vm.RunError{PC: pc, Err: vm.ErrBudgetExceeded}
+		case reasonBudget: // the pc rides in the reason
+			return 0, &vm.RunError{PC: int(s.reason >> 8), Err: vm.ErrBudgetExceeded}
 		case reasonCallDepth:
-			return 0, &vm.RunError{PC: pc, Err: vm.ErrCallDepth}
+			return 0, &vm.RunError{PC: int(s.reason >> 8), Err: vm.ErrCallDepth}
 		default:
 			return 0, &vm.RunError{PC: pc, Err: fmt.Errorf("jit: generated code returned unknown reason %d", s.reason)}
 		}

@@ -51,8 +51,10 @@ func stateOf(e *vm.Env) *runState { return (*runState)(e.EngineState()) }
 
 // nativeStackBytes is the part of the trampoline's frame that generated
 // code uses as its machine stack. Its worst case is the trampoline's return
-// address, 7 nested local calls of 5 words each and the region check's 4
-// words: 8 + 7*40 + 32 = 320 bytes.
+// address, 7 nested local calls of 5 words each and the slow path of a
+// checked access, 5 words (its call, the saved budget register, the call
+// of the region check and its two saved registers): 8 + 7*40 + 40 = 328
+// bytes.
 const nativeStackBytes = 336
 
 // saveAreaBytes holds the live native stack at a resumable exit: at most 7
@@ -66,8 +68,8 @@ const (
 	reasonCallX      = 2 // callx at exitPC, then resume
 	reasonFault      = 3 // memory access outside the regions
 	reasonMisaligned = 4 // misaligned atomic
-	reasonBudget     = 5 // budget exceeded at the backward jump at exitPC
-	reasonCallDepth  = 6 // local call at exitPC exceeds the depth
+	reasonBudget     = 5 // budget exceeded at the jump, call or exit at pc (reason >> 8)
+	reasonCallDepth  = 6 // local call at pc (reason >> 8) exceeds the depth
 	reasonReturn     = 7 // returned into another program's code after a tail call
 )
 

@@ -22,13 +22,11 @@ func (a *Asm) ALURR(o ALUOp, size int, dst, src Reg) {
 
 // ALURI emits "op dst, imm" (imm sign-extended to the operand size).
 func (a *Asm) ALURI(o ALUOp, size int, dst Reg, imm int32) {
+	c, n := byte(0x81), uint(4)
 	if fitsInt8(int64(imm)) {
-		a.rr(opc1(size, 0x83), byte(o), dst)
-		a.imm8(int8(imm))
-		return
+		c, n = 0x83, 1
 	}
-	a.rr(opc1(size, 0x81), byte(o), dst)
-	a.imm32(imm)
+	a.rri(opc1(size, c), byte(o), dst, uint32(imm), n)
 }
 
 // ALURM emits "op dst, [m]".
@@ -44,25 +42,23 @@ func (a *Asm) ALUMR(o ALUOp, size int, m Mem, src Reg) {
 // LockALUMR emits "lock op [m], src".
 func (a *Asm) LockALUMR(o ALUOp, size int, m Mem, src Reg) {
 	c := opc1(size, byte(o)<<3|1)
-	c.prefix = 0xf0
+	c = c.lock()
 	a.rm(c, byte(src), m)
 }
 
 // ALUMI emits "op [m], imm".
 func (a *Asm) ALUMI(o ALUOp, size int, m Mem, imm int32) {
+	c, n := byte(0x81), uint(4)
 	if fitsInt8(int64(imm)) {
-		a.rm(opc1(size, 0x83), byte(o), m)
-		a.imm8(int8(imm))
-		return
+		c, n = 0x83, 1
 	}
-	a.rm(opc1(size, 0x81), byte(o), m)
-	a.imm32(imm)
+	a.rmi(opc1(size, c), byte(o), m, uint32(imm), n)
 }
 
 // CmpMemByteReg emits "cmp byte [m], src".
 func (a *Asm) CmpMemByteReg(m Mem, src Reg) {
 	c := opc1(1, 0x38)
-	c.byteReg = true
+	c |= opByteReg
 	a.rm(c, byte(src), m)
 }
 
@@ -75,13 +71,11 @@ func (a *Asm) TestRR(size int, r1, r2 Reg) {
 func (a *Asm) TestRI(size int, r Reg, imm int32) {
 	if size == 1 {
 		c := opc1(1, 0xf6)
-		c.byteRM = true
-		a.rr(c, 0, r)
-		a.imm8(int8(imm))
+		c |= opByteRM
+		a.rri(c, 0, r, uint32(imm), 1)
 		return
 	}
-	a.rr(opc1(size, 0xf7), 0, r)
-	a.imm32(imm)
+	a.rri(opc1(size, 0xf7), 0, r, uint32(imm), 4)
 }
 
 // ImulRR emits "imul dst, src" (the low half of the product).
@@ -92,12 +86,10 @@ func (a *Asm) ImulRR(size int, dst, src Reg) {
 // ImulRRI emits "imul dst, src, imm".
 func (a *Asm) ImulRRI(size int, dst, src Reg, imm int32) {
 	if fitsInt8(int64(imm)) {
-		a.rr(opc1(size, 0x6b), byte(dst), src)
-		a.imm8(int8(imm))
+		a.rri(opc1(size, 0x6b), byte(dst), src, uint32(imm), 1)
 		return
 	}
-	a.rr(opc1(size, 0x69), byte(dst), src)
-	a.imm32(imm)
+	a.rri(opc1(size, 0x69), byte(dst), src, uint32(imm), 4)
 }
 
 // UnaryOp is an F7 /digit operation.

@@ -3,7 +3,7 @@ package x86
 // LockXadd emits "lock xadd [m], r": r receives the old value.
 func (a *Asm) LockXadd(size int, m Mem, r Reg) {
 	c := opc2(size, 0x0f, 0xc1)
-	c.prefix = 0xf0
+	c = c.lock()
 	a.rm(c, byte(r), m)
 }
 
@@ -16,6 +16,6 @@ func (a *Asm) Xchg(size int, m Mem, r Reg) {
 // stores r, else it loads [m] into rax (eax).
 func (a *Asm) LockCmpxchg(size int, m Mem, r Reg) {
 	c := opc2(size, 0x0f, 0xb1)
-	c.prefix = 0xf0
+	c = c.lock()
 	a.rm(c, byte(r), m)
 }

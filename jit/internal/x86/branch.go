@@ -3,16 +3,13 @@ package x86
 // JccShort emits "jcc rel8" with rel8 relative to the end of the
 // instruction.
 func (a *Asm) JccShort(c Cond, rel int8) {
-	a.byte1(0x70 | byte(c))
-	a.imm8(rel)
+	a.emit(uint64(0x70|byte(c))|uint64(uint8(rel))<<8, 2, 0, 0)
 }
 
 // Jcc emits "jcc rel32" with a zero displacement and returns the
 // position of the rel32 field for PatchRel32.
 func (a *Asm) Jcc(c Cond) int {
-	a.byte1(0x0f)
-	a.byte1(0x80 | byte(c))
-	a.imm32(0)
+	a.emit(0x0f|uint64(0x80|byte(c))<<8, 6, 0, 0)
 	return a.Len() - 4
 }
 
@@ -28,15 +25,13 @@ func (a *Asm) JccTo(c Cond, target int) {
 
 // JmpShort emits "jmp rel8".
 func (a *Asm) JmpShort(rel int8) {
-	a.byte1(0xeb)
-	a.imm8(rel)
+	a.emit(0xeb|uint64(uint8(rel))<<8, 2, 0, 0)
 }
 
 // Jmp emits "jmp rel32" with a zero displacement and returns the position
 // of the rel32 field.
 func (a *Asm) Jmp() int {
-	a.byte1(0xe9)
-	a.imm32(0)
+	a.emit(0xe9, 5, 0, 0)
 	return a.Len() - 4
 }
 
@@ -57,8 +52,7 @@ func (a *Asm) JmpReg(r Reg) { a.rr(opc1(4, 0xff), 4, r) }
 
 // Call emits "call rel32" and returns the position of the rel32 field.
 func (a *Asm) Call() int {
-	a.byte1(0xe8)
-	a.imm32(0)
+	a.emit(0xe8, 5, 0, 0)
 	return a.Len() - 4
 }
 

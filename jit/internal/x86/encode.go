@@ -1,143 +1,230 @@
 package x86
 
-// op describes the fixed part of an instruction: legacy prefixes, REX.W,
-// and the opcode bytes.
-type op struct {
-	size   uint8 // operand size in bytes: 2 adds 0x66, 8 sets REX.W
-	prefix byte  // a legacy prefix before 0x66/REX (LOCK, F2, F3), or 0
-	opc    [3]byte
-	n      uint8 // opcode length
-	// byteReg and byteRM mark byte-register operands in the reg and r/m
-	// fields, which need a REX prefix for SPL, BPL, SIL and DIL.
-	byteReg, byteRM bool
-}
+import "encoding/binary"
 
-// The op struct fits a register: it is passed by value on the hot path.
-func opc1(size int, b byte) op      { return op{size: uint8(size), opc: [3]byte{b}, n: 1} }
-func opc2(size int, b1, b2 byte) op { return op{size: uint8(size), opc: [3]byte{b1, b2}, n: 2} }
+// op describes the fixed part of an instruction, packed in one word so
+// that building and passing it costs next to nothing: the opcode bytes
+// (the first in the low byte, bits 0-23), their count (24-31), the operand
+// size in bytes (32-39; 2 adds 0x66, 8 sets REX.W), a legacy prefix before
+// 0x66/REX (LOCK, F2, F3) or 0 (40-47), and the flags opByteReg and
+// opByteRM.
+type op uint64
+
+// opByteReg and opByteRM mark byte-register operands in the reg and r/m
+// fields, which need a REX prefix for SPL, BPL, SIL and DIL.
+const (
+	opByteReg op = 1 << 48
+	opByteRM  op = 1 << 49
+)
+
+func opc1(size int, b byte) op      { return op(b) | 1<<24 | op(size)<<32 }
+func opc2(size int, b1, b2 byte) op { return op(b1) | op(b2)<<8 | 2<<24 | op(size)<<32 }
 func opc3(size int, b1, b2, b3 byte) op {
-	return op{size: uint8(size), opc: [3]byte{b1, b2, b3}, n: 3}
+	return op(b1) | op(b2)<<8 | op(b3)<<16 | 3<<24 | op(size)<<32
 }
 
-// insn writes the bytes of one instruction straight into the spare
-// capacity of the buffer: the encoder is on the compiler's hot path.
-type insn struct {
-	b *[16]byte
-	n int
-}
+func (o op) opc() uint64   { return uint64(o) & 0xffffff }
+func (o op) n() uint       { return uint(o>>24) & 0xff }
+func (o op) size() byte    { return byte(o >> 32) }
+func (o op) prefix() byte  { return byte(o >> 40) }
+func (o op) byteReg() bool { return o&opByteReg != 0 }
+func (o op) byteRM() bool  { return o&opByteRM != 0 }
+func (o op) lock() op      { return o | 0xf0<<40 }
+func (o op) plain() bool   { return o>>40 == 0 && o.size() != 2 } // no prefix, no byte registers
+func (o op) rexW() byte    { return o.size() & 8 }
 
-func (i *insn) put(v byte) { i.b[i.n&15] = v; i.n++ }
+// The encoder is on the compiler's hot path: an instruction is built in
+// registers (prefixes, opcode, ModRM and SIB in one 64-bit word, then the
+// displacement and the immediate) and written with at most three stores
+// into spare capacity the buffer always keeps.
 
-// start returns an insn writing at the end of a's buffer.
-func (a *Asm) start() insn {
+// room makes sure the buffer has 16 spare bytes, more than the longest
+// instruction, and returns them.
+func (a *Asm) room() *[16]byte {
 	if cap(a.b)-len(a.b) < 16 {
-		a.b = append(a.b, make([]byte, 16+len(a.b))...)[:len(a.b)]
+		a.grow()
 	}
-	return insn{b: (*[16]byte)(a.b[len(a.b) : len(a.b)+16])}
+	return (*[16]byte)(a.b[len(a.b):cap(a.b)])
 }
 
-func (a *Asm) flush(i *insn) { a.b = a.b[:len(a.b)+i.n] }
-
-func (i *insn) put32(v int32) {
-	i.put(byte(v))
-	i.put(byte(v >> 8))
-	i.put(byte(v >> 16))
-	i.put(byte(v >> 24))
+//go:noinline
+func (a *Asm) grow() {
+	a.b = append(a.b, make([]byte, 16+len(a.b))...)[:len(a.b)]
 }
 
-// header puts the legacy prefixes, the REX prefix (when needed) and the
-// opcode. r, x, b are the extension bits of the reg, index and base/rm
-// fields.
-func (i *insn) header(o *op, r, x, b byte, forceREX bool) {
-	p, n := i.b, i.n
-	if o.prefix != 0 {
-		p[n&15] = o.prefix
-		n++
+// emit appends the nb low bytes of w, then the immLen (0, 1, 2 or 4) low
+// bytes of imm.
+func (a *Asm) emit(w uint64, nb uint, imm uint32, immLen uint) {
+	p := a.room()
+	binary.LittleEndian.PutUint64(p[:8], w)
+	binary.LittleEndian.PutUint32(p[nb:], imm)
+	a.b = a.b[:len(a.b)+int(nb+immLen)]
+}
+
+// header returns the legacy prefixes, the REX prefix (when needed) and
+// the opcode as little-endian bytes, and their length in bits. r, x, b are
+// the extension bits of the reg, index and base/rm fields.
+func header(o op, r, x, b byte, forceREX bool) (uint64, uint) {
+	var w uint64
+	var n uint
+	if o.prefix() != 0 {
+		w, n = uint64(o.prefix()), 8
 	}
 	rex := 0x40 | r<<2 | x<<1 | b
-	switch o.size {
+	switch o.size() {
 	case 2:
-		p[n&15] = 0x66
-		n++
+		w |= 0x66 << n
+		n += 8
 	case 8:
 		rex |= 8
 	}
 	if rex != 0x40 || forceREX {
-		p[n&15] = rex
-		n++
+		w |= uint64(rex) << n
+		n += 8
 	}
-	p[n&15] = o.opc[0]
-	p[(n+1)&15] = o.opc[1]
-	p[(n+2)&15] = o.opc[2]
-	i.n = n + int(o.n)
+	return w | o.opc()<<n, n + 8*o.n()
 }
 
 // prefixes emits the header of an instruction without ModRM (opcodes
 // with the register in the low bits, like push and bswap).
 func (a *Asm) prefixes(o op, r, x, b byte, forceREX bool) {
-	i := a.start()
-	i.header(&o, r, x, b, forceREX)
-	a.flush(&i)
+	w, n := header(o, r, x, b, forceREX)
+	a.emit(w, n/8, 0, 0)
 }
 
 // rr emits an instruction with a register r/m operand. reg is a register
 // or a /digit opcode extension.
 func (a *Asm) rr(o op, reg byte, rm Reg) {
-	force := (o.byteReg && Reg(reg).needsREXAsByte()) || (o.byteRM && rm.needsREXAsByte())
-	i := a.start()
-	i.header(&o, reg>>3&1, 0, rm.hi(), force)
-	i.put(0xc0 | (reg&7)<<3 | rm.low())
-	a.flush(&i)
+	if !o.plain() {
+		a.rriPrefixed(o, reg, rm, 0, 0)
+		return
+	}
+	rex := 0x40 | o.rexW() | reg>>1&4 | byte(rm)>>3
+	w := o.opc() | uint64(0xc0|(reg&7)<<3|byte(rm)&7)<<(8*o.n())
+	nb := o.n() + 1
+	if rex != 0x40 {
+		w = w<<8 | uint64(rex)
+		nb++
+	}
+	p := a.room()
+	binary.LittleEndian.PutUint64(p[:8], w)
+	a.b = a.b[:len(a.b)+int(nb)]
+}
+
+// rri emits rr followed by an immediate of immLen bytes.
+func (a *Asm) rri(o op, reg byte, rm Reg, imm uint32, immLen uint) {
+	if !o.plain() {
+		a.rriPrefixed(o, reg, rm, imm, immLen)
+		return
+	}
+	// The common case: REX (W from size 8, R, B) only when not 0x40.
+	rex := 0x40 | o.rexW() | reg>>1&4 | byte(rm)>>3
+	w := o.opc() | uint64(0xc0|(reg&7)<<3|byte(rm)&7)<<(8*o.n())
+	nb := o.n() + 1
+	if rex != 0x40 {
+		w = w<<8 | uint64(rex)
+		nb++
+	}
+	p := a.room()
+	binary.LittleEndian.PutUint64(p[:8], w)
+	binary.LittleEndian.PutUint32(p[nb&7:], imm) // nb <= 5
+	a.b = a.b[:len(a.b)+int(nb+immLen)]
+}
+
+// rriPrefixed is rri with legacy prefixes or byte registers.
+func (a *Asm) rriPrefixed(o op, reg byte, rm Reg, imm uint32, immLen uint) {
+	force := (o.byteReg() && Reg(reg).needsREXAsByte()) || (o.byteRM() && rm.needsREXAsByte())
+	w, n := header(o, reg>>3&1, 0, rm.hi(), force)
+	w |= uint64(0xc0|(reg&7)<<3|rm.low()) << n
+	a.emit(w, n/8+1, imm, immLen)
 }
 
 // rm emits an instruction with a memory r/m operand.
-func (a *Asm) rm(o op, reg byte, m Mem) {
-	force := o.byteReg && Reg(reg).needsREXAsByte()
-	i := a.start()
-	if m.RIP {
-		i.header(&o, reg>>3&1, 0, 0, force)
-		i.put((reg&7)<<3 | 5)
-		i.put32(m.Disp)
-		a.flush(&i)
+func (a *Asm) rm(o op, reg byte, m Mem) { a.rmi(o, reg, m, 0, 0) }
+
+// rmi emits rm followed by an immediate of immLen bytes.
+func (a *Asm) rmi(o op, reg byte, m Mem, imm uint32, immLen uint) {
+	if !o.plain() || m.RIP || m.Scale != 0 {
+		a.rmiGeneral(o, reg, m, imm, immLen)
 		return
 	}
+	// The common case: [base+disp], REX only when not 0x40.
+	base := byte(m.Base) & 7
+	var mod byte
+	var dl uint
+	switch {
+	case m.Disp == 0 && base != 5: // [rbp] and [r13] need a displacement
+	case fitsInt8(int64(m.Disp)):
+		mod, dl = 0x40, 1
+	default:
+		mod, dl = 0x80, 4
+	}
+	sh := 8 * o.n()
+	w := o.opc() | uint64(mod|(reg&7)<<3|base)<<sh
+	nb := o.n() + 1
+	if base == 4 { // rsp and r12 need a SIB byte
+		w |= 0x24 << (sh + 8)
+		nb++
+	}
+	if rex := 0x40 | o.rexW() | reg>>1&4 | byte(m.Base)>>3; rex != 0x40 {
+		w = w<<8 | uint64(rex)
+		nb++
+	}
+	p := a.room()
+	binary.LittleEndian.PutUint64(p[:8], w)
+	binary.LittleEndian.PutUint32(p[nb:], uint32(m.Disp))
+	binary.LittleEndian.PutUint32(p[nb+dl:], imm)
+	a.b = a.b[:len(a.b)+int(nb+dl+immLen)]
+}
+
+// rmiGeneral is rmi for any operand and prefixes.
+func (a *Asm) rmiGeneral(o op, reg byte, m Mem, imm uint32, immLen uint) {
+	force := o.byteReg() && Reg(reg).needsREXAsByte()
 	var x byte
 	if m.Scale != 0 {
 		x = m.Index.hi()
 	}
-	i.header(&o, reg>>3&1, x, m.Base.hi(), force)
-	i.modrmMem(reg, m)
-	a.flush(&i)
+	base := m.Base
+	if m.RIP {
+		base = 0
+	}
+	w, n := header(o, reg>>3&1, x, base.hi(), force)
+	modrm, nm, disp, dl := modrmMem(reg, m)
+	w |= modrm << n
+	nb := n/8 + nm
+	p := a.room()
+	binary.LittleEndian.PutUint64(p[:8], w)
+	binary.LittleEndian.PutUint32(p[nb:], uint32(disp))
+	binary.LittleEndian.PutUint32(p[nb+dl:], imm)
+	a.b = a.b[:len(a.b)+int(nb+dl+immLen)]
 }
 
-// modrmMem puts ModRM, SIB and displacement of a memory operand.
-func (i *insn) modrmMem(reg byte, m Mem) {
+// modrmMem returns ModRM and SIB of a memory operand (nm bytes) and its
+// displacement (dl bytes).
+func modrmMem(reg byte, m Mem) (w uint64, nm uint, disp int32, dl uint) {
+	reg = (reg & 7) << 3
+	if m.RIP {
+		return uint64(reg | 5), 1, m.Disp, 4
+	}
 	var mod byte
 	switch {
 	case m.Disp == 0 && m.Base.low() != 5: // [rbp] and [r13] need a displacement
-		mod = 0
+		mod, dl = 0, 0
 	case fitsInt8(int64(m.Disp)):
-		mod = 1
+		mod, dl = 1, 1
 	default:
-		mod = 2
+		mod, dl = 2, 4
 	}
-	reg = (reg & 7) << 3
 	switch {
 	case m.Scale != 0:
-		i.put(mod<<6 | reg | 4)
-		i.put(scaleBits(m.Scale)<<6 | m.Index.low()<<3 | m.Base.low())
+		w = uint64(mod<<6|reg|4) | uint64(scaleBits(m.Scale)<<6|m.Index.low()<<3|m.Base.low())<<8
+		nm = 2
 	case m.Base.low() == 4: // rsp and r12 need a SIB byte
-		i.put(mod<<6 | reg | 4)
-		i.put(0x24)
+		w, nm = uint64(mod<<6|reg|4)|0x24<<8, 2
 	default:
-		i.put(mod<<6 | reg | m.Base.low())
+		w, nm = uint64(mod<<6|reg|m.Base.low()), 1
 	}
-	switch mod {
-	case 1:
-		i.put(byte(m.Disp))
-	case 2:
-		i.put32(m.Disp)
-	}
+	return w, nm, m.Disp, dl
 }
 
 func scaleBits(s uint8) byte {

@@ -7,14 +7,13 @@ func (a *Asm) MovRR(size int, dst, src Reg) {
 
 // MovRI32 emits "mov dst32, imm", which zero-extends imm to 64 bits.
 func (a *Asm) MovRI32(dst Reg, imm uint32) {
-	a.prefixes(opc1(4, 0xb8+dst.low()), 0, 0, dst.hi(), false)
-	a.imm32(int32(imm))
+	w, n := header(opc1(4, 0xb8+dst.low()), 0, 0, dst.hi(), false)
+	a.emit(w, n/8, imm, 4)
 }
 
 // MovRISX emits "mov dst, imm" with imm sign-extended to 64 bits.
 func (a *Asm) MovRISX(dst Reg, imm int32) {
-	a.rr(opc1(8, 0xc7), 0, dst)
-	a.imm32(imm)
+	a.rri(opc1(8, 0xc7), 0, dst, uint32(imm), 4)
 }
 
 // MovRI64 emits "movabs dst, imm".
@@ -68,7 +67,7 @@ func (a *Asm) LoadSX(size int, dst Reg, m Mem) {
 func (a *Asm) Store(size int, m Mem, src Reg) {
 	if size == 1 {
 		c := opc1(1, 0x88)
-		c.byteReg = true
+		c |= opByteReg
 		a.rm(c, byte(src), m)
 		return
 	}
@@ -80,14 +79,11 @@ func (a *Asm) Store(size int, m Mem, src Reg) {
 func (a *Asm) StoreImm(size int, m Mem, imm int32) {
 	switch size {
 	case 1:
-		a.rm(opc1(1, 0xc6), 0, m)
-		a.imm8(int8(imm))
+		a.rmi(opc1(1, 0xc6), 0, m, uint32(imm), 1)
 	case 2:
-		a.rm(opc1(2, 0xc7), 0, m)
-		a.imm16(int16(imm))
+		a.rmi(opc1(2, 0xc7), 0, m, uint32(imm), 2)
 	default:
-		a.rm(opc1(size, 0xc7), 0, m)
-		a.imm32(imm)
+		a.rmi(opc1(size, 0xc7), 0, m, uint32(imm), 4)
 	}
 }
 
@@ -107,9 +103,11 @@ func (a *Asm) LeaRIP(dst Reg) int {
 func (a *Asm) MovzxRR(size int, dst, src Reg) {
 	c := opc2(4, 0x0f, 0xb6)
 	if size == 2 {
-		c.opc[1] = 0xb7
+		c = opc2(4, 0x0f, 0xb7)
 	}
-	c.byteRM = size == 1
+	if size == 1 {
+		c |= opByteRM
+	}
 	a.rr(c, byte(dst), src)
 }
 
@@ -119,7 +117,7 @@ func (a *Asm) MovsxRR(srcSize, dstSize int, dst, src Reg) {
 	switch srcSize {
 	case 1:
 		c = opc2(dstSize, 0x0f, 0xbe)
-		c.byteRM = true
+		c |= opByteRM
 	case 2:
 		c = opc2(dstSize, 0x0f, 0xbf)
 	default:

@@ -18,8 +18,7 @@ func (a *Asm) ShiftRI(o ShiftOp, size int, r Reg, imm uint8) {
 		a.rr(opc1(size, 0xd1), byte(o), r)
 		return
 	}
-	a.rr(opc1(size, 0xc1), byte(o), r)
-	a.byte1(imm)
+	a.rri(opc1(size, 0xc1), byte(o), r, uint32(imm), 1)
 }
 
 // ShiftRCL emits "op r, cl".
