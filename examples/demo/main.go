@@ -3,7 +3,8 @@
 // calls made by a few workers, feeds each call to the filter as an event,
 // and prints what the filter counted in its hash map — once on the
 // interpreter and once on the JIT (where the JIT exists), with the cost of
-// one filter run on each.
+// one filter run on each. Last, it shows the verifier refusing the filter
+// when told its context is too small for what it reads.
 //
 //	go run ./examples/demo
 package main
@@ -34,7 +35,7 @@ const threshold = 500 * time.Microsecond
 
 func main() {
 	events := workload()
-	fmt.Printf("timed %d system calls from 3 workers; the filter counts those slower than %v\n\n", len(events), threshold)
+	fmt.Printf("timed %d system calls from 3 workers (only workers 1 and 2 sleep);\nthe filter counts those slower than %v\n\n", len(events), threshold)
 	engines := []uebpf.Engine{uebpf.EngineInterpreter}
 	if runtime.GOARCH == "amd64" {
 		engines = append(engines, uebpf.EngineJIT)
@@ -44,6 +45,18 @@ func main() {
 			log.Fatalf("%v: %v", engine, err)
 		}
 	}
+	showRefusal()
+}
+
+// showRefusal loads the same filter claiming its context is 4 bytes: the
+// verifier refuses it, since the program reads latency_ns at offset 8, and
+// says where and why.
+func showRefusal() {
+	_, err := uebpf.Load(bytes.NewReader(filter.Object), &uebpf.Options{ContextSize: 4})
+	if err == nil {
+		log.Fatal("the verifier accepted the filter for a 4-byte context")
+	}
+	fmt.Printf("the same filter, declared with a 4-byte context, does not load:\n%v\n", err)
 }
 
 // workload makes real system calls and times each one: fast getpid and
@@ -85,7 +98,11 @@ func runFilter(engine uebpf.Engine, events []event) error {
 	}
 	perRun := time.Since(start) / time.Duration(len(events))
 
-	fmt.Printf("engine %-11s  %v per filter run\n", prog.Engine(), perRun)
+	mode := "checked at run time"
+	if prog.Verified() {
+		mode = fmt.Sprintf("verified at load for a %d-byte context", prog.ContextSize())
+	}
+	fmt.Printf("engine %-11s  %v per filter run, %s\n", prog.Engine(), perRun, mode)
 	var workers []uint32
 	var key uint32
 	var count uint64
