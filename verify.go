@@ -15,9 +15,12 @@ func verify(ep *elf.Program, opts *Options) (int, error) {
 	if opts.SkipVerification {
 		return -1, nil
 	}
-	size := opts.ContextSize
+	size, from := opts.ContextSize, "Options.ContextSize"
 	if size == 0 {
-		size = ep.ContextSize
+		size, from = ep.ContextSize, "its BTF parameter type"
+		if size == 0 {
+			from = "none given: void * parameter or no BTF; set Options.ContextSize"
+		}
 	}
 	vopts := &verifier.Options{ContextSize: size, Log: opts.VerifierLog}
 	if ep.Lines != nil {
@@ -29,7 +32,7 @@ func verify(ep *elf.Program, opts *Options) (int, error) {
 		}
 	}
 	if _, err := verifier.Verify(ep.VM, vopts); err != nil {
-		return 0, fmt.Errorf("program %s (section %s, %d-byte context): %w", ep.Name, ep.Section, size, err)
+		return 0, fmt.Errorf("program %s (section %s, %d-byte context from %s): %w", ep.Name, ep.Section, size, from, err)
 	}
 	return size, nil
 }
