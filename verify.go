@@ -15,11 +15,11 @@ func verify(ep *elf.Program, opts *Options) (int, error) {
 	if opts.SkipVerification {
 		return -1, nil
 	}
-	size, from := opts.ContextSize, "Options.ContextSize"
+	size, from := opts.ContextSize, "set by Options.ContextSize"
 	if size == 0 {
-		size, from = ep.ContextSize, "its BTF parameter type"
+		size, from = ep.ContextSize, "from the BTF type of its parameter"
 		if size == 0 {
-			from = "none given: void * parameter or no BTF; set Options.ContextSize"
+			from = "as none is known (a void * parameter or no BTF): set Options.ContextSize"
 		}
 	}
 	vopts := &verifier.Options{ContextSize: size, Log: opts.VerifierLog}
@@ -32,7 +32,7 @@ func verify(ep *elf.Program, opts *Options) (int, error) {
 		}
 	}
 	if _, err := verifier.Verify(ep.VM, vopts); err != nil {
-		return 0, fmt.Errorf("program %s (section %s, %d-byte context from %s): %w", ep.Name, ep.Section, size, from, err)
+		return 0, fmt.Errorf("program %s (section %s), %d-byte context %s: %w", ep.Name, ep.Section, size, from, err)
 	}
 	return size, nil
 }
