@@ -124,3 +124,26 @@ func TestConditionalJumps(t *testing.T) {
 		}
 	}
 }
+
+// TestDivModPow2 covers unsigned division and modulo by constant powers of
+// two, which compile to shifts and masks: every power an imm can give in
+// both widths (1<<31 only as the 32-bit view of imm -1<<31), next to
+// their neighbours, which take the division.
+func TestDivModPow2(t *testing.T) {
+	var pairs [][2]uint64
+	for _, a := range interesting {
+		for _, k := range []uint{0, 1, 3, 7, 16, 30, 31} {
+			for _, d := range []uint64{1<<k - 1, 1 << k, 1<<k + 1} {
+				pairs = append(pairs, [2]uint64{a, d})
+			}
+		}
+	}
+	for _, op := range []string{"div", "mod", "div32", "mod32"} {
+		for _, rp := range [][2]int{{0, 1}, {3, 3}, {6, 2}} {
+			t.Run(fmt.Sprintf("%s_r%d", op, rp[0]), func(t *testing.T) {
+				src, n := valueProgram(rp[0], rp[1], op+" DST, IMM", pairs)
+				diffSource(t, src, diffInput{mem: make([]byte, n)}, tableModes)
+			})
+		}
+	}
+}

@@ -171,7 +171,9 @@ func (c *compiler) compile() ([]byte, error) {
 		if err != nil {
 			return nil, &vm.LoadError{Program: c.prog.Name(), Index: pc, Err: fmt.Errorf("jit: %w", err)}
 		}
-		c.trackR1(pc, c.insns[pc])
+		if c.lookups { // only inline lookups use what r1 holds
+			c.trackR1(pc, c.insns[pc])
+		}
 		pc += n - 1
 	}
 	c.a.Ud2() // unreachable: validation forbids falling off the end

@@ -2,6 +2,7 @@ package jit
 
 import (
 	"fmt"
+	"math/bits"
 
 	"github.com/uebpf/uebpf/asm"
 	"github.com/uebpf/uebpf/jit/internal/x86"
@@ -157,6 +158,8 @@ func (c *compiler) emitDivMod(mod, signed bool, size int, ins asm.Instruction, i
 		case d == 0:
 			c.divByZero(mod, size, dst)
 			return
+		case !signed && !c.blind && c.divPow2(mod, size, dst, ins.Imm):
+			return
 		case signed && d == -1:
 			c.divByMinusOne(mod, size, dst)
 			return
@@ -197,7 +200,9 @@ func (c *compiler) emitDivMod(mod, signed bool, size int, ins asm.Instruction, i
 		// halves (rdx is free here) and take the short form when they are
 		// zero, as C compilers do on those cores.
 		a.MovRR(8, tmpD, x86.RAX)
-		a.ALURR(x86.OR, 8, tmpD, dv)
+		if isX || ins.Imm < 0 { // else the divisor fits in 31 bits
+			a.ALURR(x86.OR, 8, tmpD, dv)
+		}
 		a.ShiftRI(x86.SHR, 8, tmpD, 32)
 		a.JccShort(x86.CondE, 0)
 		fast := a.Len()
@@ -241,6 +246,33 @@ func (c *compiler) emitDivMod(mod, signed bool, size int, ins asm.Instruction, i
 	for _, j := range done {
 		a.PatchRel32(j, a.Len())
 	}
+}
+
+// divPow2 emits an unsigned division or modulo by the constant imm
+// (zero-extended for size 4, sign-extended for size 8) when it is a power
+// of two, as a shift or a mask, and reports whether it did.
+func (c *compiler) divPow2(mod bool, size int, dst x86.Reg, imm int32) bool {
+	d := uint64(int64(imm))
+	if size == 4 {
+		d = uint64(uint32(imm))
+	}
+	if d == 0 || d&(d-1) != 0 {
+		return false
+	}
+	// d <= 1<<31 here, so the mask fits a sign-extended imm32 (size 8
+	// only sees positive imm, d <= 1<<30).
+	k := uint8(bits.TrailingZeros64(d))
+	switch {
+	case mod && k == 0:
+		c.a.ALURR(x86.XOR, 4, dst, dst)
+	case mod:
+		c.a.ALURI(x86.AND, size, dst, int32(d-1))
+	case k != 0:
+		c.a.ShiftRI(x86.SHR, size, dst, k)
+	case size == 4:
+		c.a.MovRR(4, dst, dst) // x/1 still zero-extends
+	}
+	return true
 }
 
 func (c *compiler) divByZero(mod bool, size int, dst x86.Reg) {

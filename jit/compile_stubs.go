@@ -33,16 +33,26 @@ func (c *compiler) emitEnter() {
 // from the Env, the other registers start at 0 (as in the interpreter),
 // the per-run fields of the state are set, and the body follows.
 func (c *compiler) emitStart() {
-	var scratch x86.Asm
-	c.emitStartCode(&scratch)
-	for (c.a.Len()+scratch.Len())%16 != 0 { // align the body
-		c.a.Int3()
+	a := c.a
+	start := a.Len()
+	c.emitStartCode()
+	// Align the body, which follows: move the start code (nothing in it
+	// is relative to its address) down past int3 padding.
+	n := a.Len() - start
+	pad := -a.Len() & 15
+	for range pad {
+		a.Int3()
 	}
-	c.startOff = c.a.Len()
-	c.emitStartCode(c.a)
+	b := a.Bytes()
+	copy(b[start+pad:], b[start:start+n])
+	for i := start; i < start+pad; i++ {
+		b[i] = 0xcc
+	}
+	c.startOff = start + pad
 }
 
-func (c *compiler) emitStartCode(a *x86.Asm) {
+func (c *compiler) emitStartCode() {
+	a := c.a
 	for i := 1; i <= 5; i++ {
 		a.Load(8, regMap[i], st(offArgs+8*int32(i-1)))
 	}
