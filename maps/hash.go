@@ -20,10 +20,12 @@ import (
 // where per-CPU maps keep their values out of line, in one cache-line
 // aligned region per CPU at the end of each chunk. Slots live in slabs
 // ("chunks") of []uint64 owned by the map and are named by a 32-bit index.
-// There are a third more of them than MaxEntries, so at most three
-// quarters are live and probe sequences stay short (a sparser table costs
-// cache footprint, which a lookup in a large map pays in misses). A key's
-// home slot is the high half of its hash scaled to the slot count.
+// A table of up to sparseMaxBytes has twice as many slots as MaxEntries,
+// rounded up to a power of two, so at most half are live and probes are
+// short. A larger one has a third more slots than MaxEntries (at most three
+// quarters live): there a sparser table costs cache and TLB footprint,
+// which a lookup in a large map pays in misses. A key's home slot is the
+// high half of its hash scaled to the slot count.
 //
 // ctrl is
 //
@@ -68,10 +70,12 @@ type hashMap struct {
 	cpuRegionOff    uintptr // per-CPU: start of CPU 0's value region in a chunk
 	cpuRegionStride uintptr // per-CPU: distance between CPU regions
 	chunks          []unsafe.Pointer
+	flat            unsafe.Pointer // all slots in one block (not per-CPU, preallocated): slot e at flat+e*elemSize
 	keep            [][]uint64
 	allocMu         sync.Mutex
 
 	nslots   uint32
+	pow2     bool // nslots is a power of two
 	locks    []paddedMutex
 	lockMask uint32
 	seed     uint64
@@ -122,6 +126,7 @@ const (
 
 	maxEagerPrealloc = 256 << 20 // larger maps allocate their slabs on demand
 	targetChunkBytes = 256 << 10
+	sparseMaxBytes   = 4 << 20 // tables up to this size get 2× slots, not 4/3
 	maxLocks         = 1024
 )
 
@@ -150,8 +155,15 @@ func newHash(spec *Spec, ncpu int) (*hashMap, error) {
 	if h.percpu {
 		perElem += uintptr(h.ncpu) * h.valStride
 	}
-	// Validation caps MaxEntries at 1<<28, so this fits in 32 bits.
+	// Validation caps MaxEntries at 1<<28, so these fit in 32 bits.
 	h.nslots = spec.MaxEntries + spec.MaxEntries/3 + 1
+	if sparse := uint64(1) << bits.Len64(2*uint64(spec.MaxEntries)-1); sparse*uint64(perElem) <= sparseMaxBytes {
+		// Memory is cheap here: at most half the slots are live, so
+		// probes are shorter (inserts, deletes and misses most of all),
+		// and a power of two lets the LRU hand mask instead of divide.
+		h.nslots = uint32(sparse)
+		h.pow2 = true
+	}
 	nslots := uintptr(h.nslots)
 	// A chunk holds the largest power of two of slots that fits in
 	// targetChunkBytes (at least one).
@@ -186,12 +198,17 @@ func newHash(spec *Spec, ncpu int) (*hashMap, error) {
 			// garbage: whoever runs a program keeps its maps reachable.
 			slab = allocHugeSlab(h, uintptr(total))
 		}
+		if slab == nil {
+			h.keep[0] = allocWords(uintptr(total))
+			slab = unsafe.Pointer(&h.keep[0][0])
+		}
 		for c := range nchunks {
-			if slab != nil {
-				h.chunks[c] = unsafe.Add(slab, c*h.chunkSize)
-			} else {
-				h.ensureChunk(uint32(c << h.chunkShift))
-			}
+			h.chunks[c] = unsafe.Add(slab, c*h.chunkSize)
+		}
+		if !h.percpu {
+			// Chunks follow each other without CPU regions between
+			// them: lookups skip the chunk table.
+			h.flat = slab
 		}
 	}
 	return h, nil
@@ -200,6 +217,9 @@ func newHash(spec *Spec, ncpu int) (*hashMap, error) {
 // slot returns the address of slot e, or nil if its chunk was never
 // allocated (then every slot in it is empty).
 func (h *hashMap) slot(e uint32) unsafe.Pointer {
+	if h.flat != nil {
+		return unsafe.Add(h.flat, uintptr(e)*h.elemSize)
+	}
 	c := atomic.LoadPointer(&h.chunks[e>>h.chunkShift])
 	if c == nil {
 		return nil
@@ -333,9 +353,20 @@ func (h *hashMap) lookup8(key unsafe.Pointer) (uint32, unsafe.Pointer) {
 	if p == nil {
 		return 0, nil
 	}
+	want := uint64(tag) | stLive<<stateShift
+	c := atomic.LoadUint64(ctrlPtr(p))
+	// Most keys sit in their home slot (at most half the slots of a small
+	// table are live): check it before working out the probe bound.
+	if c&(tagMask|stateMask) == want && loadWordAtomic(unsafe.Add(p, h.keyOff)) == k && atomic.LoadUint64(ctrlPtr(p)) == c {
+		return e, p
+	}
+	return h.lookup8Probe(k, want, e, p)
+}
+
+// lookup8Probe is lookup8 from the home slot e (at p) on.
+func (h *hashMap) lookup8Probe(k, want uint64, e uint32, p unsafe.Pointer) (uint32, unsafe.Pointer) {
 	c := atomic.LoadUint64(ctrlPtr(p))
 	limit := h.probeLimit(c)
-	want := uint64(tag) | stLive<<stateShift
 	for d := uint32(0); ; {
 		if c&(tagMask|stateMask) == want && loadWordAtomic(unsafe.Add(p, h.keyOff)) == k {
 			if atomic.LoadUint64(ctrlPtr(p)) == c {
@@ -399,12 +430,11 @@ func (h *hashMap) insertLocked(home, tag uint32, key, value unsafe.Pointer, cpu 
 	h.storeKey(p, key)
 	h.writeValue(e, p, value, cpu, true)
 	if h.lru {
-		st := uint32(lruLive)
 		if grace {
-			st |= lruGrace
-			atomic.StoreUint32(lruDue(p), h.clock.Load()+h.nslots)
+			lruInit(p, lruLive|lruGrace, h.clock.Load()+h.nslots)
+		} else {
+			lruInit(p, lruLive, 0)
 		}
-		atomic.StoreUint32(lruState(p), st)
 	}
 	// Lookups must probe this far before they can see the element.
 	for {
@@ -435,11 +465,10 @@ func (h *hashMap) insertLocked(home, tag uint32, key, value unsafe.Pointer, cpu 
 // removeLocked turns the live slot e (at p) into a tombstone and lowers
 // its home's homeDist to what the home's other elements need. The caller
 // holds the key's lock, which is also the lock of every key with the same
-// home.
+// home, and releases the element's count (an eviction hands it on to the
+// insert that evicted). The LRU state word is left as it is: the hand
+// skips slots that are not live, and an insert rewrites it.
 func (h *hashMap) removeLocked(e uint32, p unsafe.Pointer) {
-	if h.lru {
-		atomic.StoreUint32(lruState(p), 0)
-	}
 	var c uint64
 	for {
 		c = atomic.LoadUint64(ctrlPtr(p))
@@ -447,7 +476,6 @@ func (h *hashMap) removeLocked(e uint32, p unsafe.Pointer) {
 			break
 		}
 	}
-	h.count.Add(^uint32(0))
 	dist := slotDist(c)
 	if dist == 0 || dist == maxDist {
 		return // nothing to lower, or saturated: homeDist stays
@@ -540,11 +568,17 @@ func (h *hashMap) update(key, value unsafe.Pointer, flags uint64, cpu int) error
 		mu.Unlock()
 		return nil
 	}
-	// LRU: make room (maybe evicting, which locks the victim's home)
-	// without holding our lock, then check again.
+	// LRU: make room, keeping our lock while the hand only try-locks its
+	// victims' homes. If one is busy, make room without our lock (maybe
+	// waiting for the victim's), then check again under it.
+	evicted, err := h.lruReserve(mu)
+	if err == nil {
+		h.insertLocked(home, tag, key, value, cpu, evicted)
+		mu.Unlock()
+		return nil
+	}
 	mu.Unlock()
-	evicted, err := h.lruReserve()
-	if err != nil {
+	if evicted, err = h.lruReserve(nil); err != nil {
 		return err
 	}
 	mu.Lock()
@@ -583,5 +617,6 @@ func (h *hashMap) delete(key unsafe.Pointer, out []byte) error {
 	}
 	h.removeLocked(e, p)
 	mu.Unlock()
+	h.count.Add(^uint32(0))
 	return nil
 }

@@ -11,6 +11,9 @@ import (
 
 // ensureChunk allocates the slab holding slot e.
 func (h *hashMap) ensureChunk(e uint32) {
+	if h.flat != nil {
+		return
+	}
 	c := e >> h.chunkShift
 	if atomic.LoadPointer(&h.chunks[c]) != nil {
 		return

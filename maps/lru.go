@@ -1,6 +1,7 @@
 package maps
 
 import (
+	"errors"
 	"sync/atomic"
 	"unsafe"
 )
@@ -15,7 +16,10 @@ import (
 //     load first so hot elements do not bounce their cache line;
 //   - when the map is full, the clock hand sweeps the slots: a referenced
 //     element loses its ref bit and is skipped, the first unreferenced live
-//     element is deleted (under its key's lock) to make room;
+//     element is deleted (under its key's lock) to make room; the insert
+//     that needs the room keeps its own key's lock meanwhile and only
+//     try-locks the victim's (falling back to making room without its lock
+//     when that is busy), so a new key costs one lock round;
 //   - an element inserted into a full map lands wherever its key hashes,
 //     maybe just ahead of the hand, so it gets a grace period: the hand
 //     skips it until it has gone once round the table since the insert (in
@@ -40,6 +44,34 @@ const lruStride = 0x9E3779B1
 func lruState(p unsafe.Pointer) *uint32 { return (*uint32)(unsafe.Add(p, 8)) }
 func lruDue(p unsafe.Pointer) *uint32   { return (*uint32)(unsafe.Add(p, 12)) }
 
+// lruInit sets the state and due words of a new element with one store.
+func lruInit(p unsafe.Pointer, st, due uint32) {
+	w := uint64(st) | uint64(due)<<32
+	if !littleEndian {
+		w = uint64(due) | uint64(st)<<32
+	}
+	atomic.StoreUint64((*uint64)(unsafe.Add(p, 8)), w)
+}
+
+// lruGroup is how many neighbouring slots the hand looks at in a row
+// (two cache lines of LRU slots): a few evictions side by side do not
+// lengthen probes, and the neighbours cost no further cache miss.
+const lruGroup = 4
+
+// handSlot is the slot the clock hand is on at time t. Over any nslots
+// consecutive times it visits every slot once (in a table whose size is
+// not a power of two, not across the wrap-around of the 32-bit clock).
+func (h *hashMap) handSlot(t uint32) uint32 {
+	if h.grouped() {
+		groups := h.nslots / lruGroup
+		return (t/lruGroup*lruStride)&(groups-1)*lruGroup + t%lruGroup
+	}
+	return uint32(uint64(t) * lruStride % uint64(h.nslots))
+}
+
+// grouped reports whether the hand moves lruGroup slots at a time.
+func (h *hashMap) grouped() bool { return h.pow2 && h.nslots >= 4*lruGroup }
+
 func lruTouch(p unsafe.Pointer) {
 	s := lruState(p)
 	if atomic.LoadUint32(s)&lruRef == 0 {
@@ -48,45 +80,62 @@ func lruTouch(p unsafe.Pointer) {
 }
 
 // lruReserve counts one more element, evicting one if the map is full
-// (evicted is then true). The caller holds no lock. Two turns of the hand
-// always find a victim: the first clears reference bits, and by the second
-// every grace period has ended.
-func (h *hashMap) lruReserve() (evicted bool, err error) {
+// (evicted is then true). The caller holds no lock, or held: then the hand
+// only try-locks victims' homes and gives up with errBusy when one is
+// busy (waiting could deadlock with another evictor). Two turns of the
+// hand always find a victim: the first clears reference bits, and by the
+// second every grace period has ended.
+func (h *hashMap) lruReserve(held *paddedMutex) (evicted bool, err error) {
 	if h.reserve() {
 		return false, nil
 	}
-	n := uint64(h.nslots)
-	for range 2*n + 2 {
-		t := h.clock.Add(1) - 1
-		// The hand visits the slots in a scattered order (a prime
-		// multiplier permutes the slots), not one after the
-		// other: evicting a stretch of neighbouring slots would leave the
-		// stretch ahead of the hand full, and inserts landing there would
-		// probe far.
-		e := uint32(uint64(t) * lruStride % n)
-		p := h.slot(e)
-		if p == nil {
-			continue
-		}
-		c := atomic.LoadUint64(ctrlPtr(p))
-		if slotState(c) != stLive {
-			continue
-		}
-		s := lruState(p)
-		st := atomic.LoadUint32(s)
-		if st&lruRef != 0 {
-			atomic.AndUint32(s, ^uint32(lruRef))
-			continue
-		}
-		if st&lruGrace != 0 {
-			if int32(t-atomic.LoadUint32(lruDue(p))) < 0 {
+	// The hand visits the slots in a scattered order (a prime multiplier
+	// permutes groups of lruGroup slots), not one after the other:
+	// evicting a stretch of neighbouring slots would leave the stretch
+	// ahead of the hand full, and inserts landing there would probe far.
+	// It takes a group's worth of steps with one atomic add, and gives the
+	// steps after a victim back if no other evictor moved it meanwhile.
+	g := uint32(1)
+	if h.grouped() {
+		g = lruGroup
+	}
+	for steps := uint64(0); steps < 2*uint64(h.nslots)+2; steps += uint64(g) {
+		t0 := h.clock.Add(g) - g
+		for t := t0; t != t0+g; t++ {
+			e := h.handSlot(t)
+			p := h.slot(e)
+			if p == nil {
 				continue
 			}
-			atomic.AndUint32(s, ^uint32(lruGrace))
-		}
-		h.evict(e, p, c)
-		if h.reserve() { // after our eviction, or someone else's delete
-			return true, nil
+			c := atomic.LoadUint64(ctrlPtr(p))
+			if slotState(c) != stLive {
+				continue
+			}
+			s := lruState(p)
+			st := atomic.LoadUint32(s)
+			if st&lruRef != 0 {
+				// A used element's next turn comes a round later,
+				// when any grace period has ended anyway.
+				atomic.AndUint32(s, ^uint32(lruRef|lruGrace))
+				continue
+			}
+			if st&lruGrace != 0 && int32(t-atomic.LoadUint32(lruDue(p))) < 0 {
+				continue
+			}
+			// Our eviction hands its count on to us; if it lost a
+			// race, someone else's delete may have made room.
+			done, busy := h.evict(e, p, c, held)
+			if busy {
+				return false, errBusy
+			}
+			if done || h.reserve() {
+				// Give back the rest of the group unless the hand
+				// moved on meanwhile.
+				if t+1 != t0+g {
+					h.clock.CompareAndSwap(t0+g, t+1)
+				}
+				return true, nil
+			}
 		}
 	}
 	if h.reserve() {
@@ -99,20 +148,32 @@ func (h *hashMap) lruReserve() (evicted bool, err error) {
 // ctrl word was c, live and unreferenced. It locks the element's key first:
 // the stripe of its home, found from its distance (or by hashing the stored
 // key when the distance saturated).
-func (h *hashMap) evict(e uint32, p unsafe.Pointer, c uint64) bool {
+func (h *hashMap) evict(e uint32, p unsafe.Pointer, c uint64, held *paddedMutex) (done, busy bool) {
 	home := h.back(e, slotDist(c))
 	if slotDist(c) == maxDist {
 		hv := hashWords(unsafe.Add(p, h.keyOff), h.keySize, h.seed)
 		home = h.homeOf(hv)
 	}
 	mu := h.lock(home)
-	mu.Lock()
-	defer mu.Unlock()
+	switch {
+	case mu == held:
+		mu = nil // ours already
+	case held == nil:
+		mu.Lock()
+	case !mu.TryLock():
+		return false, true
+	}
 	// An unchanged ctrl (homeDist aside, which is about other slots) means
 	// the element is the one we chose, so we hold its lock.
-	if atomic.LoadUint64(ctrlPtr(p))&^homeDistMask != c&^homeDistMask || atomic.LoadUint32(lruState(p)) != lruLive {
-		return false
+	done = atomic.LoadUint64(ctrlPtr(p))&^homeDistMask == c&^homeDistMask && atomic.LoadUint32(lruState(p))&^lruGrace == lruLive
+	if done {
+		h.removeLocked(e, p)
 	}
-	h.removeLocked(e, p)
-	return true
+	if mu != nil {
+		mu.Unlock()
+	}
+	return done, false
 }
+
+// errBusy is lruReserve's answer when a victim's lock was taken.
+var errBusy = errors.New("victim's lock busy")

@@ -114,3 +114,29 @@ func TestLRUGoSideDoesNotTouch(t *testing.T) {
 		t.Errorf("keys %v, want 2 and 3", keys)
 	}
 }
+
+// TestLRUHandVisitsEverySlot checks that any nslots consecutive clock
+// times put the hand on every slot once, for sparse (grouped) and dense
+// tables and across the clock's wrap-around.
+func TestLRUHandVisitsEverySlot(t *testing.T) {
+	for _, max := range []uint32{1, 2, 7, 8, 100, 4096, 5000} {
+		for _, start := range []uint32{0, 3, 1<<32 - 5} {
+			m := mustNew(t, &Spec{Name: "lru", Type: LRUHash, KeySize: 8, ValueSize: 8, MaxEntries: max})
+			h := m.(*hashMap)
+			if h.nslots <= max {
+				t.Fatalf("max %d: %d slots", max, h.nslots)
+			}
+			if !h.pow2 && start+h.nslots < start {
+				continue // a dense table's order restarts at the wrap
+			}
+			seen := make([]bool, h.nslots)
+			for i := range h.nslots {
+				e := h.handSlot(start + i)
+				if e >= h.nslots || seen[e] {
+					t.Fatalf("max %d, start %d: time %d puts the hand on slot %d again or out of range", max, start, start+i, e)
+				}
+				seen[e] = true
+			}
+		}
+	}
+}
