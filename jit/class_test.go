@@ -147,3 +147,34 @@ func TestDivModPow2(t *testing.T) {
 		}
 	}
 }
+
+// TestDivModConst covers unsigned division and modulo by constants, which
+// compile to a multiplication by the reciprocal: small and large divisors,
+// both signs of imm (a negative imm is a divisor of 2^63 or more in
+// 64-bit), dividends at the edges and pseudo-random ones.
+func TestDivModConst(t *testing.T) {
+	divisors := []int32{3, 5, 6, 7, 10, 11, 100, 641, 1000, 12345, 1<<20 + 7, 0x7ffffffd, 0x7fffffff,
+		-1, -2, -3, -7, -100, -1 << 30, -1<<31 + 1, -1 << 31}
+	dividends := append([]uint64(nil), interesting...)
+	x := uint64(0x9e3779b97f4a7c15)
+	for range 12 {
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+		dividends = append(dividends, x, x>>32, x>>48)
+	}
+	var pairs [][2]uint64
+	for _, a := range dividends {
+		for _, d := range divisors {
+			pairs = append(pairs, [2]uint64{a, uint64(int64(d))})
+		}
+	}
+	for _, op := range []string{"div", "mod", "div32", "mod32"} {
+		for _, rp := range [][2]int{{0, 1}, {3, 3}, {6, 2}, {2, 0}} {
+			t.Run(fmt.Sprintf("%s_r%d", op, rp[0]), func(t *testing.T) {
+				src, n := valueProgram(rp[0], rp[1], op+" DST, IMM", pairs)
+				diffSource(t, src, diffInput{mem: make([]byte, n)}, tableModes)
+			})
+		}
+	}
+}

@@ -160,6 +160,8 @@ func (c *compiler) emitDivMod(mod, signed bool, size int, ins asm.Instruction, i
 			return
 		case !signed && !c.blind && c.divPow2(mod, size, dst, ins.Imm):
 			return
+		case !signed && !c.blind && c.divMagic(mod, size, dst, ins.Imm):
+			return
 		case signed && d == -1:
 			c.divByMinusOne(mod, size, dst)
 			return
@@ -272,6 +274,71 @@ func (c *compiler) divPow2(mod bool, size int, dst x86.Reg, imm int32) bool {
 	case size == 4:
 		c.a.MovRR(4, dst, dst) // x/1 still zero-extends
 	}
+	return true
+}
+
+// divMagic emits an unsigned division or modulo by the constant imm (not
+// 0 or a power of two) as a multiplication by its reciprocal, and reports
+// whether it did: q = high 64 bits of n*m, shifted right by s. For 32-bit
+// operands m = ceil(2^64/d), s = 0 is exact (the error n*(m-2^64/d)/2^64
+// is below 2^-32 <= 1/d); for 64-bit ones it takes the smallest s with
+// m = ceil(2^(64+s)/d) < 2^64 and m*d - 2^(64+s) <= 2^s (Hacker's
+// Delight, 10-9), and leaves the divisors that have none (they need a
+// 65-bit m) to the div instruction.
+func (c *compiler) divMagic(mod bool, size int, dst x86.Reg, imm int32) bool {
+	a := c.a
+	var m uint64
+	var sh uint8
+	if size == 4 {
+		d := uint64(uint32(imm))
+		m = ^uint64(0)/d + 1
+	} else {
+		d := uint64(int64(imm))
+		l := 64 - bits.LeadingZeros64(d-1) // ceil(log2 d)
+		found := false
+		for s := 0; s < l && !found; s++ { // 1<<s < d, so Div64 cannot overflow
+			quo, rem := bits.Div64(1<<s, 0, d)
+			if rem != 0 && quo != ^uint64(0) && d-rem <= 1<<s {
+				m, sh, found = quo+1, uint8(s), true
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	// mul takes rax and writes rdx: the budget waits in r11, r0 in rcx,
+	// and n is in dst, or rcx when dst is r0.
+	a.MovRR(8, tmpAddr, budgetReg)
+	n := dst
+	if dst == x86.RAX {
+		n = tmpC
+		a.MovRR(size, tmpC, x86.RAX)
+	} else {
+		a.MovRR(8, tmpC, x86.RAX)
+		if size == 4 {
+			a.MovRR(4, dst, dst) // the 32-bit dividend, zero-extended
+		}
+	}
+	a.MovRI(x86.RAX, m)
+	a.Unary(x86.MUL, 8, n)
+	if sh != 0 {
+		a.ShiftRI(x86.SHR, 8, x86.RDX, sh)
+	}
+	// rdx = the quotient.
+	if mod {
+		// q*d <= n, so the low bits of the product are exact.
+		a.ImulRRI(size, x86.RDX, x86.RDX, imm)
+		a.ALURR(x86.SUB, size, n, x86.RDX)
+		if dst == x86.RAX {
+			a.MovRR(size, x86.RAX, tmpC)
+		}
+	} else {
+		a.MovRR(size, dst, x86.RDX)
+	}
+	if dst != x86.RAX {
+		a.MovRR(8, x86.RAX, tmpC)
+	}
+	a.MovRR(8, budgetReg, tmpAddr)
 	return true
 }
 
