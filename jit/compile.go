@@ -33,10 +33,9 @@ type compiler struct {
 	feat    features
 	tag     uint32 // identifies this program's code at run time
 
-	offsets []int32 // code offset of each slot, -1 until emitted
-	// blockLen is, for the first slot of each block, the number of slots
-	// of the block (0 elsewhere): the budget is charged at block entry.
-	blockLen []int32
+	offsets []int32 // code offset of each slot emitted so far
+	// starts marks the first slot of each block.
+	starts []bool
 	jumps    []jumpFixup
 	stubs    []stub
 	calls    bool // the program calls helpers, so tail calls may happen
@@ -52,10 +51,12 @@ type compiler struct {
 	arrays     []vm.ArrayMapInfo // by map table entry
 	infoFixups []int32           // rel32 fields that must point at the array table
 	r1Known    bool              // r1 holds the constant r1 here (in this block)
-	// pending is the length of the current block, not yet subtracted from
-	// the budget register: the subtraction waits for the charging
-	// instruction that ends the block, whose sign test it then is.
-	pending int32
+	// pc is the slot being emitted, blockStart the first slot of its
+	// block. uncharged: the block's length is not yet subtracted from the
+	// budget register. The subtraction waits for the charging instruction
+	// that ends the block, whose sign test it then is.
+	pc, blockStart int
+	uncharged      bool
 	r1      uint64
 	// memUsed marks the variants of checked accesses the body used;
 	// memShared holds the offsets of their shared slow paths.
@@ -116,17 +117,14 @@ func newCompiler(p *vm.Program, opts *Options, feat features, key uint64, tag ui
 		feat:     feat,
 		tag:      tag,
 		offsets:  slices.Grow(c.offsets[:0], len(insns))[:len(insns)],
-		blockLen: slices.Grow(c.blockLen[:0], len(insns))[:len(insns)],
+		starts:   slices.Grow(c.starts[:0], len(insns))[:len(insns)],
 		jumps:    c.jumps[:0],
 		stubs:    c.stubs[:0],
 
 		helperExits: c.helperExits[:0],
 	}
 	c.a.Reset()
-	for i := range c.offsets {
-		c.offsets[i] = -1
-		c.blockLen[i] = 0
-	}
+	clear(c.starts)
 	return c
 }
 
@@ -155,24 +153,24 @@ func (c *compiler) compile() ([]byte, error) {
 	c.emitStart()
 	c.bodyOff = c.a.Len()
 	for pc := 0; pc < len(c.insns); pc++ {
-		blockLen := c.blockLen[pc]
-		if blockLen != 0 && c.pending != 0 {
-			// The last block falls through into this one without a
+		if c.starts[pc] {
+			// The last block may fall through into this one without a
 			// charging instruction.
-			c.a.ALURI(x86.SUB, 8, budgetReg, c.pending)
-			c.pending = 0
-		}
-		c.offsets[pc] = int32(c.a.Len())
-		if blockLen != 0 {
-			c.pending = blockLen
+			c.charge(pc)
+			c.blockStart, c.uncharged = pc, true
 			c.r1Known = false
 		}
+		c.pc = pc
+		c.offsets[pc] = int32(c.a.Len())
 		n, err := c.emitInsn(pc)
 		if err != nil {
 			return nil, &vm.LoadError{Program: c.prog.Name(), Index: pc, Err: fmt.Errorf("jit: %w", err)}
 		}
 		if c.lookups { // only inline lookups use what r1 holds
 			c.trackR1(pc, c.insns[pc])
+		}
+		if n == 2 { // never a jump target: validation refuses those
+			c.offsets[pc+1] = c.offsets[pc]
 		}
 		pc += n - 1
 	}
@@ -199,8 +197,8 @@ func (c *compiler) compile() ([]byte, error) {
 //
 // It also refuses programs with callbacks, which the JIT cannot run yet.
 func (c *compiler) findBlocks() error {
-	starts := c.blockLen // 1 marks a start, then the lengths replace the marks
-	starts[0] = 1
+	starts := c.starts
+	starts[0] = true
 	for pc := 0; pc < len(c.insns); pc++ {
 		ins := c.insns[pc]
 		if ins.Opcode == asm.OpLDDW {
@@ -218,7 +216,7 @@ func (c *compiler) findBlocks() error {
 			switch {
 			case ins.Opcode == asm.OpCall && ins.Src == asm.PseudoCall:
 				c.local = true
-				starts[next+int(ins.Imm)] = 1
+				starts[next+int(ins.Imm)] = true
 			case ins.Opcode == asm.OpCall || ins.Opcode == asm.OpCallX:
 				c.calls = true
 				if c.isArrayLookup(ins) {
@@ -226,23 +224,16 @@ func (c *compiler) findBlocks() error {
 				}
 			case ins.Opcode == asm.OpExit:
 			case ins.Opcode == asm.ClassJMP32|asm.JmpJA:
-				starts[next+int(ins.Imm)] = 1
+				starts[next+int(ins.Imm)] = true
 			default:
-				starts[next+int(ins.Offset)] = 1
+				starts[next+int(ins.Offset)] = true
 			}
 		case asm.ClassLD: // packet loads
 		default:
 			continue
 		}
 		if next < len(c.insns) {
-			starts[next] = 1
-		}
-	}
-	end := len(c.insns)
-	for pc := len(c.insns) - 1; pc >= 0; pc-- {
-		if starts[pc] != 0 {
-			starts[pc] = int32(end - pc)
-			end = pc
+			starts[next] = true
 		}
 	}
 	return nil
@@ -258,12 +249,20 @@ func (c *compiler) checkBudget(pc int) {
 // testBudget charges the block's length, if not done yet, and sets the
 // sign flag from the budget register: the subtraction does both.
 func (c *compiler) testBudget() {
-	if c.pending != 0 {
-		c.a.ALURI(x86.SUB, 8, budgetReg, c.pending)
-		c.pending = 0
-		return
+	if !c.charge(c.pc + 1) {
+		c.a.TestRR(8, budgetReg, budgetReg)
 	}
-	c.a.TestRR(8, budgetReg, budgetReg)
+}
+
+// charge subtracts the slots of the current block before slot end from
+// the budget register, unless done already, and reports whether it did.
+func (c *compiler) charge(end int) bool {
+	if !c.uncharged {
+		return false
+	}
+	c.a.ALURI(x86.SUB, 8, budgetReg, int32(end-c.blockStart))
+	c.uncharged = false
+	return true
 }
 
 // align pads with int3 to a 16-byte boundary.
@@ -304,7 +303,8 @@ func (c *compiler) emitInsn(pc int) (int, error) {
 // jumpToSlot emits a jump (cond, or unconditional when always) to slot
 // target, in its short form when the target is already emitted.
 func (c *compiler) jumpToSlot(cond x86.Cond, always bool, target int) {
-	if off := c.offsets[target]; off >= 0 {
+	if target <= c.pc { // emitted
+		off := c.offsets[target]
 		if always {
 			c.a.JmpTo(int(off))
 		} else {

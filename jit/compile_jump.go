@@ -144,8 +144,8 @@ func (c *compiler) emitLocalCall(pc, target int) {
 	}
 	a.ALURI(x86.SUB, 8, regMap[10], vm.StackFrameSize)
 	pos := a.Call()
-	if off := c.offsets[target]; off >= 0 {
-		a.PatchRel32(pos, int(off))
+	if target <= pc {
+		a.PatchRel32(pos, int(c.offsets[target]))
 	} else {
 		c.jumps = append(c.jumps, jumpFixup{pos: int32(pos), target: int32(target)})
 	}

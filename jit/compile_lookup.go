@@ -97,10 +97,7 @@ func (c *compiler) emitArrayLookup(pc int) {
 	// The inline answer does not end the budget's stretch, and the
 	// helper's exit below tests the budget only on its own path: charge
 	// the block now, on every path.
-	if c.pending != 0 {
-		a.ALURI(x86.SUB, 8, budgetReg, c.pending)
-		c.pending = 0
-	}
+	c.charge(pc + 1)
 	r1, r2 := regMap[1], regMap[2]
 	var toHelper, toZero, toNext []int
 	keyStub := -1
