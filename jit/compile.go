@@ -36,9 +36,9 @@ type compiler struct {
 	offsets []int32 // code offset of each slot emitted so far
 	// starts marks the first slot of each block.
 	starts []bool
-	jumps    []jumpFixup
-	stubs    []stub
-	calls    bool // the program calls helpers, so tail calls may happen
+	jumps  []jumpFixup
+	stubs  []stub
+	calls  bool // the program calls helpers, so tail calls may happen
 	// helperExits are the slots of helper calls through the general path.
 	helperExits []int32
 	// local: the program makes bpf-to-bpf calls. With calls, its helper
@@ -57,7 +57,7 @@ type compiler struct {
 	// that ends the block, whose sign test it then is.
 	pc, blockStart int
 	uncharged      bool
-	r1      uint64
+	r1             uint64
 	// memUsed marks the variants of checked accesses the body used;
 	// memShared holds the offsets of their shared slow paths.
 	memUsed   uint16
@@ -108,18 +108,18 @@ func newCompiler(p *vm.Program, opts *Options, feat features, key uint64, tag ui
 	insns := p.Instructions()
 	c := compilers.Get().(*compiler)
 	*c = compiler{
-		a:        c.a,
-		prog:     p,
-		insns:    insns,
-		checked:  !opts.Unchecked,
-		blind:    opts.Blind,
-		key:      key,
-		feat:     feat,
-		tag:      tag,
-		offsets:  slices.Grow(c.offsets[:0], len(insns))[:len(insns)],
-		starts:   slices.Grow(c.starts[:0], len(insns))[:len(insns)],
-		jumps:    c.jumps[:0],
-		stubs:    c.stubs[:0],
+		a:       c.a,
+		prog:    p,
+		insns:   insns,
+		checked: !opts.Unchecked,
+		blind:   opts.Blind,
+		key:     key,
+		feat:    feat,
+		tag:     tag,
+		offsets: slices.Grow(c.offsets[:0], len(insns))[:len(insns)],
+		starts:  slices.Grow(c.starts[:0], len(insns))[:len(insns)],
+		jumps:   c.jumps[:0],
+		stubs:   c.stubs[:0],
 
 		helperExits: c.helperExits[:0],
 	}
