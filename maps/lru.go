@@ -93,51 +93,46 @@ func (h *hashMap) lruReserve(held *paddedMutex) (evicted bool, err error) {
 	// permutes groups of lruGroup slots), not one after the other:
 	// evicting a stretch of neighbouring slots would leave the stretch
 	// ahead of the hand full, and inserts landing there would probe far.
-	// It takes a group's worth of steps with one atomic add, and gives the
-	// steps after a victim back if no other evictor moved it meanwhile.
-	g := uint32(1)
-	if h.grouped() {
-		g = lruGroup
-	}
-	for steps := uint64(0); steps < 2*uint64(h.nslots)+2; steps += uint64(g) {
-		t0 := h.clock.Add(g) - g
-		for t := t0; t != t0+g; t++ {
-			e := h.handSlot(t)
-			p := h.slot(e)
-			if p == nil {
-				continue
-			}
-			c := atomic.LoadUint64(ctrlPtr(p))
-			if slotState(c) != stLive {
-				continue
-			}
-			s := lruState(p)
-			st := atomic.LoadUint32(s)
-			if st&lruRef != 0 {
-				// A used element's next turn comes a round later,
-				// when any grace period has ended anyway.
-				atomic.AndUint32(s, ^uint32(lruRef|lruGrace))
-				continue
-			}
-			if st&lruGrace != 0 && int32(t-atomic.LoadUint32(lruDue(p))) < 0 {
-				continue
-			}
-			// Our eviction hands its count on to us; if it lost a
-			// race, someone else's delete may have made room.
-			done, busy := h.evict(e, p, c, held)
-			if busy {
-				return false, errBusy
-			}
-			if done || h.reserve() {
-				// Give back the rest of the group unless the hand
-				// moved on meanwhile.
-				if t+1 != t0+g {
-					h.clock.CompareAndSwap(t0+g, t+1)
-				}
-				return true, nil
-			}
+	// An evictor reads the hand, sweeps from there and moves the hand past
+	// its victim only then: one atomic operation per eviction. Evictors
+	// running at the same time may sweep the same slots; evict tells them
+	// apart.
+	t := h.clock.Load()
+	for range 2*uint64(h.nslots) + 2 {
+		e := h.handSlot(t)
+		t++
+		p := h.slot(e)
+		if p == nil {
+			continue
+		}
+		c := atomic.LoadUint64(ctrlPtr(p))
+		if slotState(c) != stLive {
+			continue
+		}
+		s := lruState(p)
+		st := atomic.LoadUint32(s)
+		if st&lruRef != 0 {
+			// A used element's next turn comes a round later, when
+			// any grace period has ended anyway.
+			atomic.AndUint32(s, ^uint32(lruRef|lruGrace))
+			continue
+		}
+		if st&lruGrace != 0 && int32(t-1-atomic.LoadUint32(lruDue(p))) < 0 {
+			continue
+		}
+		// Our eviction hands its count on to us; if it lost a race,
+		// someone else's delete may have made room.
+		done, busy := h.evict(e, p, c, held)
+		if busy {
+			h.moveHand(t - 1) // the victim's turn is still to come
+			return false, errBusy
+		}
+		if done || h.reserve() {
+			h.moveHand(t)
+			return true, nil
 		}
 	}
+	h.moveHand(t)
 	if h.reserve() {
 		return true, nil
 	}
@@ -173,6 +168,17 @@ func (h *hashMap) evict(e uint32, p unsafe.Pointer, c uint64, held *paddedMutex)
 		mu.Unlock()
 	}
 	return done, false
+}
+
+// moveHand moves the clock hand forward to t, unless another evictor
+// moved it further already.
+func (h *hashMap) moveHand(t uint32) {
+	for {
+		c := h.clock.Load()
+		if int32(t-c) <= 0 || h.clock.CompareAndSwap(c, t) {
+			return
+		}
+	}
 }
 
 // errBusy is lruReserve's answer when a victim's lock was taken.
