@@ -94,7 +94,10 @@ type stub struct {
 	pc     int32
 	base   x86.Reg
 	off    int32
-	size   uint8 // stubMemCheck: the variant (memVariant)
+	// size: for stubMemCheck the variant (memVariant); for
+	// stubBudgetCond, off and size locate the comparison's bytes in the
+	// body (size 0: none, the jump goes to the next slot).
+	size   uint8
 	write  bool
 	resume int32 // code offset to continue at
 	helper int32 // stubKeyCheck: code offset of the helper exit

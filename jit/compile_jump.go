@@ -59,7 +59,12 @@ func (c *compiler) emitJump(pc int, ins asm.Instruction) error {
 	if target == pc+1 {
 		return nil // no other effect either way
 	}
+	// The stub repeats the comparison's bytes rather than encoding it
+	// again.
+	s := &c.stubs[len(c.stubs)-1]
+	start := c.a.Len()
 	c.emitCompare(ins)
+	s.off, s.size = int32(start), uint8(c.a.Len()-start)
 	c.jumpToSlot(cond, false, target)
 	return nil
 }

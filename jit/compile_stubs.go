@@ -266,7 +266,11 @@ func (c *compiler) emitStub(s *stub) {
 	case stubBudgetCond:
 		// Overdrawn: fail only if the jump is taken.
 		ins := c.insns[s.pc]
-		c.emitCompare(ins)
+		if s.size != 0 {
+			a.Repeat(int(s.off), int(s.size))
+		} else {
+			c.emitCompare(ins)
+		}
 		a.JccTo(jumpConds[ins.Opcode>>4].Invert(), int(c.offsets[s.pc+1]))
 		c.jmpLeavePC(reasonBudget, s.pc)
 	case stubBudget:

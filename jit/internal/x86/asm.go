@@ -44,5 +44,9 @@ func fitsInt8(v int64) bool { return v >= -128 && v <= 127 }
 
 func fitsInt32(v int64) bool { return v >= -1<<31 && v <= 1<<31-1 }
 
+// Repeat appends a copy of the n bytes emitted at from, which must not
+// depend on their address (no RIP-relative operand, no relative jump).
+func (a *Asm) Repeat(from, n int) { a.b = append(a.b, a.b[from:from+n]...) }
+
 // Quad appends v as 8 bytes of data.
 func (a *Asm) Quad(v uint64) { a.imm64(v) }
