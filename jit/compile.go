@@ -89,11 +89,11 @@ const (
 // stub is an out-of-line path, emitted after the body: the rel32 at patch
 // jumps to it.
 type stub struct {
-	kind   stubKind
-	patch  int32
-	pc     int32
-	base   x86.Reg
-	off    int32
+	kind  stubKind
+	patch int32
+	pc    int32
+	base  x86.Reg
+	off   int32
 	// size: for stubMemCheck the variant (memVariant); for
 	// stubBudgetCond, off and size locate the comparison's bytes in the
 	// body (size 0: none, the jump goes to the next slot).
