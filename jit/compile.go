@@ -58,6 +58,10 @@ type compiler struct {
 	pc, blockStart int
 	uncharged      bool
 	r1             uint64
+	// magic caches the reciprocals of divMagic, which cost divisions to
+	// find; they depend on nothing but the divisor and are kept across
+	// compiles.
+	magic [16]magicEntry
 	// memUsed marks the variants of checked accesses the body used;
 	// memShared holds the offsets of their shared slow paths.
 	memUsed   uint16
@@ -125,6 +129,7 @@ func newCompiler(p *vm.Program, opts *Options, feat features, key uint64, tag ui
 		stubs:   c.stubs[:0],
 
 		helperExits: c.helperExits[:0],
+		magic:       c.magic,
 	}
 	c.a.Reset()
 	clear(c.starts)

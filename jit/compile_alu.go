@@ -279,32 +279,15 @@ func (c *compiler) divPow2(mod bool, size int, dst x86.Reg, imm int32) bool {
 
 // divMagic emits an unsigned division or modulo by the constant imm (not
 // 0 or a power of two) as a multiplication by its reciprocal, and reports
-// whether it did: q = high 64 bits of n*m, shifted right by s. For 32-bit
-// operands m = ceil(2^64/d), s = 0 is exact (the error n*(m-2^64/d)/2^64
-// is below 2^-32 <= 1/d); for 64-bit ones it takes the smallest s with
-// m = ceil(2^(64+s)/d) < 2^64 and m*d - 2^(64+s) <= 2^s (Hacker's
-// Delight, 10-9), and leaves the divisors that have none (they need a
-// 65-bit m) to the div instruction.
+// whether it did: q = high 64 bits of n*m, shifted right by s.
 func (c *compiler) divMagic(mod bool, size int, dst x86.Reg, imm int32) bool {
 	a := c.a
-	var m uint64
-	var sh uint8
-	if size == 4 {
-		d := uint64(uint32(imm))
-		m = ^uint64(0)/d + 1
-	} else {
-		d := uint64(int64(imm))
-		l := 64 - bits.LeadingZeros64(d-1) // ceil(log2 d)
-		found := false
-		for s := 0; s < l && !found; s++ { // 1<<s < d, so Div64 cannot overflow
-			quo, rem := bits.Div64(1<<s, 0, d)
-			if rem != 0 && quo != ^uint64(0) && d-rem <= 1<<s {
-				m, sh, found = quo+1, uint8(s), true
-			}
-		}
-		if !found {
-			return false
-		}
+	e := &c.magic[uint32(imm)%uint32(len(c.magic))]
+	if !e.valid || e.imm != imm || e.size != uint8(size) {
+		*e = magicFor(size, imm)
+	}
+	if !e.ok {
+		return false
 	}
 	// mul takes rax and writes rdx: the budget waits in r11, r0 in rcx,
 	// and n is in dst, or rcx when dst is r0.
@@ -319,10 +302,10 @@ func (c *compiler) divMagic(mod bool, size int, dst x86.Reg, imm int32) bool {
 			a.MovRR(4, dst, dst) // the 32-bit dividend, zero-extended
 		}
 	}
-	a.MovRI(x86.RAX, m)
+	a.MovRI(x86.RAX, e.m)
 	a.Unary(x86.MUL, 8, n)
-	if sh != 0 {
-		a.ShiftRI(x86.SHR, 8, x86.RDX, sh)
+	if e.sh != 0 {
+		a.ShiftRI(x86.SHR, 8, x86.RDX, e.sh)
 	}
 	// rdx = the quotient.
 	if mod {
@@ -340,6 +323,40 @@ func (c *compiler) divMagic(mod bool, size int, dst x86.Reg, imm int32) bool {
 	}
 	a.MovRR(8, budgetReg, tmpAddr)
 	return true
+}
+
+// magicEntry is the reciprocal of a divisor for divMagic (ok false when
+// there is none).
+type magicEntry struct {
+	m         uint64
+	imm       int32
+	size, sh  uint8
+	valid, ok bool
+}
+
+// magicFor finds the reciprocal of the divisor imm (zero-extended for
+// size 4, sign-extended for size 8; not 0 or a power of two). For 32-bit
+// operands m = ceil(2^64/d), s = 0 is exact (the error n*(m-2^64/d)/2^64
+// is below 2^-32 <= 1/d); for 64-bit ones it takes the smallest s with
+// m = ceil(2^(64+s)/d) < 2^64 and m*d - 2^(64+s) <= 2^s (Hacker's
+// Delight, 10-9), and has none for the divisors that need a 65-bit m.
+func magicFor(size int, imm int32) magicEntry {
+	e := magicEntry{imm: imm, size: uint8(size), valid: true}
+	if size == 4 {
+		d := uint64(uint32(imm))
+		e.m, e.ok = ^uint64(0)/d+1, true
+		return e
+	}
+	d := uint64(int64(imm))
+	l := 64 - bits.LeadingZeros64(d-1) // ceil(log2 d)
+	for s := 0; s < l; s++ {           // 1<<s < d, so Div64 cannot overflow
+		quo, rem := bits.Div64(1<<s, 0, d)
+		if rem != 0 && quo != ^uint64(0) && d-rem <= 1<<s {
+			e.m, e.sh, e.ok = quo+1, uint8(s), true
+			break
+		}
+	}
+	return e
 }
 
 func (c *compiler) divByZero(mod bool, size int, dst x86.Reg) {
