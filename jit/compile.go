@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/uebpf/uebpf/asm"
 	"github.com/uebpf/uebpf/jit/internal/x86"
@@ -149,15 +150,7 @@ func (c *compiler) compile() ([]byte, error) {
 		return nil, err
 	}
 	c.prepareLookups()
-	c.emitEnter()
-	c.emitLeave()
-	if c.checked {
-		c.regionCheckOff = c.emitRegionCheck(false)
-		if c.lookups {
-			c.regionProbeOff = c.emitRegionCheck(true)
-		}
-	}
-	c.emitAbort()
+	c.emitShared()
 	c.emitStart()
 	c.bodyOff = c.a.Len()
 	for pc := 0; pc < len(c.insns); pc++ {
@@ -192,6 +185,50 @@ func (c *compiler) compile() ([]byte, error) {
 		c.a.PatchRel32(int(j.pos), int(c.offsets[j.target]))
 	}
 	return c.a.Bytes(), nil
+}
+
+// shared is the code at the start of every program of one kind (checked
+// or not, with inline lookups or not): the enter, leave, region check and
+// abort stubs, which depend on nothing else. It is emitted once per kind
+// and copied afterwards; being at offset 0 with only internal relative
+// jumps, the copy is the same code.
+type shared struct {
+	code                                     []byte
+	enterOff, leaveOff, leaveFinalOff        int
+	regionCheckOff, regionProbeOff, abortOff int
+}
+
+var sharedCode [4]atomic.Pointer[shared]
+
+// emitShared emits the shared stubs at the start of the code.
+func (c *compiler) emitShared() {
+	kind := 0
+	if c.checked {
+		kind |= 1
+	}
+	if c.lookups {
+		kind |= 2
+	}
+	if s := sharedCode[kind].Load(); s != nil {
+		c.a.Append(s.code)
+		c.enterOff, c.leaveOff, c.leaveFinalOff = s.enterOff, s.leaveOff, s.leaveFinalOff
+		c.regionCheckOff, c.regionProbeOff, c.abortOff = s.regionCheckOff, s.regionProbeOff, s.abortOff
+		return
+	}
+	c.emitEnter()
+	c.emitLeave()
+	if c.checked {
+		c.regionCheckOff = c.emitRegionCheck(false)
+		if c.lookups {
+			c.regionProbeOff = c.emitRegionCheck(true)
+		}
+	}
+	c.emitAbort()
+	sharedCode[kind].Store(&shared{
+		code:     slices.Clone(c.a.Bytes()),
+		enterOff: c.enterOff, leaveOff: c.leaveOff, leaveFinalOff: c.leaveFinalOff,
+		regionCheckOff: c.regionCheckOff, regionProbeOff: c.regionProbeOff, abortOff: c.abortOff,
+	})
 }
 
 // findBlocks splits the program where the interpreter's straight-line

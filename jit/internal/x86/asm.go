@@ -44,6 +44,10 @@ func fitsInt8(v int64) bool { return v >= -128 && v <= 127 }
 
 func fitsInt32(v int64) bool { return v >= -1<<31 && v <= 1<<31-1 }
 
+// Append appends code emitted elsewhere, which must not depend on its
+// address.
+func (a *Asm) Append(code []byte) { a.b = append(a.b, code...) }
+
 // Repeat appends a copy of the n bytes emitted at from, which must not
 // depend on their address (no RIP-relative operand, no relative jump).
 func (a *Asm) Repeat(from, n int) { a.b = append(a.b, a.b[from:from+n]...) }
