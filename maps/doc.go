@@ -54,7 +54,10 @@
 //   - Hash maps (all four kinds) are open-addressed tables whose slots are
 //     the elements (control word, key, value), so a lookup of a small key
 //     usually touches one cache line, the one the program then reads the
-//     value from. Lookups take no lock: they read a slot's control word,
+//     value from. Tables of up to 4 MiB have twice as many slots as
+//     MaxEntries (rounded up to a power of two), larger ones a third more,
+//     which keeps their footprint, and so their cache misses, down.
+//     Lookups take no lock: they read a slot's control word,
 //     compare the key with atomic loads and read the control word again; a
 //     generation in it changes whenever the slot is deleted or reused, so a
 //     reader never accepts a key torn by a concurrent writer. Writers lock a

@@ -24,7 +24,8 @@ import (
 //     maybe just ahead of the hand, so it gets a grace period: the hand
 //     skips it until it has gone once round the table since the insert (in
 //     a chained table the new element would take the evicted slot, just
-//     behind the hand, with the same effect).
+//     behind the hand, with the same effect). Clearing a ref bit ends the
+//     grace period too: the hand's next visit is a round later anyway.
 //
 // So a full map evicts, in the hand's order, elements that were not
 // used since the hand last passed them, and not new ones first. Go-side lookups do not count as use
@@ -38,7 +39,8 @@ const (
 )
 
 // lruStride is the clock hand's step through the slots: a prime larger
-// than any slot count, so t*lruStride mod slots permutes the slots.
+// than any slot count, so t*lruStride mod slots permutes the slots (and,
+// being odd, permutes any power of two of slot groups).
 const lruStride = 0x9E3779B1
 
 func lruState(p unsafe.Pointer) *uint32 { return (*uint32)(unsafe.Add(p, 8)) }
@@ -53,9 +55,10 @@ func lruInit(p unsafe.Pointer, st, due uint32) {
 	atomic.StoreUint64((*uint64)(unsafe.Add(p, 8)), w)
 }
 
-// lruGroup is how many neighbouring slots the hand looks at in a row
-// (two cache lines of LRU slots): a few evictions side by side do not
-// lengthen probes, and the neighbours cost no further cache miss.
+// lruGroup is how many neighbouring slots the hand looks at in a row in a
+// table of a power of two of slots (two cache lines of the smallest LRU
+// slots): a few evictions side by side do not lengthen probes, and the
+// neighbours cost no further cache miss.
 const lruGroup = 4
 
 // handSlot is the slot the clock hand is on at time t. Over any nslots
@@ -69,7 +72,8 @@ func (h *hashMap) handSlot(t uint32) uint32 {
 	return uint32(uint64(t) * lruStride % uint64(h.nslots))
 }
 
-// grouped reports whether the hand moves lruGroup slots at a time.
+// grouped reports whether the hand visits slots lruGroup neighbours at a
+// time.
 func (h *hashMap) grouped() bool { return h.pow2 && h.nslots >= 4*lruGroup }
 
 func lruTouch(p unsafe.Pointer) {
