@@ -18,11 +18,17 @@
 //
 // Our own encoders (internal/x86) emit the code in one pass over the
 // program, with forward jumps patched at the end and slow paths placed out
-// of line after the body. eBPF registers live in x86 registers (r0 rax,
+// of line after the body. Compile time matters (BenchmarkCompile): an
+// instruction is built in a 64-bit word and stored into spare capacity of
+// one buffer, nothing is allocated per instruction, and the stubs every
+// program starts with are emitted once per kind and copied. eBPF registers live in x86 registers (r0 rax,
 // r1 rdi, r2 rsi, r3 r8, r4 r9, r5 r10, r6 rbx, r7 r13, r8 r14, r9 r15,
 // r10 rbp); rcx and r11 are scratch, rdx holds the instruction budget and
 // r12 the run state. Division branches around x86's traps (divisor 0,
-// INT_MIN/-1) to give the ISA's results; shifts use SHLX/SHRX/SARX when
+// INT_MIN/-1) to give the ISA's results; unsigned division by a constant
+// is a shift or mask (powers of two) or a multiplication by the
+// reciprocal (Hacker's Delight 10-9; 64-bit divisors that need a 65-bit
+// multiplier keep div); shifts use SHLX/SHRX/SARX when
 // the CPU has BMI2 and cl otherwise (rcx is scratch, so no juggling);
 // packet loads use MOVBE when available; atomics are LOCK-prefixed
 // instructions, with CMPXCHG loops for fetch-and/or/xor. CPU features come
@@ -86,7 +92,9 @@
 // same kind (read or write), cached in the state. What fails the inline
 // check goes out of line to a check of the stack and a walk of the run's
 // region list (the same list the interpreter uses); a violation ends the
-// run with a *vm.RunError naming the pc and address. Options.Unchecked
+// run with a *vm.RunError naming the pc and address. The out-of-line part
+// of an access is three instructions (record the pc, call the slow path
+// shared by all accesses of its size and kind, jump back). Options.Unchecked
 // drops the checks: only for programs a verifier accepted.
 //
 // # Budget
