@@ -10,8 +10,8 @@ import (
 	"unsafe"
 
 	"github.com/cilium/ebpf"
-	"golang.org/x/sys/unix"
 
+	"github.com/uebpf/uebpf/internal/cputime"
 	"github.com/uebpf/uebpf/jit"
 	"github.com/uebpf/uebpf/kbridge"
 	"github.com/uebpf/uebpf/vm"
@@ -44,7 +44,7 @@ func benchEngine(b *testing.B, exec func(*vm.Env) (uint64, error)) time.Duration
 	b.ReportAllocs()
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	start := threadCPU()
+	start := cputime.Thread()
 	b.ResetTimer()
 	for range b.N {
 		if _, err := exec(env); err != nil {
@@ -53,17 +53,9 @@ func benchEngine(b *testing.B, exec func(*vm.Env) (uint64, error)) time.Duration
 		env.Reset()
 	}
 	b.StopTimer()
-	cpu := (threadCPU() - start) / time.Duration(b.N)
+	cpu := (cputime.Thread() - start) / time.Duration(b.N)
 	b.ReportMetric(float64(cpu.Nanoseconds()), "cpu-ns/op")
 	return cpu
-}
-
-func threadCPU() time.Duration {
-	var ts unix.Timespec
-	if err := unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts); err != nil {
-		return 0
-	}
-	return time.Duration(ts.Nano())
 }
 
 func BenchmarkVMMmapRead(b *testing.B) {
@@ -156,7 +148,7 @@ func BenchmarkNativeMmapAtomicAdd(b *testing.B) {
 	p := (*uint64)(unsafe.Pointer(&a.Memory()[8]))
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	start := threadCPU()
+	start := cputime.Thread()
 	b.ResetTimer()
 	for range b.N {
 		for range 100 {
@@ -164,5 +156,5 @@ func BenchmarkNativeMmapAtomicAdd(b *testing.B) {
 		}
 	}
 	b.StopTimer()
-	b.ReportMetric(float64((threadCPU()-start).Nanoseconds())/float64(b.N)/100, "cpu-ns/access")
+	b.ReportMetric(float64((cputime.Thread()-start).Nanoseconds())/float64(b.N)/100, "cpu-ns/access")
 }

@@ -4,10 +4,9 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"testing"
-	"time"
 	"unsafe"
 
-	"golang.org/x/sys/unix"
+	"github.com/uebpf/uebpf/internal/cputime"
 )
 
 // cpuTime reports the CPU time of the benchmark's thread per operation
@@ -15,19 +14,11 @@ import (
 // machine it leaves out the time other processes ran instead of us.
 func cpuTime(b *testing.B) func() {
 	runtime.LockOSThread()
-	start := threadCPU()
+	start := cputime.Thread()
 	return func() {
-		b.ReportMetric(float64((threadCPU()-start).Nanoseconds())/float64(b.N), "cpu-ns/op")
+		b.ReportMetric(float64((cputime.Thread()-start).Nanoseconds())/float64(b.N), "cpu-ns/op")
 		runtime.UnlockOSThread()
 	}
-}
-
-func threadCPU() time.Duration {
-	var ts unix.Timespec
-	if err := unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts); err != nil {
-		return 0
-	}
-	return time.Duration(ts.Nano())
 }
 
 // Program-side hot paths, called through the Map interface like a helper

@@ -12,6 +12,7 @@ import (
 
 	"github.com/uebpf/uebpf"
 	"github.com/uebpf/uebpf/asm"
+	"github.com/uebpf/uebpf/internal/cputime"
 	"github.com/uebpf/uebpf/maps"
 	"github.com/uebpf/uebpf/vm"
 )
@@ -126,23 +127,14 @@ func benchVM(b *testing.B, p *vm.Program, ctx func(int) []byte) {
 	b.ResetTimer()
 	for b.Loop() {
 		if i == 0 {
-			cpu = -threadCPU()
+			cpu = -cputime.Thread()
 		}
 		p.Run(ctx(i))
 		i++
 	}
-	cpu += threadCPU()
+	cpu += cputime.Thread()
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/lookupKeys, "ns/lookup")
 	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N)/lookupKeys, "cpu-ns/lookup")
-}
-
-// threadCPU returns the CPU time of the calling thread.
-func threadCPU() time.Duration {
-	var ts unix.Timespec
-	if err := unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts); err != nil {
-		return 0
-	}
-	return time.Duration(ts.Nano())
 }
 
 // BenchmarkMissLatency chases pointers through a random cycle of 64-byte
@@ -181,12 +173,12 @@ func chase(b *testing.B, mem []byte) {
 	p := unsafe.Add(base, perm[0]*64)
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	start := threadCPU()
+	start := cputime.Thread()
 	b.ResetTimer()
 	for b.Loop() {
 		p = *(*unsafe.Pointer)(p)
 	}
-	b.ReportMetric(float64((threadCPU()-start).Nanoseconds())/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64((cputime.Thread()-start).Nanoseconds())/float64(b.N), "cpu-ns/op")
 	sink = p
 }
 
