@@ -249,8 +249,12 @@ func (c *compiler) emitMemSlowPaths() {
 }
 
 // jmpLeavePC leaves with reason and the pc in the reason's upper bits,
-// which saves the store of exitPC.
+// which saves the store of exitPC; pcs that do not fit store it anyway.
 func (c *compiler) jmpLeavePC(reason uint32, pc int32) {
+	if pc >= pcInExitPC {
+		c.a.StoreImm(8, st(offExitPC), pc)
+		pc = pcInExitPC
+	}
 	c.jmpLeave(reason | uint32(pc)<<8)
 }
 

@@ -122,9 +122,9 @@ func (p *Program) continueRun(e *vm.Env, s *runState) (r0 uint64, err error) {
 		case reasonMisaligned:
 			return 0, &vm.RunError{PC: pc, Addr: s.exitAddr, Size: int(s.exitSize), Err: vm.ErrMisaligned}
 		case reasonBudget: // the pc rides in the reason
-			return 0, &vm.RunError{PC: int(s.reason >> 8), Err: vm.ErrBudgetExceeded}
+			return 0, &vm.RunError{PC: s.reasonPC(), Err: vm.ErrBudgetExceeded}
 		case reasonCallDepth:
-			return 0, &vm.RunError{PC: int(s.reason >> 8), Err: vm.ErrCallDepth}
+			return 0, &vm.RunError{PC: s.reasonPC(), Err: vm.ErrCallDepth}
 		default:
 			return 0, &vm.RunError{PC: pc, Err: fmt.Errorf("jit: generated code returned unknown reason %d", s.reason)}
 		}

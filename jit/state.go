@@ -61,6 +61,18 @@ const nativeStackBytes = 336
 // nested local calls of 5 words.
 const saveAreaBytes = 7 * 40
 
+// pcInExitPC in the upper bits of a reason means the pc is in exitPC: it
+// does not fit in 24 bits.
+const pcInExitPC = 1<<24 - 1
+
+// reasonPC returns the pc of a reason that carries one.
+func (s *runState) reasonPC() int {
+	if pc := s.reason >> 8 & pcInExitPC; pc != pcInExitPC {
+		return int(pc)
+	}
+	return int(s.exitPC)
+}
+
 // Why generated code returned to the trampoline (in rcx, then reason).
 const (
 	reasonExit       = 0 // normal exit: r0 in regs[0]
@@ -68,8 +80,8 @@ const (
 	reasonCallX      = 2 // callx at exitPC, then resume
 	reasonFault      = 3 // memory access outside the regions
 	reasonMisaligned = 4 // misaligned atomic
-	reasonBudget     = 5 // budget exceeded at the jump, call or exit at pc (reason >> 8)
-	reasonCallDepth  = 6 // local call at pc (reason >> 8) exceeds the depth
+	reasonBudget     = 5 // budget exceeded at the jump, call or exit at reasonPC
+	reasonCallDepth  = 6 // local call at reasonPC exceeds the depth
 	reasonReturn     = 7 // returned into another program's code after a tail call
 )
 

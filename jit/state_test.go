@@ -38,3 +38,22 @@ func TestEnvOffsets(t *testing.T) {
 		}
 	}
 }
+
+// TestReasonPC checks the pc carried in a reason, and the fallback to
+// exitPC for pcs that do not fit.
+func TestReasonPC(t *testing.T) {
+	for _, tc := range []struct {
+		reason, exitPC uint64
+		want           int
+	}{
+		{reasonBudget, 99, 0},
+		{7<<8 | reasonBudget, 99, 7},
+		{(pcInExitPC-1)<<8 | reasonCallDepth, 99, pcInExitPC - 1},
+		{pcInExitPC<<8 | reasonBudget, 1 << 30, 1 << 30},
+	} {
+		s := runState{reason: tc.reason, exitPC: tc.exitPC}
+		if got := s.reasonPC(); got != tc.want {
+			t.Errorf("reason %#x, exitPC %d: pc %d, want %d", tc.reason, tc.exitPC, got, tc.want)
+		}
+	}
+}
