@@ -22,15 +22,7 @@ func verify(ep *elf.Program, opts *Options) (int, error) {
 			from = "as none is known (a void * parameter or no BTF): set Options.ContextSize"
 		}
 	}
-	vopts := &verifier.Options{ContextSize: size, Log: opts.VerifierLog}
-	if ep.Lines != nil {
-		vopts.LineInfo = func(pc int) string {
-			if pc < 0 || pc >= len(ep.Lines) {
-				return ""
-			}
-			return ep.Lines[pc]
-		}
-	}
+	vopts := &verifier.Options{ContextSize: size, Log: opts.VerifierLog, LineInfo: ep.SourceLine}
 	if _, err := verifier.Verify(ep.VM, vopts); err != nil {
 		return 0, fmt.Errorf("program %s (section %s), %d-byte context %s: %w", ep.Name, ep.Section, size, from, err)
 	}

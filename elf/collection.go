@@ -48,9 +48,8 @@ type Program struct {
 	// points to, from BTF (0 when unknown): the context size the verifier
 	// assumes when the caller does not give one.
 	ContextSize int
-	// Lines holds the source line of each instruction slot, from BTF line
-	// info (nil without it), for verifier messages.
-	Lines []string
+
+	lines []fmt.Stringer // BTF line info per instruction slot, see SourceLine
 }
 
 // LoadSpec parses the object file at path.
@@ -195,7 +194,7 @@ func loadProgram(ps *ebpf.ProgramSpec, mt *mapTable, opts *Options) (*Program, e
 	}
 	return &Program{
 		Name: ps.Name, Section: ps.SectionName, License: ps.License, VM: p,
-		ContextSize: contextSize(insns), Lines: sourceLines(insns),
+		ContextSize: contextSize(insns), lines: sourceLines(insns),
 	}, nil
 }
 

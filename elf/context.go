@@ -40,28 +40,35 @@ func contextSize(insns asm.Instructions) int {
 	return n
 }
 
-// sourceLines returns the source line of every instruction slot (an lddw
-// takes two), from BTF line info: "file.c:12: text". A slot with no line
-// info of its own inherits the previous one, as in the kernel's log. nil
-// when the object has no line info.
-func sourceLines(insns asm.Instructions) []string {
-	var lines []string
-	current, found := "", false
+// sourceLines returns the BTF line info of every instruction slot (an
+// lddw takes two); a slot with no line info of its own inherits the
+// previous one, as in the kernel's log. nil when the object has none.
+// Lines are formatted only when asked for (Program.SourceLine): loading
+// must not pay for error messages.
+func sourceLines(insns asm.Instructions) []fmt.Stringer {
+	var lines []fmt.Stringer
+	var current fmt.Stringer
 	for _, ins := range insns {
 		if src := ins.Source(); src != nil {
-			current, found = formatLine(src), true
+			current = src
 		}
 		for range ins.Size() / asm.InstructionSize {
 			lines = append(lines, current)
 		}
 	}
-	if !found {
+	if current == nil {
 		return nil
 	}
 	return lines
 }
 
-func formatLine(src fmt.Stringer) string {
+// SourceLine returns the source line of instruction slot pc, from BTF
+// line info: "file.c:12: text", or "" when the object has none.
+func (p *Program) SourceLine(pc int) string {
+	if pc < 0 || pc >= len(p.lines) || p.lines[pc] == nil {
+		return ""
+	}
+	src := p.lines[pc]
 	line, ok := src.(*btf.Line)
 	if !ok {
 		return strings.TrimSpace(src.String())

@@ -31,13 +31,14 @@ func TestContextAndLines(t *testing.T) {
 		if p.ContextSize != tt.contextSize {
 			t.Errorf("%s: ContextSize = %d, want %d", tt.program, p.ContextSize, tt.contextSize)
 		}
-		if got, want := len(p.Lines), len(p.VM.Instructions()); got != want {
-			t.Fatalf("%s: %d lines for %d slots", tt.program, got, want)
-		}
-		for pc, line := range p.Lines {
-			if !strings.HasPrefix(line, tt.lineFile) {
+		n := len(p.VM.Instructions())
+		for pc := range n {
+			if line := p.SourceLine(pc); !strings.HasPrefix(line, tt.lineFile) {
 				t.Fatalf("%s: line of pc %d = %q", tt.program, pc, line)
 			}
+		}
+		if line := p.SourceLine(n); line != "" {
+			t.Errorf("%s: line past the end = %q", tt.program, line)
 		}
 		coll.Close()
 	}

@@ -58,16 +58,7 @@ func clangPrograms(t testing.TB, pattern string, fixed int, readOnly bool) (map[
 			if fixed > 0 {
 				size = fixed
 			}
-			o := verifier.Options{ContextSize: size, ContextReadOnly: readOnly}
-			if p.Lines != nil {
-				lines := p.Lines
-				o.LineInfo = func(pc int) string {
-					if pc < 0 || pc >= len(lines) {
-						return ""
-					}
-					return lines[pc]
-				}
-			}
+			o := verifier.Options{ContextSize: size, ContextReadOnly: readOnly, LineInfo: p.SourceLine}
 			progs[key] = p
 			opts[key] = o
 		}

@@ -101,13 +101,23 @@ func BenchmarkLoad1k(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.ReportAllocs()
-	for b.Loop() {
-		coll, err := uebpf.Load(bytes.NewReader(obj), nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		coll.Close()
+	for _, bc := range []struct {
+		name string
+		opts *uebpf.Options
+	}{
+		{"verified", nil}, // the default
+		{"unverified", &uebpf.Options{SkipVerification: true}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				coll, err := uebpf.Load(bytes.NewReader(obj), bc.opts)
+				if err != nil {
+					b.Fatal(err)
+				}
+				coll.Close()
+			}
+		})
 	}
 }
 
