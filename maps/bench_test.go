@@ -78,19 +78,23 @@ func BenchmarkHashLookupElem(b *testing.B) {
 		name string
 		n    int
 	}{{"1K", 1 << 10}, {"1M", 1 << 20}} {
-		b.Run(size.name, func(b *testing.B) {
-			m, keys := filledHash(b, Hash, size.n)
-			mask := len(keys) - 1
-			b.ReportAllocs()
-			defer cpuTime(b)()
-			i := 0
-			for b.Loop() {
-				if m.LookupElem(unsafe.Pointer(&keys[i&mask]), 0) == nil {
-					b.Fatal("missing")
-				}
-				i++
-			}
-		})
+		b.Run(size.name, func(b *testing.B) { benchHashLookups(b, Hash, size.n) })
+	}
+}
+
+// benchHashLookups looks up every key of a full hash map of typ, in a
+// shuffled order, through the program-side interface.
+func benchHashLookups(b *testing.B, typ Type, n int) {
+	m, keys := filledHash(b, typ, n)
+	mask := len(keys) - 1
+	b.ReportAllocs()
+	defer cpuTime(b)()
+	i := 0
+	for b.Loop() {
+		if m.LookupElem(unsafe.Pointer(&keys[i&mask]), 0) == nil {
+			b.Fatal("missing")
+		}
+		i++
 	}
 }
 
@@ -183,29 +187,9 @@ func BenchmarkHashInsertDelete(b *testing.B) {
 	}
 }
 
-func BenchmarkPerCPUHashLookupElem(b *testing.B) {
-	m, keys := filledHash(b, PerCPUHash, 1<<16)
-	mask := len(keys) - 1
-	b.ReportAllocs()
-	defer cpuTime(b)()
-	i := 0
-	for b.Loop() {
-		m.LookupElem(unsafe.Pointer(&keys[i&mask]), 0)
-		i++
-	}
-}
+func BenchmarkPerCPUHashLookupElem(b *testing.B) { benchHashLookups(b, PerCPUHash, 1<<16) }
 
-func BenchmarkLRULookupElem(b *testing.B) {
-	m, keys := filledHash(b, LRUHash, 1<<16)
-	mask := len(keys) - 1
-	b.ReportAllocs()
-	defer cpuTime(b)()
-	i := 0
-	for b.Loop() {
-		m.LookupElem(unsafe.Pointer(&keys[i&mask]), 0)
-		i++
-	}
-}
+func BenchmarkLRULookupElem(b *testing.B) { benchHashLookups(b, LRUHash, 1<<16) }
 
 // BenchmarkLRUUpdateEvict inserts new keys into a full LRU map: every
 // update evicts.
