@@ -3,7 +3,8 @@ package uebpf
 import (
 	"errors"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/cilium/ebpf"
@@ -101,12 +102,7 @@ func (k *kernelSide) attach() error {
 	if len(k.links) > 0 {
 		return errors.New("uebpf: kernel programs are already attached")
 	}
-	names := make([]string, 0, len(k.coll.Programs))
-	for name := range k.coll.Programs {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(k.coll.Programs)) {
 		l, err := attachProgram(k.spec.Programs[name], k.coll.Programs[name])
 		if err != nil {
 			return fmt.Errorf("uebpf: attaching kernel program %s (section %s): %w", name, k.spec.Programs[name].SectionName, err)

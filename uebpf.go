@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"sort"
+	"slices"
 	"unsafe"
 
 	"github.com/cilium/ebpf"
@@ -118,12 +118,7 @@ func NewCollection(spec *ebpf.CollectionSpec, opts *Options) (*Collection, error
 	if kside != nil {
 		coll.Kernel = kside.coll
 	}
-	names := make([]string, 0, len(ec.Programs))
-	for name := range ec.Programs {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(ec.Programs)) {
 		ep := ec.Programs[name]
 		p := &Program{name: name, section: ep.Section, vm: ep.VM}
 		if p.contextSize, err = verify(ep, opts); err != nil {
