@@ -168,7 +168,7 @@ func (c *compiler) compile() ([]byte, error) {
 			return nil, &vm.LoadError{Program: c.prog.Name(), Index: pc, Err: fmt.Errorf("jit: %w", err)}
 		}
 		if c.lookups { // only inline lookups use what r1 holds
-			c.trackR1(pc, c.insns[pc])
+			c.trackR1(pc, &c.insns[pc])
 		}
 		if n == 2 { // never a jump target: validation refuses those
 			c.offsets[pc+1] = c.offsets[pc]
@@ -245,7 +245,7 @@ func (c *compiler) findBlocks() error {
 	starts := c.starts
 	starts[0] = true
 	for pc := 0; pc < len(c.insns); pc++ {
-		ins := c.insns[pc]
+		ins := &c.insns[pc]
 		if ins.Opcode == asm.OpLDDW {
 			if ins.Src == asm.PseudoFunc {
 				// Callbacks (bpf_loop) run through vm.Env.CallFunction,
@@ -287,8 +287,30 @@ func (c *compiler) findBlocks() error {
 // checkBudget emits the test of a charging instruction at slot pc: leave
 // with reasonBudget if the budget is overdrawn.
 func (c *compiler) checkBudget(pc int) {
+	c.budgetStub(stubBudget, pc)
+}
+
+// chargeSeq is "sub budget, imm8; js rel32", the usual charge of a block
+// and its test, emitted as one copy with the imm8 (at chargeImm) patched.
+var chargeSeq = x86.NewSeq(func(a *x86.Asm) {
+	a.ALURI(x86.SUB, 8, budgetReg, 0x7f)
+	a.Jcc(x86.CondS)
+})
+
+const chargeImm = 3
+
+// budgetStub tests the budget at the charging instruction at slot pc,
+// charging the block first if not done yet, and jumps to a new stub of
+// kind when it is overdrawn.
+func (c *compiler) budgetStub(kind stubKind, pc int) *stub {
+	if n := c.pc + 1 - c.blockStart; c.uncharged && n <= 0x7f {
+		start := c.a.EmitSeq(&chargeSeq)
+		c.a.Bytes()[start+chargeImm] = byte(n)
+		c.uncharged = false
+		return c.addStub(c.a.Len()-4, kind, pc)
+	}
 	c.testBudget()
-	c.toStub(x86.CondS, stub{kind: stubBudget, pc: int32(pc)})
+	return c.toStub(x86.CondS, kind, pc)
 }
 
 // testBudget charges the block's length, if not done yet, and sets the
@@ -319,7 +341,7 @@ func (c *compiler) align() {
 
 // emitInsn emits slot pc and returns how many slots it used.
 func (c *compiler) emitInsn(pc int) (int, error) {
-	ins := c.insns[pc]
+	ins := &c.insns[pc]
 	switch ins.Class() {
 	case asm.ClassALU, asm.ClassALU64:
 		return 1, c.emitALU(ins)
@@ -366,10 +388,23 @@ func (c *compiler) jumpToSlot(cond x86.Cond, always bool, target int) {
 	c.jumps = append(c.jumps, jumpFixup{pos: int32(pos), target: int32(target)})
 }
 
-// toStub emits a conditional jump to a new out-of-line stub.
-func (c *compiler) toStub(cond x86.Cond, s stub) {
-	s.patch = int32(c.a.Jcc(cond))
-	c.stubs = append(c.stubs, s)
+// toStub emits a conditional jump to a new out-of-line stub and returns
+// the stub for the caller to complete. The stub is built in place: a stub
+// passed by value is copied field by field, which costs more than it
+// looks on this path.
+func (c *compiler) toStub(cond x86.Cond, kind stubKind, pc int) *stub {
+	return c.addStub(c.a.Jcc(cond), kind, pc)
+}
+
+// addStub adds a stub that the rel32 at patch must jump to.
+func (c *compiler) addStub(patch int, kind stubKind, pc int) *stub {
+	if len(c.stubs) == cap(c.stubs) {
+		c.stubs = slices.Grow(c.stubs, 1)
+	}
+	c.stubs = c.stubs[:len(c.stubs)+1]
+	s := &c.stubs[len(c.stubs)-1]
+	*s = stub{kind: kind, patch: int32(patch), pc: int32(pc)}
+	return s
 }
 
 // emitConst loads a 64-bit constant, blinded when asked.

@@ -25,7 +25,7 @@ var shiftOps = [16]struct {
 }
 
 // emitALU emits an ALU or ALU64 instruction.
-func (c *compiler) emitALU(ins asm.Instruction) error {
+func (c *compiler) emitALU(ins *asm.Instruction) error {
 	a := c.a
 	size := 4
 	if ins.Class() == asm.ClassALU64 {
@@ -115,7 +115,7 @@ func (c *compiler) emitShift(op x86.ShiftOp, kind byte, size int, dst, src x86.R
 }
 
 // emitEndian emits le/be/bswap.
-func (c *compiler) emitEndian(ins asm.Instruction, dst x86.Reg) {
+func (c *compiler) emitEndian(ins *asm.Instruction, dst x86.Reg) {
 	a := c.a
 	swap := ins.Class() == asm.ClassALU64 || ins.Opcode&asm.SourceX != 0
 	switch {
@@ -138,7 +138,7 @@ func (c *compiler) emitEndian(ins asm.Instruction, dst x86.Reg) {
 // x%0 = x (zero-extended in 32-bit), INT_MIN/-1 = INT_MIN and INT_MIN%-1 =
 // 0. x86 traps on the last two and on a zero divisor, so those never reach
 // div/idiv.
-func (c *compiler) emitDivMod(mod, signed bool, size int, ins asm.Instruction, isX bool) {
+func (c *compiler) emitDivMod(mod, signed bool, size int, ins *asm.Instruction, isX bool) {
 	a := c.a
 	dst := regMap[ins.Dst]
 	// rax and rdx are about to be overwritten. A divisor in another
@@ -288,6 +288,30 @@ func (c *compiler) divMagic(mod bool, size int, dst x86.Reg, imm int32) bool {
 	}
 	if !e.ok {
 		return false
+	}
+	if c.feat.bmi2 {
+		// mulx reads rdx and leaves rax alone: only the budget moves,
+		// to r11 and back, and the high half goes where it is wanted.
+		a.MovRR(8, tmpAddr, budgetReg)
+		if size == 4 {
+			a.MovRR(4, dst, dst) // the 32-bit dividend, zero-extended
+		}
+		a.MovRI(x86.RDX, e.m)
+		q := dst
+		if mod {
+			q = x86.RDX
+		}
+		a.Mulx(8, q, tmpC, dst)
+		if e.sh != 0 {
+			a.ShiftRI(x86.SHR, 8, q, e.sh)
+		}
+		if mod {
+			// q*d <= n, so the low bits of the product are exact.
+			a.ImulRRI(size, x86.RDX, x86.RDX, imm)
+			a.ALURR(x86.SUB, size, dst, x86.RDX)
+		}
+		a.MovRR(8, budgetReg, tmpAddr)
+		return true
 	}
 	// mul takes rax and writes rdx: the budget waits in r11, r0 in rcx,
 	// and n is in dst, or rcx when dst is r0.

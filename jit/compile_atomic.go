@@ -11,14 +11,15 @@ import (
 // emitAtomic emits an atomic read-modify-write. Like the interpreter it
 // requires a writable, naturally aligned address (arm64 faults on
 // misaligned atomics, and on x86 they are split locks).
-func (c *compiler) emitAtomic(pc int, ins asm.Instruction) error {
+func (c *compiler) emitAtomic(pc int, ins *asm.Instruction) error {
 	a := c.a
 	size := accessSize(ins.Opcode)
 	c.emitCheck(pc, ins.Dst, ins.Offset, size, true)
 	base, src := regMap[ins.Dst], regMap[ins.Src]
 	a.Lea(tmpAddr, x86.M(base, int32(ins.Offset)))
 	a.TestRI(1, tmpAddr, int32(size-1))
-	c.toStub(x86.CondNE, stub{kind: stubMisaligned, pc: int32(pc), base: base, off: int32(ins.Offset), size: uint8(size)})
+	s := c.toStub(x86.CondNE, stubMisaligned, pc)
+	s.base, s.off, s.size = base, int32(ins.Offset), uint8(size)
 	m := x86.M(tmpAddr, 0)
 	switch ins.Imm {
 	case asm.AtomicADD:

@@ -18,7 +18,7 @@ var jumpConds = [16]x86.Cond{
 }
 
 // emitJump emits a JMP or JMP32 class instruction at slot pc.
-func (c *compiler) emitJump(pc int, ins asm.Instruction) error {
+func (c *compiler) emitJump(pc int, ins *asm.Instruction) error {
 	switch ins.Opcode {
 	case asm.OpExit:
 		// At depth 0 the native stack pointer is at the trampoline's
@@ -53,15 +53,13 @@ func (c *compiler) emitJump(pc int, ins asm.Instruction) error {
 	}
 	// Only a taken jump charges the budget: when the budget is
 	// overdrawn, the stub decides with the same comparison.
-	c.testBudget()
-	c.toStub(x86.CondS, stub{kind: stubBudgetCond, pc: int32(pc)})
+	s := c.budgetStub(stubBudgetCond, pc)
 	target := pc + 1 + int(ins.Offset)
 	if target == pc+1 {
 		return nil // no other effect either way
 	}
 	// The stub repeats the comparison's bytes rather than encoding it
 	// again.
-	s := &c.stubs[len(c.stubs)-1]
 	start := c.a.Len()
 	c.emitCompare(ins)
 	s.off, s.size = int32(start), uint8(c.a.Len()-start)
@@ -70,7 +68,7 @@ func (c *compiler) emitJump(pc int, ins asm.Instruction) error {
 }
 
 // emitCompare sets the flags for a conditional jump.
-func (c *compiler) emitCompare(ins asm.Instruction) {
+func (c *compiler) emitCompare(ins *asm.Instruction) {
 	a := c.a
 	size := 8
 	if ins.Class() == asm.ClassJMP32 {
@@ -112,7 +110,7 @@ func (c *compiler) emitGoto(pc, target int) {
 	// jns target, then the budget's failure: one branch on the hot path.
 	c.testBudget()
 	c.jumpToSlot(x86.CondNS, false, target)
-	c.toStub(x86.CondS, stub{kind: stubBudget, pc: int32(pc)})
+	c.toStub(x86.CondS, stubBudget, pc)
 }
 
 // emitHelperExit returns to Go to run a helper (or callx) at slot pc; Go
@@ -142,7 +140,7 @@ func (c *compiler) emitLocalCall(pc, target int) {
 	// r10 = stack top - 512*depth, so depth+1 >= MaxCallDepth exactly
 	// when r10 <= stackLo + 512.
 	a.ALURM(x86.CMP, 8, regMap[10], st(offCallLimit))
-	c.toStub(x86.CondBE, stub{kind: stubCallDepth, pc: int32(pc)})
+	c.toStub(x86.CondBE, stubCallDepth, pc)
 	c.checkBudget(pc)
 	for _, r := range regMap[6:10] {
 		a.Push(r)
@@ -163,6 +161,6 @@ func (c *compiler) emitLocalCall(pc, target int) {
 		// a program that is no longer the current one, and Go must
 		// switch back before anything looks at the current program.
 		a.ALUMI(x86.CMP, 4, st(offProgTag), int32(c.tag))
-		c.toStub(x86.CondNE, stub{kind: stubReturn, pc: int32(pc), resume: int32(a.Len() + 6)})
+		c.toStub(x86.CondNE, stubReturn, pc).resume = int32(a.Len())
 	}
 }

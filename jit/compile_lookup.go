@@ -29,7 +29,7 @@ import (
 const arrayInfoSize = 32
 
 // isArrayLookup reports whether ins calls an ArrayLookup helper.
-func (c *compiler) isArrayLookup(ins asm.Instruction) bool {
+func (c *compiler) isArrayLookup(ins *asm.Instruction) bool {
 	if ins.Opcode != asm.OpCall || ins.Src != 0 {
 		return false
 	}
@@ -61,7 +61,7 @@ func (c *compiler) prepareLookups() {
 
 // trackR1 follows whether r1 holds a constant after slot pc (ins) in the
 // current block.
-func (c *compiler) trackR1(pc int, ins asm.Instruction) {
+func (c *compiler) trackR1(pc int, ins *asm.Instruction) {
 	switch cl := ins.Class(); {
 	case ins.Opcode == asm.OpLDDW:
 		if ins.Dst == asm.R1 {
@@ -108,7 +108,7 @@ func (c *compiler) emitArrayLookup(pc int) {
 		a.ALURM(x86.SUB, 8, tmpAddr, st(offStackLo))
 		a.ALURI(x86.CMP, 8, tmpAddr, int32(vm.StackSize-4))
 		keyStub = len(c.stubs)
-		c.toStub(x86.CondA, stub{kind: stubKeyCheck, pc: int32(pc), resume: int32(a.Len() + 6)})
+		c.toStub(x86.CondA, stubKeyCheck, pc).resume = int32(a.Len())
 	}
 	known := false
 	if arr, ok := c.knownArray(); ok {
@@ -121,7 +121,7 @@ func (c *compiler) emitArrayLookup(pc int) {
 		a.MovRI(x86.RAX, arr.Base)
 		switch arr.Stride {
 		case 1, 2, 4, 8:
-			a.Lea(x86.RAX, x86.Mem{Base: x86.RAX, Index: tmpAddr, Scale: uint8(arr.Stride)})
+			a.Lea(x86.RAX, x86.MIndex(x86.RAX, tmpAddr, uint8(arr.Stride), 0))
 		default:
 			a.ImulRRI(8, tmpAddr, tmpAddr, int32(arr.Stride))
 			a.ALURR(x86.ADD, 8, x86.RAX, tmpAddr)
@@ -138,7 +138,7 @@ func (c *compiler) emitArrayLookup(pc int) {
 		toHelper = append(toHelper, a.Jcc(x86.CondNE))
 		// rcx = the entry's array info; base 0: not an array.
 		c.infoFixups = append(c.infoFixups, int32(a.LeaRIP(tmpC)))
-		a.Lea(tmpC, x86.Mem{Base: tmpC, Index: tmpAddr, Scale: arrayInfoSize / uint8(vm.MapEntrySize)})
+		a.Lea(tmpC, x86.MIndex(tmpC, tmpAddr, arrayInfoSize/uint8(vm.MapEntrySize), 0))
 		a.ALUMI(x86.CMP, 8, x86.M(tmpC, 0), 0)
 		toHelper = append(toHelper, a.Jcc(x86.CondE))
 		a.Load(4, tmpAddr, x86.M(r2, 0))

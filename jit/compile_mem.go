@@ -42,24 +42,45 @@ func (c *compiler) emitCheck(pc int, baseReg uint8, off int16, size int, write b
 		c.memStub(x86.CondA, pc, memVariant(size, write, true))
 		return
 	}
-	hot := offHotReadLo
+	seq := &hotChecks[0]
 	if write {
-		hot = offHotWriteLo
+		seq = &hotChecks[1]
 	}
-	a.ALURM(x86.SUB, 8, tmpAddr, st(hot))
-	a.ALURM(x86.CMP, 8, tmpAddr, st(hot+8))
-	c.memStub(x86.CondAE, pc, memVariant(size, write, false))
+	a.EmitSeq(seq)
+	c.memStubAt(a.Len()-4, pc, memVariant(size, write, false))
+}
+
+// hotChecks are the tests of an address in r11 against the hot read and
+// write regions, "sub r11, lo; cmp r11, hi-lo; jae stub", prepared once.
+var hotChecks = [2]x86.Seq{
+	x86.NewSeq(func(a *x86.Asm) {
+		a.ALURM(x86.SUB, 8, tmpAddr, st(offHotReadLo))
+		a.ALURM(x86.CMP, 8, tmpAddr, st(offHotReadLo+8))
+		a.Jcc(x86.CondAE)
+	}),
+	x86.NewSeq(func(a *x86.Asm) {
+		a.ALURM(x86.SUB, 8, tmpAddr, st(offHotWriteLo))
+		a.ALURM(x86.CMP, 8, tmpAddr, st(offHotWriteLo+8))
+		a.Jcc(x86.CondAE)
+	}),
 }
 
 // memStub emits the jump to the slow path of a checked access of variant
 // v (see memVariant) that failed its inline test.
 func (c *compiler) memStub(cond x86.Cond, pc, v int) {
+	c.memStubAt(c.a.Jcc(cond), pc, v)
+}
+
+// memStubAt is memStub for a jump already emitted, whose rel32 is at
+// patch and ends the code emitted so far.
+func (c *compiler) memStubAt(patch, pc, v int) {
 	c.memUsed |= 1 << v
-	c.toStub(cond, stub{kind: stubMemCheck, pc: int32(pc), size: uint8(v), resume: int32(c.a.Len() + 6)})
+	s := c.addStub(patch, stubMemCheck, pc)
+	s.size, s.resume = uint8(v), int32(c.a.Len())
 }
 
 // emitLoad emits ldx and ldxs.
-func (c *compiler) emitLoad(pc int, ins asm.Instruction) {
+func (c *compiler) emitLoad(pc int, ins *asm.Instruction) {
 	size := accessSize(ins.Opcode)
 	c.emitCheck(pc, ins.Src, ins.Offset, size, false)
 	m := x86.M(regMap[ins.Src], int32(ins.Offset))
@@ -71,7 +92,7 @@ func (c *compiler) emitLoad(pc int, ins asm.Instruction) {
 }
 
 // emitStore emits st and stx.
-func (c *compiler) emitStore(pc int, ins asm.Instruction) {
+func (c *compiler) emitStore(pc int, ins *asm.Instruction) {
 	size := accessSize(ins.Opcode)
 	c.emitCheck(pc, ins.Dst, ins.Offset, size, true)
 	m := x86.M(regMap[ins.Dst], int32(ins.Offset))
@@ -89,7 +110,7 @@ func (c *compiler) emitStore(pc int, ins asm.Instruction) {
 // emitPacketLoad emits the legacy LD_ABS/LD_IND: r0 = the big-endian
 // value at packet offset imm (+ src32), or the end of the run with r0 = 0
 // when that is outside the packet.
-func (c *compiler) emitPacketLoad(pc int, ins asm.Instruction) {
+func (c *compiler) emitPacketLoad(pc int, ins *asm.Instruction) {
 	a := c.a
 	c.checkBudget(pc)
 	size := accessSize(ins.Opcode)

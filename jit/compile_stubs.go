@@ -132,7 +132,7 @@ func (c *compiler) emitRegionCheck(probe bool) int {
 	start := a.Len()
 	a.Push(x86.RAX)
 	a.Push(x86.RBX)
-	a.Lea(tmpD, x86.Mem{Base: tmpAddr, Index: tmpD, Scale: 1}) // end of the access
+	a.Lea(tmpD, x86.MIndex(tmpAddr, tmpD, 1, 0)) // end of the access
 	a.ALURR(x86.CMP, 8, tmpD, tmpAddr)
 	jOverflow := a.Jcc(x86.CondB)
 	a.Load(8, x86.RBX, st(offRegions))
@@ -153,13 +153,13 @@ func (c *compiler) emitRegionCheck(probe bool) int {
 	// access (rcx: 0 read, 1 write; hot*Lo/End pairs are 16 bytes apart).
 	a.ShiftRI(x86.SHL, 4, tmpC, 4)
 	a.Load(8, x86.RAX, x86.M(x86.RBX, int32(vm.RegionLoOffset)))
-	a.Store(8, x86.Mem{Base: stateReg, Index: tmpC, Scale: 1, Disp: offHotReadLo}, x86.RAX)
+	a.Store(8, x86.MIndex(stateReg, tmpC, 1, offHotReadLo), x86.RAX)
 	a.Load(8, tmpD, x86.M(x86.RBX, int32(vm.RegionHiOffset)))
 	a.ALURR(x86.SUB, 8, tmpD, x86.RAX)
 	a.ALURI(x86.SUB, 8, tmpD, 7)
 	a.JccShort(x86.CondAE, 2) // size - 7 >= 0 (no borrow)
 	a.ALURR(x86.XOR, 4, tmpD, tmpD)
-	a.Store(8, x86.Mem{Base: stateReg, Index: tmpC, Scale: 1, Disp: offHotReadLo + 8}, tmpD)
+	a.Store(8, x86.MIndex(stateReg, tmpC, 1, offHotReadLo+8), tmpD)
 	a.Pop(x86.RBX)
 	a.Pop(x86.RAX)
 	if probe {
@@ -269,7 +269,7 @@ func (c *compiler) emitStub(s *stub) {
 		a.JmpTo(int(s.resume))
 	case stubBudgetCond:
 		// Overdrawn: fail only if the jump is taken.
-		ins := c.insns[s.pc]
+		ins := &c.insns[s.pc]
 		if s.size != 0 {
 			a.Repeat(int(s.off), int(s.size))
 		} else {
@@ -292,7 +292,7 @@ func (c *compiler) emitStub(s *stub) {
 		c.emitKeyCheck(s)
 	case stubReturn:
 		a.StoreImm(8, st(offExitPC), s.pc)
-		a.Lea(tmpAddr, x86.Mem{RIP: true, Disp: int32(int(s.resume) - (a.Len() + 7))})
+		a.Lea(tmpAddr, x86.MRIP(int32(int(s.resume)-(a.Len()+7))))
 		a.Store(8, st(offResumePC), tmpAddr)
 		a.MovRI32(tmpC, reasonReturn)
 		a.JmpTo(c.leaveOff)

@@ -47,9 +47,46 @@ func (a *Asm) room() *[16]byte {
 	return (*[16]byte)(a.b[len(a.b):cap(a.b)])
 }
 
+// grow leaves at least 32 spare bytes (see EmitSeq).
+//
 //go:noinline
 func (a *Asm) grow() {
-	a.b = append(a.b, make([]byte, 16+len(a.b))...)[:len(a.b)]
+	a.b = append(a.b, make([]byte, 32+len(a.b))...)[:len(a.b)]
+}
+
+// Seq is a prepared sequence of instructions, at most 32 bytes, with no
+// field that depends on its address (a rel32 is emitted as 0 and patched
+// afterwards). Emitting one is a single copy, which is cheaper than
+// encoding its instructions one by one on the compiler's hot paths.
+type Seq struct {
+	b [32]byte
+	n int
+}
+
+// NewSeq records what emit emits. It panics past 32 bytes.
+func NewSeq(emit func(a *Asm)) Seq {
+	var a Asm
+	emit(&a)
+	var s Seq
+	s.n = copy(s.b[:], a.b)
+	if s.n != len(a.b) {
+		panic("x86: sequence longer than 32 bytes")
+	}
+	return s
+}
+
+// Len returns the length of the sequence in bytes.
+func (s *Seq) Len() int { return s.n }
+
+// EmitSeq appends s and returns the offset of its first byte.
+func (a *Asm) EmitSeq(s *Seq) int {
+	start := len(a.b)
+	if cap(a.b)-start < 32 {
+		a.grow()
+	}
+	*(*[32]byte)(a.b[start : start+32]) = s.b
+	a.b = a.b[:start+s.n]
+	return start
 }
 
 // emit appends the nb low bytes of w, then the immLen (0, 1, 2 or 4) low
@@ -144,17 +181,18 @@ func (a *Asm) rm(o op, reg byte, m Mem) { a.rmi(o, reg, m, 0, 0) }
 
 // rmi emits rm followed by an immediate of immLen bytes.
 func (a *Asm) rmi(o op, reg byte, m Mem, imm uint32, immLen uint) {
-	if !o.plain() || m.RIP || m.Scale != 0 {
+	if !o.plain() || m&(1<<24|0xff<<16) != 0 { // prefixes, RIP or an index
 		a.rmiGeneral(o, reg, m, imm, immLen)
 		return
 	}
 	// The common case: [base+disp], REX only when not 0x40.
-	base := byte(m.Base) & 7
+	base := byte(m) & 7
+	disp := m.Disp()
 	var mod byte
 	var dl uint
 	switch {
-	case m.Disp == 0 && base != 5: // [rbp] and [r13] need a displacement
-	case fitsInt8(int64(m.Disp)):
+	case disp == 0 && base != 5: // [rbp] and [r13] need a displacement
+	case fitsInt8(int64(disp)):
 		mod, dl = 0x40, 1
 	default:
 		mod, dl = 0x80, 4
@@ -166,13 +204,13 @@ func (a *Asm) rmi(o op, reg byte, m Mem, imm uint32, immLen uint) {
 		w |= 0x24 << (sh + 8)
 		nb++
 	}
-	if rex := 0x40 | o.rexW() | reg>>1&4 | byte(m.Base)>>3; rex != 0x40 {
+	if rex := 0x40 | o.rexW() | reg>>1&4 | byte(m)>>3&1; rex != 0x40 {
 		w = w<<8 | uint64(rex)
 		nb++
 	}
 	p := a.room()
 	binary.LittleEndian.PutUint64(p[:8], w)
-	binary.LittleEndian.PutUint32(p[nb:], uint32(m.Disp))
+	binary.LittleEndian.PutUint32(p[nb:], uint32(disp))
 	binary.LittleEndian.PutUint32(p[nb+dl:], imm)
 	a.b = a.b[:len(a.b)+int(nb+dl+immLen)]
 }
@@ -181,11 +219,11 @@ func (a *Asm) rmi(o op, reg byte, m Mem, imm uint32, immLen uint) {
 func (a *Asm) rmiGeneral(o op, reg byte, m Mem, imm uint32, immLen uint) {
 	force := o.byteReg() && Reg(reg).needsREXAsByte()
 	var x byte
-	if m.Scale != 0 {
-		x = m.Index.hi()
+	if m.Scale() != 0 {
+		x = m.Index().hi()
 	}
-	base := m.Base
-	if m.RIP {
+	base := m.Base()
+	if m.RIP() {
 		base = 0
 	}
 	w, n := header(o, reg>>3&1, x, base.hi(), force)
@@ -203,28 +241,28 @@ func (a *Asm) rmiGeneral(o op, reg byte, m Mem, imm uint32, immLen uint) {
 // displacement (dl bytes).
 func modrmMem(reg byte, m Mem) (w uint64, nm uint, disp int32, dl uint) {
 	reg = (reg & 7) << 3
-	if m.RIP {
-		return uint64(reg | 5), 1, m.Disp, 4
+	if m.RIP() {
+		return uint64(reg | 5), 1, m.Disp(), 4
 	}
 	var mod byte
 	switch {
-	case m.Disp == 0 && m.Base.low() != 5: // [rbp] and [r13] need a displacement
+	case m.Disp() == 0 && m.Base().low() != 5: // [rbp] and [r13] need a displacement
 		mod, dl = 0, 0
-	case fitsInt8(int64(m.Disp)):
+	case fitsInt8(int64(m.Disp())):
 		mod, dl = 1, 1
 	default:
 		mod, dl = 2, 4
 	}
 	switch {
-	case m.Scale != 0:
-		w = uint64(mod<<6|reg|4) | uint64(scaleBits(m.Scale)<<6|m.Index.low()<<3|m.Base.low())<<8
+	case m.Scale() != 0:
+		w = uint64(mod<<6|reg|4) | uint64(scaleBits(m.Scale())<<6|m.Index().low()<<3|m.Base().low())<<8
 		nm = 2
-	case m.Base.low() == 4: // rsp and r12 need a SIB byte
+	case m.Base().low() == 4: // rsp and r12 need a SIB byte
 		w, nm = uint64(mod<<6|reg|4)|0x24<<8, 2
 	default:
-		w, nm = uint64(mod<<6|reg|m.Base.low()), 1
+		w, nm = uint64(mod<<6|reg|m.Base().low()), 1
 	}
-	return w, nm, m.Disp, dl
+	return w, nm, m.Disp(), dl
 }
 
 func scaleBits(s uint8) byte {

@@ -95,7 +95,7 @@ func (a *Asm) Lea(dst Reg, m Mem) {
 // LeaRIP emits "lea dst, [rip+0]" and returns the position of its rel32
 // field for PatchRel32.
 func (a *Asm) LeaRIP(dst Reg) int {
-	a.rm(opc1(8, 0x8d), byte(dst), Mem{RIP: true})
+	a.rm(opc1(8, 0x8d), byte(dst), MRIP(0))
 	return a.Len() - 4
 }
 

@@ -32,17 +32,39 @@ func (r Reg) hi() byte  { return byte(r) >> 3 & 1 }
 func (r Reg) needsREXAsByte() bool { return r >= RSP && r <= RDI }
 
 // Mem is a memory operand [Base + Index*Scale + Disp], or [RIP + Disp] when
-// RIP is set. Scale 0 means no index.
-type Mem struct {
-	Base  Reg
-	Index Reg
-	Scale uint8
-	Disp  int32
-	RIP   bool
-}
+// RIP is set; Scale 0 means no index. It is packed in one word (base in
+// bits 0-7, index 8-15, scale 16-23, RIP bit 24, disp 32-63) rather than
+// being a struct: the Go compiler spills small struct arguments field by
+// field and reloads them whole, a store-forwarding stall on every
+// encoder call.
+type Mem uint64
 
 // M returns the operand [base + disp].
-func M(base Reg, disp int32) Mem { return Mem{Base: base, Disp: disp} }
+func M(base Reg, disp int32) Mem { return Mem(base) | Mem(uint32(disp))<<32 }
+
+// MIndex returns the operand [base + index*scale + disp] (scale 1, 2, 4
+// or 8).
+func MIndex(base, index Reg, scale uint8, disp int32) Mem {
+	return M(base, disp) | Mem(index)<<8 | Mem(scale)<<16
+}
+
+// MRIP returns the operand [rip + disp].
+func MRIP(disp int32) Mem { return Mem(uint32(disp))<<32 | 1<<24 }
+
+// Base returns the base register.
+func (m Mem) Base() Reg { return Reg(m) }
+
+// Index returns the index register, when Scale is not 0.
+func (m Mem) Index() Reg { return Reg(m >> 8) }
+
+// Scale returns the index's scale, or 0 without an index.
+func (m Mem) Scale() uint8 { return uint8(m >> 16) }
+
+// RIP reports whether the operand is relative to the next instruction.
+func (m Mem) RIP() bool { return m&(1<<24) != 0 }
+
+// Disp returns the displacement.
+func (m Mem) Disp() int32 { return int32(m >> 32) }
 
 // Cond is a condition code, as in the low nibble of Jcc.
 type Cond byte

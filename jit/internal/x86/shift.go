@@ -49,3 +49,21 @@ func (a *Asm) ShiftX(kind byte, size int, dst, src, count Reg) {
 	a.byte1(0xf7)
 	a.byte1(0xc0 | dst.low()<<3 | src.low())
 }
+
+// Mulx emits the BMI2 "mulx hi, lo, src": hi:lo = rdx * src, unsigned,
+// without touching rax or the flags. hi and lo must differ.
+func (a *Asm) Mulx(size int, hi, lo, src Reg) {
+	var w byte
+	if size == 8 {
+		w = 1
+	}
+	p := a.room()
+	// C4, then R̄ X̄ B̄ and map 0F38, then W, inverted vvvv (lo), L=0 and
+	// pp F2, then F6 /r.
+	p[0] = 0xc4
+	p[1] = (hi.hi()^1)<<7 | 1<<6 | (src.hi()^1)<<5 | 0x02
+	p[2] = w<<7 | (^byte(lo)&0xf)<<3 | 3
+	p[3] = 0xf6
+	p[4] = 0xc0 | hi.low()<<3 | src.low()
+	a.b = a.b[:len(a.b)+5]
+}

@@ -26,25 +26,25 @@ func memText(size int, m Mem) string {
 	var s strings.Builder
 	s.WriteString(ptrNames[size])
 	s.WriteString("[")
-	if m.RIP {
+	if m.RIP() {
 		s.WriteString("rip")
 	} else {
-		s.WriteString(rn(8, m.Base))
+		s.WriteString(rn(8, m.Base()))
 	}
-	if m.Scale != 0 {
-		if m.Scale == 1 {
-			fmt.Fprintf(&s, "+%s", rn(8, m.Index))
+	if m.Scale() != 0 {
+		if m.Scale() == 1 {
+			fmt.Fprintf(&s, "+%s", rn(8, m.Index()))
 		} else {
-			fmt.Fprintf(&s, "+%d*%s", m.Scale, rn(8, m.Index))
+			fmt.Fprintf(&s, "+%d*%s", m.Scale(), rn(8, m.Index()))
 		}
 	}
 	switch {
-	case m.Disp > 0:
-		fmt.Fprintf(&s, "+%#x", m.Disp)
-	case m.Disp < 0 && fitsInt8(int64(m.Disp)):
-		fmt.Fprintf(&s, "-%#x", -int64(m.Disp))
-	case m.Disp < 0: // x86asm prints a negative disp32 as unsigned
-		fmt.Fprintf(&s, "+%#x", uint32(m.Disp))
+	case m.Disp() > 0:
+		fmt.Fprintf(&s, "+%#x", m.Disp())
+	case m.Disp() < 0 && fitsInt8(int64(m.Disp())):
+		fmt.Fprintf(&s, "-%#x", -int64(m.Disp()))
+	case m.Disp() < 0: // x86asm prints a negative disp32 as unsigned
+		fmt.Fprintf(&s, "+%#x", uint32(m.Disp()))
 	}
 	s.WriteString("]")
 	return s.String()
@@ -77,7 +77,7 @@ func memOperands() []Mem {
 	}
 	for _, idx := range []Reg{RAX, RCX, R9, R15} {
 		for _, sc := range []uint8{1, 2, 4, 8} {
-			ms = append(ms, Mem{Base: R12, Index: idx, Scale: sc, Disp: 16}, Mem{Base: RBP, Index: idx, Scale: sc})
+			ms = append(ms, MIndex(R12, idx, sc, 16), MIndex(RBP, idx, sc, 0))
 		}
 	}
 	return ms
@@ -85,7 +85,7 @@ func memOperands() []Mem {
 
 // sampleMems is a smaller set for forms with many other variations.
 func sampleMems() []Mem {
-	return []Mem{M(RAX, 0), M(RSP, 8), M(RBP, -8), M(R12, 0x58), M(R13, 0), M(RDI, 0x1000), M(R11, -0x200), {Base: RBX, Index: R10, Scale: 8, Disp: 4}}
+	return []Mem{M(RAX, 0), M(RSP, 8), M(RBP, -8), M(R12, 0x58), M(R13, 0), M(RDI, 0x1000), M(R11, -0x200), MIndex(RBX, R10, 8, 4)}
 }
 
 func encCases() []encCase {
@@ -126,6 +126,11 @@ func encCases() []encCase {
 				}{{SHLX, "shlx"}, {SHRX, "shrx"}, {SARX, "sarx"}} {
 					for _, c := range []Reg{RCX, R11, RAX} {
 						add(fmt.Sprintf("%s %s, %s, %s", k.name, rn(size, r1), rn(size, r2), rn(size, c)), func(a *Asm) { a.ShiftX(k.kind, size, r1, r2, c) })
+					}
+				}
+				for _, lo := range []Reg{RCX, R11, RAX} {
+					if lo != r1 {
+						add(fmt.Sprintf("mulx %s, %s, %s", rn(size, r1), rn(size, lo), rn(size, r2)), func(a *Asm) { a.Mulx(size, r1, lo, r2) })
 					}
 				}
 			}
