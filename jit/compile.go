@@ -153,8 +153,9 @@ func (c *compiler) compile() ([]byte, error) {
 	c.emitShared()
 	c.emitStart()
 	c.bodyOff = c.a.Len()
-	for pc := 0; pc < len(c.insns); pc++ {
-		if c.starts[pc] {
+	insns, starts, offsets := c.insns, c.starts[:len(c.insns)], c.offsets[:len(c.insns)]
+	for pc := 0; pc < len(insns); pc++ {
+		if starts[pc] {
 			// The last block may fall through into this one without a
 			// charging instruction.
 			c.charge(pc)
@@ -162,18 +163,45 @@ func (c *compiler) compile() ([]byte, error) {
 			c.r1Known = false
 		}
 		c.pc = pc
-		c.offsets[pc] = int32(c.a.Len())
-		n, err := c.emitInsn(pc)
+		offsets[pc] = int32(c.a.Len())
+		// The dispatch is here rather than in a function of its own:
+		// a call per instruction is measurable.
+		ins := &insns[pc]
+		var err error
+		lddw := false
+		switch ins.Class() {
+		case asm.ClassALU, asm.ClassALU64:
+			err = c.emitALU(ins)
+		case asm.ClassJMP, asm.ClassJMP32:
+			err = c.emitJump(pc, ins)
+		case asm.ClassLDX:
+			c.emitLoad(pc, ins)
+		case asm.ClassST, asm.ClassSTX:
+			if ins.Opcode&0xe0 == asm.ModeATOMIC {
+				err = c.emitAtomic(pc, ins)
+			} else {
+				c.emitStore(pc, ins)
+			}
+		case asm.ClassLD:
+			if ins.Opcode == asm.OpLDDW {
+				c.emitConst(regMap[ins.Dst], c.prog.Constant(pc))
+				lddw = true
+			} else {
+				c.emitPacketLoad(pc, ins)
+			}
+		default:
+			err = fmt.Errorf("%w %#02x", vm.ErrUnknownOpcode, ins.Opcode)
+		}
 		if err != nil {
 			return nil, &vm.LoadError{Program: c.prog.Name(), Index: pc, Err: fmt.Errorf("jit: %w", err)}
 		}
 		if c.lookups { // only inline lookups use what r1 holds
-			c.trackR1(pc, &c.insns[pc])
+			c.trackR1(pc, ins)
 		}
-		if n == 2 { // never a jump target: validation refuses those
-			c.offsets[pc+1] = c.offsets[pc]
+		if lddw { // its second slot is never a jump target: validation refuses those
+			offsets[pc+1] = offsets[pc]
+			pc++
 		}
-		pc += n - 1
 	}
 	c.a.Ud2() // unreachable: validation forbids falling off the end
 	c.emitMemSlowPaths()
@@ -337,34 +365,6 @@ func (c *compiler) align() {
 	for c.a.Len()%16 != 0 {
 		c.a.Int3()
 	}
-}
-
-// emitInsn emits slot pc and returns how many slots it used.
-func (c *compiler) emitInsn(pc int) (int, error) {
-	ins := &c.insns[pc]
-	switch ins.Class() {
-	case asm.ClassALU, asm.ClassALU64:
-		return 1, c.emitALU(ins)
-	case asm.ClassJMP, asm.ClassJMP32:
-		return 1, c.emitJump(pc, ins)
-	case asm.ClassLDX:
-		c.emitLoad(pc, ins)
-		return 1, nil
-	case asm.ClassST, asm.ClassSTX:
-		if ins.Opcode&0xe0 == asm.ModeATOMIC {
-			return 1, c.emitAtomic(pc, ins)
-		}
-		c.emitStore(pc, ins)
-		return 1, nil
-	case asm.ClassLD:
-		if ins.Opcode == asm.OpLDDW {
-			c.emitConst(regMap[ins.Dst], c.prog.Constant(pc))
-			return 2, nil
-		}
-		c.emitPacketLoad(pc, ins)
-		return 1, nil
-	}
-	return 0, fmt.Errorf("%w %#02x", vm.ErrUnknownOpcode, ins.Opcode)
 }
 
 // jumpToSlot emits a jump (cond, or unconditional when always) to slot

@@ -50,7 +50,15 @@ func (a *Asm) Append(code []byte) { a.b = append(a.b, code...) }
 
 // Repeat appends a copy of the n bytes emitted at from, which must not
 // depend on their address (no RIP-relative operand, no relative jump).
-func (a *Asm) Repeat(from, n int) { a.b = append(a.b, a.b[from:from+n]...) }
+func (a *Asm) Repeat(from, n int) {
+	if n > 16 {
+		a.b = append(a.b, a.b[from:from+n]...)
+		return
+	}
+	p := a.room()
+	*p = [16]byte(a.b[from : from+16]) // read before written: may overlap p
+	a.b = a.b[:len(a.b)+n]
+}
 
 // Quad appends v as 8 bytes of data.
 func (a *Asm) Quad(v uint64) { a.imm64(v) }

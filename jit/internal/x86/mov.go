@@ -1,5 +1,7 @@
 package x86
 
+import "encoding/binary"
+
 // MovRR emits "mov dst, src". Size 4 zero-extends into the upper half.
 func (a *Asm) MovRR(size int, dst, src Reg) {
 	a.rr(opc1(size, 0x89), byte(src), dst)
@@ -7,8 +9,11 @@ func (a *Asm) MovRR(size int, dst, src Reg) {
 
 // MovRI32 emits "mov dst32, imm", which zero-extends imm to 64 bits.
 func (a *Asm) MovRI32(dst Reg, imm uint32) {
-	w, n := header(opc1(4, 0xb8+dst.low()), 0, 0, dst.hi(), false)
-	a.emit(w, n/8, imm, 4)
+	w, n := uint64(0xb8+dst.low()), uint(1)
+	if dst.hi() != 0 {
+		w, n = w<<8|0x41, 2
+	}
+	a.emit(w, n, imm, 4)
 }
 
 // MovRISX emits "mov dst, imm" with imm sign-extended to 64 bits.
@@ -18,8 +23,11 @@ func (a *Asm) MovRISX(dst Reg, imm int32) {
 
 // MovRI64 emits "movabs dst, imm".
 func (a *Asm) MovRI64(dst Reg, imm uint64) {
-	a.prefixes(opc1(8, 0xb8+dst.low()), 0, 0, dst.hi(), false)
-	a.imm64(imm)
+	p := a.room()
+	p[0] = 0x48 | dst.hi()
+	p[1] = 0xb8 + dst.low()
+	binary.LittleEndian.PutUint64(p[2:10], imm)
+	a.b = a.b[:len(a.b)+10]
 }
 
 // MovRI loads the 64-bit constant v into dst with the shortest encoding.

@@ -315,3 +315,18 @@ func sameMnemonic(x86asmName, llvmName string) bool {
 	}
 	return x86asmName == llvmName
 }
+
+// Repeat copies what was emitted, also when the copy overlaps its source.
+func TestRepeat(t *testing.T) {
+	for _, n := range []int{1, 3, 6, 16, 17, 40} {
+		var a Asm
+		for i := range n + 2 {
+			a.byte1(byte(i + 1))
+		}
+		before := string(a.Bytes())
+		a.Repeat(1, n)
+		if got, want := string(a.Bytes()), before+before[1:1+n]; got != want {
+			t.Errorf("Repeat(1, %d): % x, want % x", n, got, want)
+		}
+	}
+}
