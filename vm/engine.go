@@ -92,6 +92,14 @@ func (e *Env) Regions() (first unsafe.Pointer, n int) {
 	return unsafe.Pointer(unsafe.SliceData(e.regions)), len(e.regions)
 }
 
+// Budget returns the budget SetBudget set (0: the program's).
+func (e *Env) Budget() uint64 { return e.budget }
+
+// StaticRegions returns how many regions BeginRun adds to a run of p (its
+// global data): an engine whose runs of p check memory against a region
+// list of its own needs them when this is not 0.
+func (p *Program) StaticRegions() int { return len(p.regions) }
+
 // SetExecuted records how many instructions a run executed, for Executed.
 func (e *Env) SetExecuted(n uint64) { e.executed = n }
 

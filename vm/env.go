@@ -38,6 +38,13 @@ type Env struct {
 	packet  []byte
 	budget  uint64
 
+	// engine is the run state of another engine (package jit), kept here
+	// so that a run needs neither an allocation nor a zeroed frame; see
+	// EngineState in engine.go. It follows the fields that generated code
+	// reads at Engine*Offset, close to them, so that an engine can also
+	// lay out a copy of just those fields and a state in a small frame.
+	engine [EngineStateWords]uint64
+
 	// Set by helpers, read by the engine after each helper call.
 	status    uint8
 	stopR0    uint64
@@ -65,11 +72,6 @@ type Env struct {
 	// Data is free for the embedder and its helpers (for example the
 	// tracepoint that fired); the engines never look at it.
 	Data any
-
-	// engine is the run state of another engine (package jit), kept here
-	// so that a run needs neither an allocation nor a zeroed frame; see
-	// EngineState in engine.go.
-	engine [EngineStateWords]uint64
 }
 
 // frame is the caller state a bpf-to-bpf call saves.
