@@ -14,10 +14,93 @@ import (
 //go:noescape
 func enter(s *runState, stub uintptr)
 
+// enterFrame runs generated code of a lean program with the state, the
+// stacks and the context's region on the trampoline's frame, without an
+// Env (see trampoline_linux_amd64.s).
+//
+//go:noescape
+func enterFrame(stub uintptr, ctx unsafe.Pointer, size uintptr, budget int64) (r0, reason uint64, left int64, pc, addr, asize uint64)
+
+// run runs the program with the size bytes at ctx as its context (r1 = 0
+// if size is 0): a lean program (see Program.lean) on enterFrame's frame
+// without an Env, any other with an Env from the program's pools.
+func (p *Program) run(ctx unsafe.Pointer, size uintptr) (uint64, error) {
+	if p.lean {
+		r0, reason, _, pc, addr, asize := enterFrame(p.start, ctx, size, p.budget)
+		if reason != reasonExit {
+			return 0, exitError(reason, pc, addr, asize)
+		}
+		return r0, nil
+	}
+	if size == 0 {
+		ctx = nil
+	}
+	return p.runEnv(ctx, size)
+}
+
+// leanError records what a lean run that failed executed and returns its
+// error.
+func (p *Program) leanError(e *vm.Env, s *runState, budget uint64) error {
+	e.SetExecuted(executed(s.reason, budget, s.budget))
+	return exitError(s.reason, s.exitPC, s.exitAddr, s.exitSize)
+}
+
+// executed returns what a run with budget that ended with reason and left
+// in the budget register executed. A run that exceeded its budget executed
+// all of it, as the interpreter counts, though the block that failed
+// overdrew it.
+func executed(reason, budget uint64, left int64) uint64 {
+	if reason&0xff == reasonBudget {
+		return budget
+	}
+	return budget - uint64(left)
+}
+
+// exitError returns the error of a run that generated code ended with
+// reason (not a helper call or a return into another program).
+func exitError(reason, pc, addr, size uint64) error {
+	switch reason & 0xff {
+	case reasonFault:
+		return &vm.RunError{PC: int(pc), Addr: addr, Size: int(size), Err: vm.ErrMemoryAccess}
+	case reasonMisaligned:
+		return &vm.RunError{PC: int(pc), Addr: addr, Size: int(size), Err: vm.ErrMisaligned}
+	case reasonBudget: // the pc rides in the reason
+		return &vm.RunError{PC: reasonPC(reason, pc), Err: vm.ErrBudgetExceeded}
+	case reasonCallDepth:
+		return &vm.RunError{PC: reasonPC(reason, pc), Err: vm.ErrCallDepth}
+	}
+	return &vm.RunError{PC: int(pc), Err: fmt.Errorf("jit: generated code returned unknown reason %d", reason)}
+}
+
 // Exec runs the program with the arguments, regions and budget set on e
 // and returns r0, exactly as vm.Program.Exec does. Errors are
 // *vm.RunError values.
 func (p *Program) Exec(e *vm.Env) (uint64, error) {
+	if p.lean {
+		// Nothing to add to the Env's regions for the run, and no helper
+		// can look at the Env during it: there is nothing to prepare but
+		// the budget. Unlike a full run, a lean one does not make
+		// vm.Env.Program return the program (nothing can ask during the
+		// run).
+		s := stateOf(e)
+		budget := e.Budget()
+		if budget == 0 {
+			budget = uint64(p.budget)
+		}
+		budget = min(budget, maxBudget)
+		s.budget = int64(budget)
+		enter(s, p.start)
+		if s.reason != reasonExit {
+			return 0, p.leanError(e, s, budget)
+		}
+		e.SetExecuted(budget - uint64(s.budget))
+		return s.regs[0], nil
+	}
+	return p.execFull(e)
+}
+
+// execFull is Exec for programs that are not lean (or closed).
+func (p *Program) execFull(e *vm.Env) (uint64, error) {
 	if p.mem == nil {
 		return 0, ErrClosed
 	}
@@ -33,7 +116,7 @@ func (p *Program) Exec(e *vm.Env) (uint64, error) {
 	enter(s, p.start)
 	if s.reason != reasonExit {
 		r0, err := p.continueRun(e, s)
-		e.SetExecuted(budget - uint64(s.budget))
+		e.SetExecuted(executed(s.reason, budget, s.budget))
 		e.EndRun(mark)
 		return r0, err
 	}
@@ -42,10 +125,6 @@ func (p *Program) Exec(e *vm.Env) (uint64, error) {
 	e.EndRun(mark)
 	return s.regs[0], nil
 }
-
-// maxBudget bounds the budget so that the signed counter of generated
-// code cannot overflow: 2^62 instructions take decades.
-const maxBudget = 1 << 62
 
 // execWithSaveArea is Exec for programs whose helper calls may happen
 // inside local calls: they need a save area for the native stack.
@@ -58,7 +137,7 @@ func (p *Program) execWithSaveArea(e *vm.Env, s *runState, budget uint64, mark i
 	}
 	s.saveArea = 0 // the buffer goes back to the pool
 	p.fam.saveAreas.Put(save)
-	e.SetExecuted(budget - uint64(s.budget))
+	e.SetExecuted(executed(s.reason, budget, s.budget))
 	e.EndRun(mark)
 	return r0, err
 }
@@ -117,16 +196,8 @@ func (p *Program) continueRun(e *vm.Env, s *runState) (r0 uint64, err error) {
 			cur = p.fam.owner(s.resumePC)
 			e.SetProgram(cur.vp)
 			s.progTag = uint64(cur.tag)
-		case reasonFault:
-			return 0, &vm.RunError{PC: pc, Addr: s.exitAddr, Size: int(s.exitSize), Err: vm.ErrMemoryAccess}
-		case reasonMisaligned:
-			return 0, &vm.RunError{PC: pc, Addr: s.exitAddr, Size: int(s.exitSize), Err: vm.ErrMisaligned}
-		case reasonBudget: // the pc rides in the reason
-			return 0, &vm.RunError{PC: s.reasonPC(), Err: vm.ErrBudgetExceeded}
-		case reasonCallDepth:
-			return 0, &vm.RunError{PC: s.reasonPC(), Err: vm.ErrCallDepth}
 		default:
-			return 0, &vm.RunError{PC: pc, Err: fmt.Errorf("jit: generated code returned unknown reason %d", s.reason)}
+			return 0, exitError(s.reason, s.exitPC, s.exitAddr, s.exitSize)
 		}
 		enter(s, p.enter)
 	}

@@ -11,3 +11,7 @@ func Code(p *Program) (code []byte, body int) {
 	}
 	return p.mem, int(p.entry - base)
 }
+
+// Lean reports whether runs of p take the lean paths (no BeginRun, and no
+// Env at all for Run and RunPointer).
+func Lean(p *Program) bool { return p.lean }

@@ -25,6 +25,14 @@ type Program struct {
 	// calls: the program calls helpers (or may: callx, lookups that fall
 	// back to the helper).
 	calls bool
+	// lean: a run needs nothing of an Env but its arguments, stack and
+	// the context's region: the program calls no helper (so no tail call
+	// either, and nothing can look at the Env during the run) and, if it
+	// checks memory, has no static regions. Exec then skips BeginRun and
+	// EndRun, and Run and RunPointer need no Env at all (enterFrame).
+	lean bool
+	// budget is the program's budget, bounded by maxBudget.
+	budget int64
 	// helpers holds the functions of the helper calls through the general
 	// path, by the index their exits put in the reason's upper bits.
 	helpers []vm.HelperFunc
@@ -55,18 +63,24 @@ func (p *Program) VM() *vm.Program { return p.vp }
 func (p *Program) CodeSize() int { return len(p.mem) }
 
 // Run runs the program with mem as its context (r1 = its address, r2 = its
-// length) and returns r0, like vm.Program.Run. It takes an Env from the
-// program's pool.
+// length) and returns r0, like vm.Program.Run.
 func (p *Program) Run(mem []byte) (uint64, error) {
-	if len(mem) == 0 {
-		return p.RunPointer(nil, 0)
-	}
-	return p.RunPointer(unsafe.Pointer(unsafe.SliceData(mem)), uintptr(len(mem)))
+	// run passes an empty context as r1 = 0, as vm does for Run.
+	return p.run(unsafe.Pointer(unsafe.SliceData(mem)), uintptr(len(mem)))
 }
 
 // RunPointer runs the program with the size bytes at ctx as its context,
 // like vm.Program.RunPointer. The caller keeps ctx alive during the call.
 func (p *Program) RunPointer(ctx unsafe.Pointer, size uintptr) (uint64, error) {
+	if size == 0 && ctx != nil { // r1 = ctx, which run would make 0
+		return p.runEnv(ctx, 0)
+	}
+	return p.run(ctx, size)
+}
+
+// runEnv is run with an Env from the program's pools, for programs that
+// are not lean.
+func (p *Program) runEnv(ctx unsafe.Pointer, size uintptr) (uint64, error) {
 	if p.calls {
 		e := p.envs.Get()
 		e.SetContextPointer(ctx, size, true)
@@ -103,6 +117,16 @@ func (p *Program) Close() error {
 	return nil
 }
 
+// maxBudget bounds the budget so that the signed counter of generated
+// code cannot overflow: 2^62 instructions take decades.
+const maxBudget = 1 << 62
+
+// setRunPath records how runs of p enter its code: see lean.
+func (p *Program) setRunPath() {
+	p.budget = int64(min(p.vp.Budget(), maxBudget))
+	p.lean = !p.calls && (p.fam.opts.Unchecked || p.vp.StaticRegions() == 0)
+}
+
 func (p *Program) release() {
 	if p.mem == nil {
 		return
@@ -110,6 +134,7 @@ func (p *Program) release() {
 	p.cleanup.Stop()
 	unmapCode(p.mem)
 	p.mem = nil
+	p.lean = false // runs take the full path, which returns ErrClosed
 }
 
 // owner returns the member whose code holds the address pc.

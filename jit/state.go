@@ -65,12 +65,12 @@ const saveAreaBytes = 7 * 40
 // does not fit in 24 bits.
 const pcInExitPC = 1<<24 - 1
 
-// reasonPC returns the pc of a reason that carries one.
-func (s *runState) reasonPC() int {
-	if pc := s.reason >> 8 & pcInExitPC; pc != pcInExitPC {
+// reasonPC returns the pc of a reason that carries one, given exitPC.
+func reasonPC(reason, exitPC uint64) int {
+	if pc := reason >> 8 & pcInExitPC; pc != pcInExitPC {
 		return int(pc)
 	}
-	return int(s.exitPC)
+	return int(exitPC)
 }
 
 // Why generated code returned to the trampoline (in rcx, then reason).
@@ -108,4 +108,46 @@ var (
 	offExitAddr   = int32(unsafe.Offsetof(runState{}.exitAddr))
 	offExitSize   = int32(unsafe.Offsetof(runState{}.exitSize))
 	offProgTag    = int32(unsafe.Offsetof(runState{}.progTag))
+)
+
+// Layout of the frame of enterFrame (trampoline_linux_amd64.s), which
+// runs a program without an Env: the frame holds a copy of the Env fields
+// that generated code reads at vm.Engine*Offset from the state, the state,
+// a region list of one entry (the context), the native stack and the eBPF
+// stack. Offsets are from the bottom of the frame. The frame holds no Go
+// pointers, and nothing in it outlives the call.
+const (
+	frameState     = -int(vm.EngineArgsOffset) // the Env copy starts at 0
+	frameRegion    = (frameState + int(unsafe.Sizeof(runState{})) + 7) &^ 7
+	frameNativeTop = (frameRegion + int(vm.RegionSize) + nativeStackBytes + 15) &^ 15
+	frameStack     = frameNativeTop
+	frameBytes     = frameStack + vm.StackSize
+
+	// Offsets in the frame of the Env fields generated code reads.
+	frameArgs    = frameState + int(vm.EngineArgsOffset)
+	frameStackLo = frameState + int(vm.EngineStackLoOffset)
+	frameRegions = frameState + int(vm.EngineRegionsOffset)
+	frameNRegion = frameState + int(vm.EngineRegionsLenOffset)
+	framePacket  = frameState + int(vm.EnginePacketOffset)
+	framePktLen  = frameState + int(vm.EnginePacketLenOffset)
+
+	frameRegionLo       = frameRegion + int(vm.RegionLoOffset)
+	frameRegionHi       = frameRegion + int(vm.RegionHiOffset)
+	frameRegionWritable = frameRegion + int(vm.RegionWritableOffset)
+)
+
+// The Env fields generated code reads lie below the state (the Env puts
+// them before its engine space) and after the arguments, so that their
+// copies fit under the state in the frame; the frame stays small enough
+// for a goroutine stack.
+var (
+	_ [vm.EngineStackLoOffset - vm.EngineArgsOffset]byte
+	_ [vm.EngineRegionsOffset - vm.EngineArgsOffset]byte
+	_ [vm.EnginePacketOffset - vm.EngineArgsOffset]byte
+	_ [-int(vm.EngineStackLoOffset) - 8]byte
+	_ [-int(vm.EngineRegionsLenOffset) - 8]byte
+	_ [-int(vm.EnginePacketLenOffset) - 8]byte
+	// enterFrame's TEXT line has the frame size as a number.
+	_ [frameBytes - 4800]byte
+	_ [4800 - frameBytes]byte
 )

@@ -51,8 +51,7 @@ func TestReasonPC(t *testing.T) {
 		{(pcInExitPC-1)<<8 | reasonCallDepth, 99, pcInExitPC - 1},
 		{pcInExitPC<<8 | reasonBudget, 1 << 30, 1 << 30},
 	} {
-		s := runState{reason: tc.reason, exitPC: tc.exitPC}
-		if got := s.reasonPC(); got != tc.want {
+		if got := reasonPC(tc.reason, tc.exitPC); got != tc.want {
 			t.Errorf("reason %#x, exitPC %d: pc %d, want %d", tc.reason, tc.exitPC, got, tc.want)
 		}
 	}

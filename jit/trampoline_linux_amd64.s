@@ -28,3 +28,61 @@ TEXT ·enter(SB), NOSPLIT, $const_nativeStackBytes-16
 	MOVQ CX, runState_reason(R12)
 	MOVQ DX, runState_budget(R12)
 	RET
+
+// func enterFrame(stub uintptr, ctx unsafe.Pointer, size uintptr, budget int64) (r0, reason uint64, left int64, pc, addr, asize uint64)
+//
+// enterFrame runs a program that needs nothing of an Env but its context
+// (see Program.lean) with everything on its own frame: copies of the Env
+// fields generated code reads (the arguments, the stack's address, the
+// region list, the packet), the state, a region list with the context as
+// its only entry, the native stack and the eBPF stack (see the frame*
+// constants). It is not NOSPLIT: its prologue grows the goroutine stack
+// if the frame does not fit, before generated code runs, and nothing can
+// move the stack while generated code runs (it is not Go code). It
+// returns what generated code returned, and the exit pc, address and size
+// from the state, which dies with the frame.
+TEXT ·enterFrame(SB), $4800-80 // frameBytes (go vet wants a number)
+	NO_LOCAL_POINTERS
+	MOVQ ctx+8(FP), AX
+	MOVQ size+16(FP), BX
+	TESTQ BX, BX
+	CMOVQEQ BX, AX // r1 = 0 for an empty context
+	LEAQ const_frameState(SP), R12
+	MOVQ AX, const_frameArgs(SP)
+	MOVQ BX, (const_frameArgs+8)(SP)
+	XORL CX, CX
+	MOVQ CX, (const_frameArgs+16)(SP)
+	MOVQ CX, (const_frameArgs+24)(SP)
+	MOVQ CX, (const_frameArgs+32)(SP)
+	MOVQ CX, const_framePacket(SP)
+	MOVQ CX, const_framePktLen(SP)
+	LEAQ const_frameStack(SP), DX
+	MOVQ DX, const_frameStackLo(SP)
+	// The context is the only region, unless it is empty (or wraps).
+	MOVQ AX, const_frameRegionLo(SP)
+	ADDQ AX, BX
+	MOVQ BX, const_frameRegionHi(SP)
+	MOVB $1, const_frameRegionWritable(SP)
+	LEAQ const_frameRegion(SP), DX
+	MOVQ DX, const_frameRegions(SP)
+	CMPQ BX, AX
+	SETHI CX
+	MOVQ CX, const_frameNRegion(SP)
+	MOVQ budget+24(FP), DX
+	MOVQ DX, runState_budget(R12)
+	LEAQ (const_frameNativeTop-8)(SP), CX
+	MOVQ CX, runState_nativeBase(R12)
+	MOVQ stub+0(FP), AX
+	ADDQ $const_frameNativeTop, SP
+	CALL AX
+	SUBQ $const_frameNativeTop, SP
+	MOVQ AX, r0+32(FP)
+	MOVQ CX, reason+40(FP)
+	MOVQ DX, left+48(FP)
+	MOVQ runState_exitPC(R12), AX
+	MOVQ AX, pc+56(FP)
+	MOVQ runState_exitAddr(R12), AX
+	MOVQ AX, addr+64(FP)
+	MOVQ runState_exitSize(R12), AX
+	MOVQ AX, asize+72(FP)
+	RET

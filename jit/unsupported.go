@@ -5,6 +5,7 @@ package jit
 import (
 	"fmt"
 	"runtime"
+	"unsafe"
 
 	"github.com/uebpf/uebpf/vm"
 )
@@ -19,5 +20,7 @@ func Compile(p *vm.Program, opts *Options) (*Program, error) {
 
 // Exec returns ErrUnsupportedArch.
 func (p *Program) Exec(e *vm.Env) (uint64, error) { return 0, ErrUnsupportedArch }
+
+func (p *Program) run(unsafe.Pointer, uintptr) (uint64, error) { return 0, ErrUnsupportedArch }
 
 func unmapCode([]byte) {}

@@ -1,0 +1,305 @@
+package jit_test
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"unsafe"
+
+	"github.com/uebpf/uebpf/asm"
+	"github.com/uebpf/uebpf/jit"
+	"github.com/uebpf/uebpf/vm"
+)
+
+// leanModes are the safety modes a lean program runs in.
+var leanModes = []struct {
+	name string
+	opts jit.Options
+}{{"checked", jit.Options{}}, {"unchecked", jit.Options{Unchecked: true}}}
+
+// Programs that call no helper run without BeginRun (Exec) or without an
+// Env (Run, RunPointer): results and errors are the interpreter's on
+// every path.
+func TestLeanRuns(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		src     string
+		ctx     int    // context bytes, 0: none
+		budget  uint64 // Exec's budget, 0: the program's (10,000)
+		checked bool   // only in checked mode (the program is not safe)
+	}{
+		{name: "args", src: "mov %r0, %r2\nadd %r0, %r3\nadd %r0, %r4\nadd %r0, %r5\nexit", ctx: 24},
+		{name: "empty context", src: "mov %r0, %r1\nadd %r0, %r2\nexit"},
+		{name: "context", src: "ldxdw %r0, [%r1+8]\nstxdw [%r1], %r0\nexit", ctx: 16},
+		{name: "stack bottom", src: "stdw [%r10-4096], 5\nldxdw %r0, [%r10-4096]\nexit", checked: true},
+		{name: "stack", src: "stdw [%r10-8], 5\nstdw [%r10-512], 6\nldxdw %r0, [%r10-8]\nldxdw %r1, [%r10-512]\nadd %r0, %r1\nexit"},
+		{name: "local calls", src: `
+			mov %r1, 5
+			call local f
+			exit
+		f:
+			stxdw [%r10-8], %r1
+			mov %r0, %r1
+			jeq %r1, 0, +4
+			sub %r1, 1
+			call local f
+			ldxdw %r1, [%r10-8]
+			add %r0, %r1
+			exit`},
+		{name: "budget", src: "mov %r0, 0\nadd %r0, 1\nja -2\nexit"},
+		{name: "budget set", src: "mov %r0, 0\nadd %r0, 1\njlt %r0, 1000, -2\nexit", budget: 100},
+		{name: "call depth", src: "call local f\nexit\nf:\ncall local f\nexit"},
+		{name: "context overrun", src: "ldxdw %r0, [%r1+16]\nexit", ctx: 16, checked: true},
+		{name: "write above the stack", src: "stdw [%r10+8], 1\nmov %r0, 0\nexit", checked: true},
+		{name: "null", src: "ldxb %r0, [%r1]\nexit", checked: true},
+		{name: "misaligned", src: "mov %r0, 1\nlock add [%r1+1], %r0\nexit", ctx: 16, checked: true},
+	} {
+		vp := loadBudget(t, 10000, tc.src)
+		for _, m := range leanModes {
+			if tc.checked && m.opts.Unchecked {
+				continue
+			}
+			t.Run(tc.name+"/"+m.name, func(t *testing.T) {
+				p := compile(t, vp, m.opts)
+				if !jit.Lean(p) {
+					t.Fatal("not lean")
+				}
+				run := func(p interface {
+					Exec(*vm.Env) (uint64, error)
+				}, path string) string {
+					ctx := make([]byte, tc.ctx)
+					for i := range ctx {
+						ctx[i] = byte(i)
+					}
+					var r0 uint64
+					var err error
+					switch path {
+					case "Run":
+						if tc.budget != 0 {
+							return "skip"
+						}
+						if jp, ok := p.(*jit.Program); ok {
+							r0, err = jp.Run(ctx)
+						} else {
+							r0, err = p.(*vm.Program).Run(ctx)
+						}
+					case "RunPointer":
+						if tc.budget != 0 || tc.ctx == 0 {
+							return "skip"
+						}
+						ptr := unsafe.Pointer(unsafe.SliceData(ctx))
+						if jp, ok := p.(*jit.Program); ok {
+							r0, err = jp.RunPointer(ptr, uintptr(len(ctx)))
+						} else {
+							r0, err = p.(*vm.Program).RunPointer(ptr, uintptr(len(ctx)))
+						}
+					case "Exec":
+						e := vm.NewEnv()
+						e.SetContext(ctx)
+						e.SetArg(2, 3)
+						e.SetArg(3, 4)
+						e.SetArg(4, 5)
+						e.SetBudget(tc.budget)
+						r0, err = p.Exec(e)
+						if err == nil || errors.Is(err, vm.ErrBudgetExceeded) {
+							// Executed is not the interpreter's after a
+							// fault (the budget is charged at block ends).
+							path += fmt.Sprintf(", executed %d", e.Executed())
+						}
+					}
+					return fmt.Sprintf("%s: r0 %d, err %s, ctx %v", path, r0, describe(err, ctx), ctx)
+				}
+				for _, path := range []string{"Run", "RunPointer", "Exec"} {
+					for range 2 {
+						got, want := run(p, path), run(vp, path)
+						if got != want {
+							t.Errorf("%s; interpreter: %s", got, want)
+						}
+					}
+				}
+			})
+		}
+	}
+}
+
+// loadBudget loads src with a budget of n instructions.
+func loadBudget(t *testing.T, n uint64, src string) *vm.Program {
+	t.Helper()
+	insns, err := asm.Assemble(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vp, err := vm.Load(&vm.ProgramSpec{Instructions: insns}, &vm.Options{Budget: n})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return vp
+}
+
+// describe describes err with addresses relative to ctx's, and only the
+// pc, kind and size of faults outside it (on the stack, whose address
+// differs between engines and paths).
+func describe(err error, ctx []byte) string {
+	var re *vm.RunError
+	if !errors.As(err, &re) || re.Addr == 0 {
+		return fmt.Sprint(err)
+	}
+	off := re.Addr - uint64(uintptr(unsafe.Pointer(unsafe.SliceData(ctx))))
+	if off > uint64(len(ctx)) {
+		return fmt.Sprintf("pc %d: %d-byte access outside the context: %v", re.PC, re.Size, re.Err)
+	}
+	return fmt.Sprintf("pc %d: %d-byte access at context+%d: %v", re.PC, re.Size, off, re.Err)
+}
+
+// An empty context is r1 = 0 for Run, but RunPointer with a size of 0
+// passes its pointer, as in vm.
+func TestLeanEmptyContext(t *testing.T) {
+	vp := loadVM(t, "mov %r0, %r1\nexit", nil)
+	p := compile(t, vp, jit.Options{})
+	var x [8]byte
+	ptr := unsafe.Pointer(&x)
+	for _, tc := range []struct {
+		name string
+		run  func() (uint64, error)
+		want uint64
+	}{
+		{"Run nil", func() (uint64, error) { return p.Run(nil) }, 0},
+		{"Run empty", func() (uint64, error) { return p.Run(x[:0]) }, 0},
+		{"RunPointer nil", func() (uint64, error) { return p.RunPointer(nil, 0) }, 0},
+		{"RunPointer empty", func() (uint64, error) { return p.RunPointer(ptr, 0) }, uint64(uintptr(ptr))},
+	} {
+		if r0, err := tc.run(); err != nil || r0 != tc.want {
+			t.Errorf("%s: %#x, %v; want %#x", tc.name, r0, err, tc.want)
+		}
+	}
+}
+
+// Programs that call helpers are not lean.
+func TestLeanNotWithHelpers(t *testing.T) {
+	hs := vm.Helpers{1: {Name: "one", Func: func(*vm.Env, uint64, uint64, uint64, uint64, uint64) uint64 { return 1 }}}
+	vp := loadVM(t, "call 1\nexit", hs)
+	for _, m := range leanModes {
+		p := compile(t, vp, m.opts)
+		if jit.Lean(p) {
+			t.Errorf("%s: lean", m.name)
+		}
+		if r0, err := p.Run(nil); err != nil || r0 != 1 {
+			t.Errorf("%s: %d, %v", m.name, r0, err)
+		}
+	}
+}
+
+// Lean runs from many goroutines, on each path, with results, budget
+// errors and faults mixed: each run has its own frame or Env.
+func TestLeanConcurrent(t *testing.T) {
+	vp := loadBudget(t, 10000, `
+		ldxdw %r0, [%r1]
+		jeq %r0, 0, fault
+		jeq %r0, 1, forever
+		mov %r3, %r0
+	loop:
+		stxdw [%r10-8], %r0
+		ldxdw %r0, [%r10-8]
+		add %r0, 1
+		sub %r3, 1
+		jne %r3, 0, loop
+		stxdw [%r1], %r0
+		exit
+	fault:
+		ldxdw %r0, [%r1+8]
+		exit
+	forever:
+		ja forever`)
+	p := compile(t, vp, jit.Options{})
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			e := vm.NewEnv()
+			ctx := make([]byte, 8)
+			for i := range 300 {
+				n := uint64(i%50) + 2 // loop n times: r0 = 2n
+				switch i % 7 {
+				case 3:
+					n = 0
+				case 5:
+					n = 1
+				}
+				*(*uint64)(unsafe.Pointer(&ctx[0])) = n
+				var r0 uint64
+				var err error
+				switch (g + i) % 3 {
+				case 0:
+					r0, err = p.Run(ctx)
+				case 1:
+					r0, err = p.RunPointer(unsafe.Pointer(&ctx[0]), 8)
+				default:
+					e.Reset()
+					e.SetContext(ctx)
+					r0, err = p.Exec(e)
+				}
+				var ok bool
+				switch n {
+				case 0:
+					var re *vm.RunError
+					ok = errors.As(err, &re) && errors.Is(err, vm.ErrMemoryAccess) && re.Addr == uint64(uintptr(unsafe.Pointer(&ctx[0])))+8
+				case 1:
+					ok = errors.Is(err, vm.ErrBudgetExceeded)
+				default:
+					ok = err == nil && r0 == 2*n
+				}
+				if !ok {
+					t.Errorf("goroutine %d, run %d (n %d): %d, %v", g, i, n, r0, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// The frame of a lean run may need a larger goroutine stack: runs at
+// every depth of a recursion, from fresh goroutines with small stacks.
+func TestLeanStackGrowth(t *testing.T) {
+	vp := loadVM(t, "stdw [%r10-4096], 7\nstdw [%r10-8], 8\nldxdw %r0, [%r10-4096]\nldxdw %r1, [%r10-8]\nadd %r0, %r1\nexit", nil)
+	p := compile(t, vp, jit.Options{})
+	var recurse func(n int) uint64
+	recurse = func(n int) uint64 {
+		var pad [64]byte
+		if n == 0 {
+			r0, err := p.Run(pad[:])
+			if err != nil {
+				t.Error(err)
+			}
+			return r0
+		}
+		return recurse(n-1) + uint64(pad[n%64])
+	}
+	for depth := range 200 {
+		ch := make(chan uint64)
+		go func() { ch <- recurse(depth) }()
+		if got := <-ch; got != 15 {
+			t.Fatalf("depth %d: %d, want 15", depth, got)
+		}
+	}
+}
+
+// A closed lean program returns ErrClosed on every path.
+func TestLeanClosed(t *testing.T) {
+	vp := loadVM(t, "mov %r0, 1\nexit", nil)
+	p, err := jit.Compile(vp, nil)
+	if err != nil {
+		t.Skip(err)
+	}
+	p.Close()
+	var x [8]byte
+	for _, run := range []func() (uint64, error){
+		func() (uint64, error) { return p.Run(x[:]) },
+		func() (uint64, error) { return p.RunPointer(unsafe.Pointer(&x), 8) },
+		func() (uint64, error) { return p.Exec(vm.NewEnv()) },
+	} {
+		if _, err := run(); !errors.Is(err, jit.ErrClosed) {
+			t.Errorf("%v, want ErrClosed", err)
+		}
+	}
+}
