@@ -19,14 +19,14 @@ func enter(s *runState, stub uintptr)
 // Env (see trampoline_linux_amd64.s).
 //
 //go:noescape
-func enterFrame(stub uintptr, ctx unsafe.Pointer, size uintptr, budget int64) (r0, reason uint64, left int64, pc, addr, asize uint64)
+func enterFrame(entry uintptr, ctx unsafe.Pointer, size uintptr, budget int64) (r0, reason, pc, addr, asize uint64)
 
 // run runs the program with the size bytes at ctx as its context (r1 = 0
 // if size is 0): a lean program (see Program.lean) on enterFrame's frame
 // without an Env, any other with an Env from the program's pools.
 func (p *Program) run(ctx unsafe.Pointer, size uintptr) (uint64, error) {
 	if p.lean {
-		r0, reason, _, pc, addr, asize := enterFrame(p.start, ctx, size, p.budget)
+		r0, reason, pc, addr, asize := enterFrame(p.entry, ctx, size, p.budget)
 		if reason != reasonExit {
 			return 0, exitError(reason, pc, addr, asize)
 		}

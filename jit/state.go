@@ -122,6 +122,9 @@ const (
 	frameNativeTop = (frameRegion + int(vm.RegionSize) + nativeStackBytes + 15) &^ 15
 	frameStack     = frameNativeTop
 	frameBytes     = frameStack + vm.StackSize
+	// frameStackFrame is the size of one eBPF stack frame: the stack's
+	// lowest address plus it is the call limit (see emitStartCode).
+	frameStackFrame = vm.StackFrameSize
 
 	// Offsets in the frame of the Env fields generated code reads.
 	frameArgs    = frameState + int(vm.EngineArgsOffset)

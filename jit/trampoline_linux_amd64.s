@@ -29,60 +29,71 @@ TEXT ·enter(SB), NOSPLIT, $const_nativeStackBytes-16
 	MOVQ DX, runState_budget(R12)
 	RET
 
-// func enterFrame(stub uintptr, ctx unsafe.Pointer, size uintptr, budget int64) (r0, reason uint64, left int64, pc, addr, asize uint64)
+// func enterFrame(entry uintptr, ctx unsafe.Pointer, size uintptr, budget int64) (r0, reason, pc, addr, asize uint64)
 //
 // enterFrame runs a program that needs nothing of an Env but its context
 // (see Program.lean) with everything on its own frame: copies of the Env
-// fields generated code reads (the arguments, the stack's address, the
-// region list, the packet), the state, a region list with the context as
-// its only entry, the native stack and the eBPF stack (see the frame*
-// constants). It is not NOSPLIT: its prologue grows the goroutine stack
-// if the frame does not fit, before generated code runs, and nothing can
-// move the stack while generated code runs (it is not Go code). It
-// returns what generated code returned, and the exit pc, address and size
-// from the state, which dies with the frame.
-TEXT ·enterFrame(SB), $4800-80 // frameBytes (go vet wants a number)
+// fields generated code reads (the stack's address, the region list, the
+// packet), the state, a region list with the context as its only entry,
+// the native stack and the eBPF stack (see the frame* constants). It does
+// what the start stub does (emitStartCode) with the arguments at hand,
+// and calls the body at entry. It is not NOSPLIT: its prologue grows the
+// goroutine stack if the frame does not fit, before generated code runs,
+// and nothing can move the stack while generated code runs (it is not Go
+// code). It returns what generated code returned, and for errors the exit
+// pc, address and size from the state, which dies with the frame.
+TEXT ·enterFrame(SB), $4800-72 // frameBytes (go vet wants a number)
 	NO_LOCAL_POINTERS
-	MOVQ ctx+8(FP), AX
-	MOVQ size+16(FP), BX
-	TESTQ BX, BX
-	CMOVQEQ BX, AX // r1 = 0 for an empty context
+	MOVQ ctx+8(FP), DI // r1
+	MOVQ size+16(FP), SI // r2
+	TESTQ SI, SI
+	CMOVQEQ SI, DI // r1 = 0 for an empty context
 	LEAQ const_frameState(SP), R12
-	MOVQ AX, const_frameArgs(SP)
-	MOVQ BX, (const_frameArgs+8)(SP)
-	XORL CX, CX
-	MOVQ CX, (const_frameArgs+16)(SP)
-	MOVQ CX, (const_frameArgs+24)(SP)
-	MOVQ CX, (const_frameArgs+32)(SP)
-	MOVQ CX, const_framePacket(SP)
-	MOVQ CX, const_framePktLen(SP)
-	LEAQ const_frameStack(SP), DX
-	MOVQ DX, const_frameStackLo(SP)
+	LEAQ const_frameStack(SP), CX
+	MOVQ CX, const_frameStackLo(SP)
+	ADDQ $const_frameStackFrame, CX // the lowest r10 of a local call
+	MOVQ CX, runState_callLimit(R12)
+	XORL AX, AX
+	MOVQ AX, const_framePacket(SP)
+	MOVQ AX, const_framePktLen(SP)
+	MOVQ AX, runState_hotReadEnd(R12) // no region allowed the last access
+	MOVQ AX, runState_hotWriteEnd(R12)
 	// The context is the only region, unless it is empty (or wraps).
-	MOVQ AX, const_frameRegionLo(SP)
-	ADDQ AX, BX
+	MOVQ DI, const_frameRegionLo(SP)
+	LEAQ (DI)(SI*1), BX
 	MOVQ BX, const_frameRegionHi(SP)
 	MOVB $1, const_frameRegionWritable(SP)
-	LEAQ const_frameRegion(SP), DX
-	MOVQ DX, const_frameRegions(SP)
-	CMPQ BX, AX
-	SETHI CX
-	MOVQ CX, const_frameNRegion(SP)
-	MOVQ budget+24(FP), DX
-	MOVQ DX, runState_budget(R12)
+	LEAQ const_frameRegion(SP), CX
+	MOVQ CX, const_frameRegions(SP)
+	CMPQ BX, DI
+	SETHI AX
+	MOVQ AX, const_frameNRegion(SP)
 	LEAQ (const_frameNativeTop-8)(SP), CX
 	MOVQ CX, runState_nativeBase(R12)
-	MOVQ stub+0(FP), AX
+	MOVQ budget+24(FP), DX
+	MOVQ entry+0(FP), CX
+	LEAQ const_frameBytes(SP), BP // r10: the top of the eBPF stack
+	XORL AX, AX
+	XORL BX, BX
+	XORL R8, R8
+	XORL R9, R9
+	XORL R10, R10
+	XORL R13, R13
+	XORL R14, R14
+	XORL R15, R15
 	ADDQ $const_frameNativeTop, SP
-	CALL AX
+	CALL CX
 	SUBQ $const_frameNativeTop, SP
 	MOVQ AX, r0+32(FP)
 	MOVQ CX, reason+40(FP)
-	MOVQ DX, left+48(FP)
+	TESTQ CX, CX
+	JNE failed
+	RET
+failed:
 	MOVQ runState_exitPC(R12), AX
-	MOVQ AX, pc+56(FP)
+	MOVQ AX, pc+48(FP)
 	MOVQ runState_exitAddr(R12), AX
-	MOVQ AX, addr+64(FP)
+	MOVQ AX, addr+56(FP)
 	MOVQ runState_exitSize(R12), AX
-	MOVQ AX, asize+72(FP)
+	MOVQ AX, asize+64(FP)
 	RET
