@@ -38,7 +38,21 @@ func (v *verifier) checkAccess(regno uint8, ptr *reg, off int16, size int, write
 		return a, v.fail(ErrInvalidAccess, "R%d is a %s, which cannot be dereferenced", regno, ptr.typ)
 	case ptrCtx:
 		if !ptr.off.isConst() {
-			return a, v.fail(ErrInvalidAccess, "R%d: context access with a variable offset (%s)", regno, ptr.off.String())
+			// A bounded variable offset (a loop over the context) may
+			// touch any byte of its range; the context is plain memory.
+			if ptr.off.umax > 1<<31 {
+				return a, v.fail(ErrInvalidAccess, "R%d: context access with a variable offset (%s) not bounded to the context; check it first", regno, ptr.off.String())
+			}
+			lo, hi := int64(ptr.off.umin)+int64(off), int64(ptr.off.umax)+int64(off)+int64(size)
+			if lo < 0 || hi > int64(v.opts.ContextSize) {
+				return a, v.fail(ErrOutOfBounds, "context %s of %d bytes at offset %d..%d (R%d=%s), the context has %d bytes",
+					what, size, lo, hi-int64(size), regno, ptr.off.String(), v.opts.ContextSize)
+			}
+			if write && v.opts.ContextReadOnly {
+				return a, v.fail(ErrReadOnly, "the context is read-only: write of %d bytes at offset %d..%d", size, lo, hi-int64(size))
+			}
+			a.off = lo
+			return a, nil
 		}
 		o := int64(ptr.off.value()) + int64(off)
 		if o < 0 || o+int64(size) > int64(v.opts.ContextSize) || int64(ptr.off.value()) < -(1<<31) || int64(ptr.off.value()) > 1<<31 {

@@ -49,9 +49,16 @@ var explainedDisagreements = map[string]string{
 	"corpus/bounded_for.bpf.o:sum_args":     modifiedCtx,
 	"corpus/loop_subprog.bpf.o:matrix":      modifiedCtx,
 	"corpus/stack_buffers.bpf.o:stack_fill": modifiedCtx,
+	// Loops Linux explores iteration by iteration up to its 1M limit;
+	// uebpf proves them with an invariant and a ranking function.
+	"loop/unknown bound":        widenedLoop,
+	"loop/nested loops":         widenedLoop,
+	"loop/32-bit unknown bound": widenedLoop,
+	"loop/countdown":            widenedLoop,
 }
 
 const (
+	widenedLoop = "Linux explores loops iteration by iteration and gives up after 1M instructions; uebpf proves them with a loop invariant (widening) and a ranking function"
 	uninitStack = "Linux lets privileged loaders read uninitialised stack (allow_uninit_stack); uebpf never does"
 	modifiedCtx = "Linux refuses context accesses through a moved ctx pointer (it rewrites them at load); uebpf's context is plain memory, so ctx + constant is fine"
 )
@@ -245,6 +252,9 @@ func TestKernelAgreement(t *testing.T) {
 	}
 	for _, tc := range positiveSuite {
 		progs = append(progs, named{"pos/" + tc.name, tc.src})
+	}
+	for _, tc := range widenedLoops {
+		progs = append(progs, named{"loop/" + tc.name, tc.src})
 	}
 	for _, p := range progs {
 		insns, err := asm.Assemble(p.src)

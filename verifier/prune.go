@@ -7,35 +7,90 @@ import "slices"
 // unfinished state on the current path equals it, the program can loop
 // forever. Otherwise the current state is stored.
 func (v *verifier) checkpoint() (pruned bool, err error) {
+	head := v.loopOf != nil && v.loopOf[v.pc] >= 0
+	if len(v.st.tags) > 0 {
+		v.dropStaleTags()
+	}
 	h := stateHash(v.st)
 	list := v.visits[v.pc]
+	var equal *visit // an unfinished state equal to the current one
 	for i := len(list) - 1; i >= 0; i-- {
 		old := list[i]
 		if old.branches == 0 {
-			if subsumes(old.st, v.st, v.live[v.pc], v.rel[v.pc]) {
+			rel := v.rel[v.pc]
+			if len(old.st.tags) > 0 {
+				// What was proved from old about the loops in
+				// progress needs the same relations, and the exact
+				// ranges of the registers they are about.
+				if !tagsCover(old.st.tags, v.st.tags, 0) {
+					old.misses++
+					continue
+				}
+				rel |= taggedRegs(old.st.tags, len(old.st.frames)-1)
+			}
+			if subsumes(old.st, v.st, v.live[v.pc], rel) {
 				old.hits++
 				return true, nil
 			}
 			old.misses++
 			continue
 		}
-		if old.hash == h && statesEqual(old.st, v.st) {
-			switch v.pathTo(old) {
-			case onPath:
-				return false, v.fail(ErrInfiniteLoop, "the program returns to this instruction in the same state: an infinite loop (loops need a bound the verifier can see)")
-			case acrossCallback:
-				// The same state in a later call of a callback:
-				// bpf_loop bounds the calls, what follows is
-				// being explored.
-				old.hits++
-				return true, nil
+		if equal == nil && old.hash == h && statesEqual(old.st, v.st) && tagsCover(old.st.tags, v.st.tags, 0) &&
+			tagsCover(v.st.tags, old.st.tags, 0) && v.pathTo(old) != offPath {
+			equal = old
+			if !(head && v.widen) {
+				break // acted on at once, as without widening
 			}
+		}
+	}
+	var prev *visit
+	v.widenedNow = nil
+	if head {
+		prev = v.loopPrev(v.pc)
+		if v.abortEarly && prev != nil && prev.loopN+1 >= exactIterations {
+			return false, errWiden
+		}
+		if v.widen {
+			pruned, err := v.loopHead(prev)
+			if err != nil || pruned {
+				return pruned, err
+			}
+			if v.widenedNow != nil {
+				equal = nil // the state changed
+			}
+		}
+	}
+	if equal != nil {
+		switch v.pathTo(equal) {
+		case onPath:
+			return false, v.fail(ErrInfiniteLoop, "the program returns to this instruction in the same state: an infinite loop (loops need a bound the verifier can see)")
+		case acrossCallback:
+			// The same state in a later call of a callback:
+			// bpf_loop bounds the calls, what follows is
+			// being explored.
+			equal.hits++
+			return true, nil
 		}
 	}
 	if len(list) >= maxStatesPerInsn {
 		list = compact(list)
 	}
-	nv := &visit{st: v.st.clone(), parent: v.cur, branches: 1, hash: h}
+	nv := &visit{st: v.st.clone(), parent: v.cur, branches: 1, hash: h, pc: v.pc}
+	if v.widenedNow != nil {
+		nv.hash = stateHash(v.st)
+		nv.wid = v.widenedNow
+		v.widenedNow.visit = nv
+	}
+	if head {
+		nv.loopPrev, nv.loopN = prev, 1
+		if prev != nil {
+			nv.loopN = prev.loopN + 1
+			nv.loopW = prev.wid
+			if nv.loopW == nil {
+				nv.loopW = prev.loopW
+			}
+		}
+	}
 	if v.reentry {
 		nv.reentry = len(v.st.frames)
 		v.reentry = false

@@ -162,12 +162,18 @@ func (f *frame) clone() *frame {
 type state struct {
 	frames []*frame
 	refs   []uint32 // acquired references not yet released
+	// tags relate registers to their values at widened loop heads, for
+	// the termination proof (loops.go).
+	tags []tag
 }
 
 func (s *state) cur() *frame { return s.frames[len(s.frames)-1] }
 
 func (s *state) clone() *state {
 	c := &state{frames: make([]*frame, len(s.frames)), refs: append([]uint32(nil), s.refs...)}
+	if len(s.tags) > 0 {
+		c.tags = append([]tag(nil), s.tags...)
+	}
 	for i, f := range s.frames {
 		c.frames[i] = f.clone()
 	}

@@ -1,8 +1,10 @@
 package verifier
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/uebpf/uebpf/asm"
 	"github.com/uebpf/uebpf/maps"
@@ -42,12 +44,16 @@ type Options struct {
 
 // Result describes a verification that succeeded.
 type Result struct {
-	// InstructionsProcessed counts instructions over all explored paths.
+	// InstructionsProcessed counts instructions over all explored paths,
+	// in every pass (an exact one, and one with loop invariants if needed).
 	InstructionsProcessed int
 	// StatesStored counts the states kept at pruning points.
 	StatesStored int
 	// MaxCallDepth is the deepest bpf-to-bpf call chain, in frames.
 	MaxCallDepth int
+	// LoopsWidened counts the widenings of loop heads (loops.go); 0 when
+	// every loop was explored iteration by iteration.
+	LoopsWidened int
 }
 
 // mapInfo is what the verifier needs to know about one of the program's maps.
@@ -106,6 +112,14 @@ type visit struct {
 	// reentry is set on the state at a callback's entry when the helper
 	// calls it again: the number of frames, callback's included.
 	reentry int
+	pc      int
+	// At loop heads: the previous arrival on the path since it entered
+	// the loop, how many arrivals this is, the widening this state is
+	// (if it is one) and the latest widening of the loop on the path.
+	loopPrev *visit
+	loopN    int
+	wid      *widening
+	loopW    *widening
 }
 
 // pending is a path waiting to be explored.
@@ -137,10 +151,30 @@ type verifier struct {
 	pc      int
 	cur     *visit
 	reentry bool
+
+	// loops (loops.go): natural loops, the loop headed at each slot (or
+	// -1; nil when no jump goes backwards), the widening thresholds.
+	loops      []*loop
+	loopOf     []int32
+	uthr       []uint64
+	sthr       []int64
+	widen      bool // this pass widens loops
+	abortEarly bool // this pass gives up on long loops (errWiden)
+	widenings  []*widening
+	widenedNow *widening
+	widened    int
+	total      int // instructions processed by earlier passes
 }
 
 // Verify proves that p is safe to run in the environment opts describes,
 // or returns a *Error saying why it cannot.
+//
+// Loops are first explored iteration by iteration. When that gives up (a
+// loop head reached exactIterations times on one path, or the complexity
+// limit), the program is verified again with loop invariants (loops.go);
+// if that fails too after an early give-up, the exact exploration runs
+// again to its end, so that widening never refuses a program the exact
+// exploration accepts.
 func Verify(p *vm.Program, opts *Options) (*Result, error) {
 	if opts == nil {
 		opts = &Options{}
@@ -156,14 +190,63 @@ func Verify(p *vm.Program, opts *Options) (*Result, error) {
 		return nil, err
 	}
 	v.liveness()
-	v.visits = make([][]*visit, len(v.insns))
-	if err := v.explore(); err != nil {
+	v.findLoops()
+	err := v.run(false, v.loopOf != nil)
+	if v.loopOf != nil && (err == errWiden || errors.Is(err, ErrTooComplex)) {
+		aborted := err == errWiden
+		v.thresholds()
+		v.logf("widening loops: verifying again with loop invariants\n")
+		werr := v.run(true, false)
+		if werr == nil {
+			err = nil
+		} else {
+			if aborted {
+				v.logf("widening failed: %v\nverifying again without widening\n", werr)
+				err = v.run(false, false)
+			}
+			if errors.Is(err, ErrTooComplex) {
+				if errors.Is(werr, ErrInfiniteLoop) {
+					err = werr
+				} else if e, ok := err.(*Error); ok {
+					e.Detail += "; with loop invariants: " + firstLine(werr.Error())
+				}
+			}
+		}
+	}
+	if err != nil {
 		return nil, err
 	}
+	v.logf("processed %d insns, stored %d states, max call depth %d, %d loops widened\n", v.total, v.stored, v.maxDepth, v.widened)
+	return &Result{InstructionsProcessed: v.total, StatesStored: v.stored, MaxCallDepth: v.maxDepth, LoopsWidened: v.widened}, nil
+}
+
+// errWiden stops the exact pass when a loop runs long: widening may do
+// better.
+var errWiden = errors.New("loop runs long: widen")
+
+// run explores the program once.
+func (v *verifier) run(widen, abortEarly bool) error {
+	v.widen, v.abortEarly = widen, abortEarly
+	v.visits = make([][]*visit, len(v.insns))
+	v.work = v.work[:0]
+	v.processed, v.stored, v.nextID = 0, 0, 0
+	v.widenings, v.widened = nil, 0
+	err := v.explore()
+	v.total += v.processed
+	return err
+}
+
+func (v *verifier) logf(format string, args ...any) {
 	if v.opts.Log != nil {
-		fmt.Fprintf(v.opts.Log, "processed %d insns, stored %d states, max call depth %d\n", v.processed, v.stored, v.maxDepth)
+		fmt.Fprintf(v.opts.Log, format, args...)
 	}
-	return &Result{InstructionsProcessed: v.processed, StatesStored: v.stored, MaxCallDepth: v.maxDepth}, nil
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
 }
 
 func (v *verifier) initialState() *state {
@@ -217,9 +300,24 @@ func (v *verifier) path() error {
 		if v.opts.Log != nil {
 			fmt.Fprintf(v.opts.Log, "%d: %s\t; %s\n", v.pc, asm.Format(v.insns, v.pc), v.st)
 		}
+		tagging := len(v.st.tags) > 0
+		var ri retagInfo
+		var queued int
+		if tagging {
+			ri, queued = v.preRetag(v.insns[v.pc]), len(v.work)
+		}
 		next, done, err := v.step()
 		if err != nil {
 			return err
+		}
+		if tagging {
+			ins := v.insns[v.pc]
+			retag(v.st, ins, ri)
+			for i := queued; i < len(v.work); i++ {
+				if v.work[i].st != v.st {
+					retag(v.work[i].st, ins, ri)
+				}
+			}
 		}
 		if done {
 			v.finish()
