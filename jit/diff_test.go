@@ -109,7 +109,11 @@ func diffEngines(vp *vm.Program, in diffInput, opts ...jit.Options) error {
 			return fmt.Errorf("%+v: compile: %w", o, err)
 		}
 		got := runOutcome(p, env, mem, in, vp.Maps())
+		errRun := diffRun(vp, p, in) // Run without an Env (lean_test.go)
 		p.Close()
+		if errRun != nil {
+			return fmt.Errorf("%+v: %w", o, errRun)
+		}
 		switch {
 		case got.r0 != want.r0 || got.err != want.err:
 			return fmt.Errorf("%+v: jit %v, interpreter %v", o, got, want)

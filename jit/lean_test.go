@@ -1,14 +1,17 @@
 package jit_test
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"unsafe"
 
 	"github.com/uebpf/uebpf/asm"
 	"github.com/uebpf/uebpf/jit"
+	"github.com/uebpf/uebpf/maps"
 	"github.com/uebpf/uebpf/vm"
 )
 
@@ -302,4 +305,65 @@ func TestLeanClosed(t *testing.T) {
 			t.Errorf("%v, want ErrClosed", err)
 		}
 	}
+}
+
+// diffRun compares Run of p, a lean program, with the interpreter's run
+// of vp on an Env with only the context (which is what Run gives a
+// program): r0, the error (addresses outside the context compared only as
+// outside), the context and array maps. diffEngines calls it for lean
+// programs with the default budget. Programs whose outcome on the
+// interpreter depends on the stack's contents (a read of an unwritten
+// slot, which the frame's stack does not give as 0) or address (an
+// access past its end that lands in other memory) are left out: the
+// interpreter runs them on three Envs whose stacks differ in both.
+func diffRun(vp *vm.Program, p *jit.Program, in diffInput) error {
+	if !jit.Lean(p) || in.budget != 0 {
+		return nil
+	}
+	run := func(f func(mem []byte) (uint64, error)) outcome {
+		mem := bytes.Clone(in.mem)
+		for _, m := range vp.Maps() {
+			if a, ok := m.(maps.MemoryMap); ok {
+				clear(a.Memory())
+			}
+		}
+		r0, err := f(mem)
+		o := outcome{r0: r0, mem: mem, err: describe(err, mem)}
+		for _, m := range vp.Maps() {
+			if a, ok := m.(maps.MemoryMap); ok {
+				o.maps = append(o.maps, bytes.Clone(a.Memory()))
+			}
+		}
+		return o
+	}
+	equal := func(a, b outcome) bool {
+		return a.r0 == b.r0 && a.err == b.err && bytes.Equal(a.mem, b.mem) && slices.EqualFunc(a.maps, b.maps, bytes.Equal)
+	}
+	var want outcome
+	for i, fill := range []byte{0, 0xa5, 0x3c} {
+		o := run(func(mem []byte) (uint64, error) {
+			e := vm.NewEnv()
+			e.SetContext(mem)
+			stack, _ := e.Bytes(e.StackBase(), vm.StackSize, true)
+			for j := range stack {
+				stack[j] = fill
+			}
+			return vp.Exec(e)
+		})
+		if i == 0 {
+			want = o
+		} else if !equal(o, want) {
+			return nil
+		}
+	}
+	got := run(p.Run)
+	switch {
+	case got.r0 != want.r0 || got.err != want.err:
+		return fmt.Errorf("Run: jit %v, interpreter %v", got, want)
+	case !bytes.Equal(got.mem, want.mem):
+		return fmt.Errorf("Run: context memory differs (%v)\njit:         %x\ninterpreter: %x", want, got.mem, want.mem)
+	case !slices.EqualFunc(got.maps, want.maps, bytes.Equal):
+		return fmt.Errorf("Run: array maps differ (%v)\njit:         %x\ninterpreter: %x", want, got.maps, want.maps)
+	}
+	return nil
 }
