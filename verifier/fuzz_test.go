@@ -40,7 +40,39 @@ func genProgram(data []byte) []asm.Instruction {
 		half := len(data) / 2 &^ 3
 		data, cbData = data[:half], data[half:]
 	}
+	// With bit 5 of the first byte, the body runs in a loop long enough
+	// to need widening: r9 counts up (or down) by a step to a bound, in
+	// 64 or 32 bits; the body may change r9 too, or leave the loop.
+	var loopHead int
+	var loopData byte
+	loop := len(data) >= 8 && data[0]&0x20 != 0
+	if loop {
+		loopData = data[1]
+		bound := []int32{100, 300, 1000, 5000}[loopData&3]
+		if loopData&4 != 0 { // count down
+			out = append(out, asm.Instruction{Opcode: asm.ClassALU64 | asm.AluMOV, Dst: asm.R9, Imm: bound})
+		} else {
+			out = append(out, asm.Instruction{Opcode: asm.ClassALU64 | asm.AluMOV, Dst: asm.R9, Imm: 0})
+		}
+		loopHead = len(out)
+	}
 	out, funcRefs := genBody(out, data)
+	if loop {
+		bound := []int32{100, 300, 1000, 5000}[loopData&3]
+		step := int32(loopData>>3&3) + 1
+		class, jclass := uint8(asm.ClassALU64), uint8(asm.ClassJMP)
+		if loopData&0x20 != 0 {
+			class, jclass = asm.ClassALU, asm.ClassJMP32
+		}
+		if loopData&4 != 0 {
+			out = append(out, asm.Instruction{Opcode: class | asm.AluSUB, Dst: asm.R9, Imm: step})
+			out = append(out, asm.Instruction{Opcode: jclass | asm.JmpJGT, Dst: asm.R9, Imm: 0})
+		} else {
+			out = append(out, asm.Instruction{Opcode: class | asm.AluADD, Dst: asm.R9, Imm: step})
+			out = append(out, asm.Instruction{Opcode: jclass | asm.JmpJLT, Dst: asm.R9, Imm: bound})
+		}
+		out[len(out)-1].Offset = int16(loopHead - len(out))
+	}
 	out = append(out, asm.Instruction{Opcode: asm.OpExit})
 	if cbData == nil {
 		for _, pc := range funcRefs {
@@ -196,6 +228,14 @@ func genBody(out []asm.Instruction, data []byte) ([]asm.Instruction, []int) {
 // FuzzVerifierSoundness runs every program the verifier accepts in the
 // checked interpreter: it must never access memory outside its regions,
 // misalign an atomic, write read-only memory or run out of budget.
+//
+// Programs whose loops the verifier widened may legitimately run far
+// longer than the instructions the verifier processed, so their budget
+// is widenedBudget (2^27 instructions, about a second in the
+// interpreter): the generator's loops run at most 5000 times around at
+// most 64 instructions, so running out of it means a loop the ranking
+// proof should have refused (or, rarely, a proved loop of the random
+// body with 2^27 iterations or more, which a finding's program shows).
 func FuzzVerifierSoundness(f *testing.F) {
 	f.Add([]byte{11, 0x01, 0, 0, 14, 0, 0, 0})
 	f.Add([]byte{0, 0x00, 11, 3, 6, 0x10, 4, 3, 3, 0x00, 3, 1, 14, 0, 0, 0, 0, 0, 0, 0})
@@ -206,8 +246,11 @@ func FuzzVerifierSoundness(f *testing.F) {
 	// callback: ldxdw r0, [r2]; and r0, 1; mov r9, 1 (3 times).
 	f.Add([]byte{0x40, 0x01, 11, 2, 11, 0x02, 0, 3, 0x15, 0x71, 0, 0, 0, 0x04, 11, 0, 12, 0, 0, 11,
 		6, 0x21, 0, 3, 0, 0x00, 5, 1, 0, 0x09, 11, 1, 0, 0x09, 11, 1, 0, 0x09, 11, 1})
+	// A loop of 5000 iterations around the body, widened.
+	f.Add([]byte{0x20, 0x03, 0, 0, 0, 0x33, 0, 0, 6, 0x06, 4, 0, 14, 0, 0, 0})
 	maps := testMaps(f)
 	const limit = 20000
+	const widenedBudget = 1 << 27
 	f.Fuzz(func(t *testing.T, data []byte) {
 		insns := genProgram(data)
 		p, err := vm.Load(&vm.ProgramSpec{Name: "fuzz", Instructions: insns, Maps: maps}, &vm.Options{Helpers: testHelpers})
@@ -224,9 +267,14 @@ func FuzzVerifierSoundness(f *testing.F) {
 		}
 		env := vm.NewEnv()
 		env.SetContext(make([]byte, testCtxSize))
-		env.SetBudget(uint64(limit*len(insns)) + 1000)
+		budget := uint64(limit*len(insns)) + 1000
+		bads := []error{vm.ErrMemoryAccess, vm.ErrMisaligned, vm.ErrBudgetExceeded, vm.ErrReadOnly, vm.ErrCallDepth}
+		if res.LoopsWidened > 0 {
+			budget = widenedBudget
+		}
+		env.SetBudget(budget)
 		_, err = p.Exec(env)
-		for _, bad := range []error{vm.ErrMemoryAccess, vm.ErrMisaligned, vm.ErrBudgetExceeded, vm.ErrReadOnly, vm.ErrCallDepth} {
+		for _, bad := range bads {
 			if errors.Is(err, bad) {
 				text, _ := asm.Disassemble(insns)
 				t.Fatalf("verified program (%d insns processed) failed: %v\n%s", res.InstructionsProcessed, err, text)
