@@ -222,3 +222,41 @@ func BenchmarkHelperDirect(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkHelperDirectUpdate calls map_update_elem from Go, inside a run,
+// on the existing u32 keys of a hash map (the benchmark set's
+// map_hash_update): the helper and the map's update without the engine's
+// dispatch.
+func BenchmarkHelperDirectUpdate(b *testing.B) {
+	m := newMap(b, maps.Spec{Type: maps.Hash, KeySize: 4, ValueSize: 8, MaxEntries: 1024})
+	for k := range uint32(1024) {
+		if err := m.Update(k, uint64(k), maps.UpdateAny); err != nil {
+			b.Fatal(err)
+		}
+	}
+	set := helpers.Standard(nil)
+	update := set[helpers.MapUpdateElem].Func
+	helpers.Register(set, helpers.FirstApplicationHelper, "bench", func(env *vm.Env, r1, r2, r3, _, _ uint64) uint64 {
+		kp, _ := env.Pointer(r2, 4, true)
+		key := (*uint32)(kp)
+		ok := uint64(0)
+		for i := range uint32(callsPerRun) {
+			*key = i & 1023
+			if update(env, r1, r2, r3, 0, 0) == 0 {
+				ok++
+			}
+		}
+		return ok
+	}, nil)
+	p := benchProgram(b, `
+		stdw [%r10-8], 0
+		stdw [%r10-16], 7
+		lddw %r1, map_by_fd(0)
+		mov %r2, %r10
+		add %r2, -8
+		mov %r3, %r10
+		add %r3, -16
+		call 0x10000
+		exit`, set, m)
+	runBench(b, p, nil, callsPerRun, nil)
+}

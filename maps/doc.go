@@ -61,7 +61,7 @@
 //     compare the key with atomic loads and read the control word again; a
 //     generation in it changes whenever the slot is deleted or reused, so a
 //     reader never accepts a key torn by a concurrent writer. Writers lock a
-//     stripe of 1024 padded mutexes chosen by the key's home slot, and
+//     stripe of 1024 padded spin locks chosen by the key's home slot, and
 //     inserts claim free slots with a compare-and-swap. Elements never move;
 //     values of existing keys are updated in place (as with BPF_F_LOCK in
 //     the kernel), so a pointer a program holds keeps seeing the live value.

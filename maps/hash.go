@@ -76,18 +76,13 @@ type hashMap struct {
 
 	nslots   uint32
 	pow2     bool // nslots is a power of two
-	locks    []paddedMutex
+	locks    []stripeLock
 	lockMask uint32
 	seed     uint64
 
 	count   atomic.Uint32 // elements, live or being inserted
 	maxDisp atomic.Uint32 // the longest probe (in slots past home) of any insert
 	clock   atomic.Uint32 // LRU clock hand
-}
-
-type paddedMutex struct {
-	sync.Mutex
-	_ [cacheLine - 8]byte
 }
 
 // Slot states and the fields of ctrl.
@@ -186,7 +181,7 @@ func newHash(spec *Spec, ncpu int) (*hashMap, error) {
 	for nl > 1 && nl > h.nslots {
 		nl >>= 1
 	}
-	h.locks = make([]paddedMutex, nl)
+	h.locks = make([]stripeLock, nl)
 	h.lockMask = nl - 1
 	if spec.Flags&FlagZeroSeed == 0 {
 		h.seed = randomSeed()
@@ -264,13 +259,32 @@ func (h *hashMap) valuePtr(e uint32, p unsafe.Pointer, cpu int) unsafe.Pointer {
 
 // hashOf returns the home slot and the tag of key.
 func (h *hashMap) hashOf(key unsafe.Pointer) (home, tag uint32) {
+	_, home, tag = h.keyHash(key)
+	return home, tag
+}
+
+// keyHash returns the home slot and the tag of key and, for keys of at
+// most 8 bytes, the key as the zero-padded word the slot stores (see
+// findKey).
+func (h *hashMap) keyHash(key unsafe.Pointer) (k uint64, home, tag uint32) {
 	var hv uint64
-	if h.keySize == 8 {
-		hv = hashKey8(*(*uint64)(key), h.seed)
+	if h.keySize <= 8 {
+		k = loadPartial(key, h.keySize)
+		hv = hashSmall(k, h.keySize, h.seed)
 	} else {
 		hv = hashKey(key, h.keySize, h.seed)
 	}
-	return h.homeOf(hv), uint32(hv) & tagMask
+	return k, h.homeOf(hv), uint32(hv) & tagMask
+}
+
+// findKey is find without the ctrl word, for the results of keyHash: keys
+// of at most 8 bytes are compared as one word.
+func (h *hashMap) findKey(k uint64, home, tag uint32, key unsafe.Pointer) (uint32, unsafe.Pointer) {
+	if h.keySize <= 8 {
+		return h.findSmall(k, home, tag)
+	}
+	e, p, _ := h.find(home, tag, key)
+	return e, p
 }
 
 // homeOf is the home slot of a key with hash hv.
@@ -278,7 +292,7 @@ func (h *hashMap) homeOf(hv uint64) uint32 {
 	return uint32(hv >> 32 * uint64(h.nslots) >> 32)
 }
 
-func (h *hashMap) lock(home uint32) *paddedMutex { return &h.locks[home&h.lockMask] }
+func (h *hashMap) lock(home uint32) *stripeLock { return &h.locks[home&h.lockMask] }
 
 // keyEq compares the key stored in the slot at p with the caller's key.
 func (h *hashMap) keyEq(p, key unsafe.Pointer) bool {
@@ -342,13 +356,17 @@ func (h *hashMap) find(home, tag uint32, key unsafe.Pointer) (uint32, unsafe.Poi
 	return 0, nil, 0
 }
 
-// lookup8 is find for 8-byte keys, the most common size (u64 ids,
-// pid_tgid), hashing included.
-func (h *hashMap) lookup8(key unsafe.Pointer) (uint32, unsafe.Pointer) {
-	k := *(*uint64)(key)
-	hv := hashKey8(k, h.seed)
-	tag := uint32(hv) & tagMask
-	e := h.homeOf(hv)
+// lookupSmall is find for keys of at most 8 bytes, the most common sizes
+// (u64 ids, pid_tgid, u32 ids), hashing included: the key is one word.
+func (h *hashMap) lookupSmall(key unsafe.Pointer) (uint32, unsafe.Pointer) {
+	k := loadPartial(key, h.keySize)
+	hv := hashSmall(k, h.keySize, h.seed)
+	return h.findSmall(k, h.homeOf(hv), uint32(hv)&tagMask)
+}
+
+// findSmall is find for a key of at most 8 bytes, k, with home slot e and
+// tag.
+func (h *hashMap) findSmall(k uint64, e, tag uint32) (uint32, unsafe.Pointer) {
 	p := h.slot(e)
 	if p == nil {
 		return 0, nil
@@ -360,11 +378,11 @@ func (h *hashMap) lookup8(key unsafe.Pointer) (uint32, unsafe.Pointer) {
 	if c&(tagMask|stateMask) == want && loadWordAtomic(unsafe.Add(p, h.keyOff)) == k && atomic.LoadUint64(ctrlPtr(p)) == c {
 		return e, p
 	}
-	return h.lookup8Probe(k, want, e, p)
+	return h.lookupWordProbe(k, want, e, p)
 }
 
-// lookup8Probe is lookup8 from the home slot e (at p) on.
-func (h *hashMap) lookup8Probe(k, want uint64, e uint32, p unsafe.Pointer) (uint32, unsafe.Pointer) {
+// lookupWordProbe is findSmall from the home slot e (at p) on.
+func (h *hashMap) lookupWordProbe(k, want uint64, e uint32, p unsafe.Pointer) (uint32, unsafe.Pointer) {
 	c := atomic.LoadUint64(ctrlPtr(p))
 	limit := h.probeLimit(c)
 	for d := uint32(0); ; {
@@ -506,8 +524,8 @@ func (h *hashMap) removeLocked(e uint32, p unsafe.Pointer) {
 func (h *hashMap) LookupElem(key unsafe.Pointer, cpu int) unsafe.Pointer {
 	var e uint32
 	var p unsafe.Pointer
-	if h.keySize == 8 {
-		e, p = h.lookup8(key)
+	if h.keySize <= 8 {
+		e, p = h.lookupSmall(key)
 	} else {
 		home, tag := h.hashOf(key)
 		e, p, _ = h.find(home, tag, key)
@@ -540,15 +558,35 @@ func (h *hashMap) update(key, value unsafe.Pointer, flags uint64, cpu int) error
 	if flags > uint64(UpdateExist) {
 		return h.errs.invalid // includes BPF_F_LOCK: no value has a bpf_spin_lock
 	}
-	home, tag := h.hashOf(key)
+	// Hashing and finding the key are written out here: this is the
+	// path of every program-side update, and the calls were measurable.
+	var k, hv uint64
+	if h.keySize <= 8 {
+		k = loadPartial(key, h.keySize)
+		hv = hashSmall(k, h.keySize, h.seed)
+	} else {
+		hv = hashKey(key, h.keySize, h.seed)
+	}
+	home, tag := h.homeOf(hv), uint32(hv)&tagMask
 	mu := h.lock(home)
 	mu.Lock()
-	if e, p, _ := h.find(home, tag, key); p != nil {
+	var e uint32
+	var p unsafe.Pointer
+	if h.keySize <= 8 {
+		e, p = h.findSmall(k, home, tag)
+	} else {
+		e, p, _ = h.find(home, tag, key)
+	}
+	if p != nil {
 		if flags == uint64(UpdateNoExist) {
 			mu.Unlock()
 			return h.errs.exist
 		}
-		h.writeValue(e, p, value, cpu, false)
+		if !h.percpu && cpu != allCPUs {
+			memmove(unsafe.Add(p, h.valOff), value, uintptr(h.spec.ValueSize))
+		} else {
+			h.writeValue(e, p, value, cpu, false)
+		}
 		if h.lru {
 			lruTouch(p)
 		}
@@ -582,7 +620,7 @@ func (h *hashMap) update(key, value unsafe.Pointer, flags uint64, cpu int) error
 		return err
 	}
 	mu.Lock()
-	if e, p, _ := h.find(home, tag, key); p != nil {
+	if e, p := h.findKey(k, home, tag, key); p != nil {
 		err = h.errs.exist
 		if flags != uint64(UpdateNoExist) {
 			h.writeValue(e, p, value, cpu, false)
@@ -604,10 +642,10 @@ func (h *hashMap) DeleteElem(key unsafe.Pointer) error {
 
 // delete removes key; if out is not nil it first receives the value.
 func (h *hashMap) delete(key unsafe.Pointer, out []byte) error {
-	home, tag := h.hashOf(key)
+	k, home, tag := h.keyHash(key)
 	mu := h.lock(home)
 	mu.Lock()
-	e, p, _ := h.find(home, tag, key)
+	e, p := h.findKey(k, home, tag, key)
 	if p == nil {
 		mu.Unlock()
 		return h.errs.notExist

@@ -47,9 +47,10 @@ func hashKey(key unsafe.Pointer, size uintptr, seed uint64) uint64 {
 	return mum(h, hp2^h)
 }
 
-// hashKey8 is hashKey for an 8-byte key, which it must equal.
-func hashKey8(k, seed uint64) uint64 {
-	h := hashWord(seed^(8*hp2&(1<<64-1)), k)
+// hashSmall is hashKey for a key of size 1 to 8 bytes read as one
+// zero-padded word k (loadPartial), which it must equal.
+func hashSmall(k uint64, size uintptr, seed uint64) uint64 {
+	h := hashWord(seed^uint64(size)*hp2, k)
 	return mum(h, hp2^h)
 }
 

@@ -89,7 +89,7 @@ func lruTouch(p unsafe.Pointer) {
 // busy (waiting could deadlock with another evictor). Two turns of the
 // hand always find a victim: the first clears reference bits, and by the
 // second every grace period has ended.
-func (h *hashMap) lruReserve(held *paddedMutex) (evicted bool, err error) {
+func (h *hashMap) lruReserve(held *stripeLock) (evicted bool, err error) {
 	if h.reserve() {
 		return false, nil
 	}
@@ -147,7 +147,7 @@ func (h *hashMap) lruReserve(held *paddedMutex) (evicted bool, err error) {
 // ctrl word was c, live and unreferenced. It locks the element's key first:
 // the stripe of its home, found from its distance (or by hashing the stored
 // key when the distance saturated).
-func (h *hashMap) evict(e uint32, p unsafe.Pointer, c uint64, held *paddedMutex) (done, busy bool) {
+func (h *hashMap) evict(e uint32, p unsafe.Pointer, c uint64, held *stripeLock) (done, busy bool) {
 	home := h.back(e, slotDist(c))
 	if slotDist(c) == maxDist {
 		hv := hashWords(unsafe.Add(p, h.keyOff), h.keySize, h.seed)
