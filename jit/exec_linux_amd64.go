@@ -19,14 +19,14 @@ func enter(s *runState, stub uintptr)
 // Env (see trampoline_linux_amd64.s).
 //
 //go:noescape
-func enterFrame(entry uintptr, ctx unsafe.Pointer, size uintptr, budget int64) (r0, reason, pc, addr, asize uint64)
+func enterFrame(p *Program, ctx unsafe.Pointer, size uintptr) (r0, reason, pc, addr, asize uint64)
 
 // run runs the program with the size bytes at ctx as its context (r1 = 0
 // if size is 0): a lean program (see Program.lean) on enterFrame's frame
 // without an Env, any other with an Env from the program's pools.
 func (p *Program) run(ctx unsafe.Pointer, size uintptr) (uint64, error) {
 	if p.lean {
-		r0, reason, pc, addr, asize := enterFrame(p.entry, ctx, size, p.budget)
+		r0, reason, pc, addr, asize := enterFrame(p, ctx, size)
 		if reason != reasonExit {
 			return 0, exitError(reason, pc, addr, asize)
 		}
@@ -40,7 +40,7 @@ func (p *Program) run(ctx unsafe.Pointer, size uintptr) (uint64, error) {
 
 // leanError records what a lean run that failed executed and returns its
 // error.
-func (p *Program) leanError(e *vm.Env, s *runState, budget uint64) error {
+func leanError(e *vm.Env, s *runState, budget uint64) error {
 	e.SetExecuted(executed(s.reason, budget, s.budget))
 	return exitError(s.reason, s.exitPC, s.exitAddr, s.exitSize)
 }
@@ -82,16 +82,17 @@ func (p *Program) Exec(e *vm.Env) (uint64, error) {
 		// the budget. Unlike a full run, a lean one does not make
 		// vm.Env.Program return the program (nothing can ask during the
 		// run).
-		s := stateOf(e)
 		budget := e.Budget()
 		if budget == 0 {
 			budget = uint64(p.budget)
 		}
 		budget = min(budget, maxBudget)
-		s.budget = int64(budget)
-		enter(s, p.start)
+		stateOf(e).budget = int64(budget)
+		enter(stateOf(e), p.start)
+		// Only e and budget live across the call: fewer spills.
+		s := stateOf(e)
 		if s.reason != reasonExit {
-			return 0, p.leanError(e, s, budget)
+			return 0, leanError(e, s, budget)
 		}
 		e.SetExecuted(budget - uint64(s.budget))
 		return s.regs[0], nil

@@ -50,6 +50,7 @@ func TestLeanRuns(t *testing.T) {
 			ldxdw %r1, [%r10-8]
 			add %r0, %r1
 			exit`},
+		{name: "packet", src: "mov %r6, %r1\nmov %r0, 7\nldabsw 0\nexit", ctx: 8},
 		{name: "budget", src: "mov %r0, 0\nadd %r0, 1\nja -2\nexit"},
 		{name: "budget set", src: "mov %r0, 0\nadd %r0, 1\njlt %r0, 1000, -2\nexit", budget: 100},
 		{name: "call depth", src: "call local f\nexit\nf:\ncall local f\nexit"},

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"unsafe"
 
+	"github.com/uebpf/uebpf/asm"
 	"github.com/uebpf/uebpf/vm"
 )
 
@@ -31,6 +32,9 @@ type Program struct {
 	// checks memory, has no static regions. Exec then skips BeginRun and
 	// EndRun, and Run and RunPointer need no Env at all (enterFrame).
 	lean bool
+	// frameSetup says what enterFrame sets up besides the registers, the
+	// budget and the native stack: only what the code reads (frameSetup*).
+	frameSetup uint8
 	// budget is the program's budget, bounded by maxBudget.
 	budget int64
 	// helpers holds the functions of the helper calls through the general
@@ -125,7 +129,30 @@ const maxBudget = 1 << 62
 func (p *Program) setRunPath() {
 	p.budget = int64(min(p.vp.Budget(), maxBudget))
 	p.lean = !p.calls && (p.fam.opts.Unchecked || p.vp.StaticRegions() == 0)
+	if !p.fam.opts.Unchecked {
+		p.frameSetup |= frameSetupChecked
+	}
+	for _, ins := range p.vp.Instructions() {
+		switch {
+		case ins.Class() == asm.ClassLD && (ins.Opcode&0xe0 == asm.ModeABS || ins.Opcode&0xe0 == asm.ModeIND):
+			p.frameSetup |= frameSetupPacket
+		case ins.Opcode == asm.OpCall && ins.Src == asm.PseudoCall:
+			p.frameSetup |= frameSetupLocal
+		}
+	}
 }
+
+// What enterFrame sets up for the code of a program besides the
+// registers, the budget and the native stack.
+const (
+	// frameSetupChecked: checks read the stack's address, the region
+	// list and the hot regions.
+	frameSetupChecked = 1 << iota
+	// frameSetupPacket: LD_ABS/LD_IND read the packet (none).
+	frameSetupPacket
+	// frameSetupLocal: local calls compare r10 with the call limit.
+	frameSetupLocal
+)
 
 func (p *Program) release() {
 	if p.mem == nil {

@@ -29,49 +29,36 @@ TEXT ·enter(SB), NOSPLIT, $const_nativeStackBytes-16
 	MOVQ DX, runState_budget(R12)
 	RET
 
-// func enterFrame(entry uintptr, ctx unsafe.Pointer, size uintptr, budget int64) (r0, reason, pc, addr, asize uint64)
+// func enterFrame(p *Program, ctx unsafe.Pointer, size uintptr) (r0, reason, pc, addr, asize uint64)
 //
-// enterFrame runs a program that needs nothing of an Env but its context
-// (see Program.lean) with everything on its own frame: copies of the Env
-// fields generated code reads (the stack's address, the region list, the
-// packet), the state, a region list with the context as its only entry,
-// the native stack and the eBPF stack (see the frame* constants). It does
-// what the start stub does (emitStartCode) with the arguments at hand,
-// and calls the body at entry. It is not NOSPLIT: its prologue grows the
-// goroutine stack if the frame does not fit, before generated code runs,
-// and nothing can move the stack while generated code runs (it is not Go
-// code). It returns what generated code returned, and for errors the exit
-// pc, address and size from the state, which dies with the frame.
-TEXT ·enterFrame(SB), $4800-72 // frameBytes (go vet wants a number)
+// enterFrame runs p, a lean program (see Program.lean), with everything
+// on its own frame: copies of the Env fields generated code reads (the
+// stack's address, the region list, the packet), the state, a region list
+// with the context as its only entry, the native stack and the eBPF stack
+// (see the frame* constants). It does what the start stub does
+// (emitStartCode) with the arguments at hand, setting only what p's code
+// reads (Program.frameSetup), and calls the body. It is not NOSPLIT: its
+// prologue grows the goroutine stack if the frame does not fit, before
+// generated code runs, and nothing can move the stack while generated code
+// runs (it is not Go code). It returns what generated code returned, and
+// for errors the exit pc, address and size from the state, which dies
+// with the frame.
+TEXT ·enterFrame(SB), $4800-64 // frameBytes (go vet wants a number)
 	NO_LOCAL_POINTERS
+	MOVQ p+0(FP), AX
 	MOVQ ctx+8(FP), DI // r1
 	MOVQ size+16(FP), SI // r2
 	TESTQ SI, SI
 	CMOVQEQ SI, DI // r1 = 0 for an empty context
 	LEAQ const_frameState(SP), R12
-	LEAQ const_frameStack(SP), CX
-	MOVQ CX, const_frameStackLo(SP)
-	ADDQ $const_frameStackFrame, CX // the lowest r10 of a local call
-	MOVQ CX, runState_callLimit(R12)
-	XORL AX, AX
-	MOVQ AX, const_framePacket(SP)
-	MOVQ AX, const_framePktLen(SP)
-	MOVQ AX, runState_hotReadEnd(R12) // no region allowed the last access
-	MOVQ AX, runState_hotWriteEnd(R12)
-	// The context is the only region, unless it is empty (or wraps).
-	MOVQ DI, const_frameRegionLo(SP)
-	LEAQ (DI)(SI*1), BX
-	MOVQ BX, const_frameRegionHi(SP)
-	MOVB $1, const_frameRegionWritable(SP)
-	LEAQ const_frameRegion(SP), CX
-	MOVQ CX, const_frameRegions(SP)
-	CMPQ BX, DI
-	SETHI AX
-	MOVQ AX, const_frameNRegion(SP)
+	MOVQ Program_budget(AX), DX
+	MOVQ Program_entry(AX), R11
 	LEAQ (const_frameNativeTop-8)(SP), CX
 	MOVQ CX, runState_nativeBase(R12)
-	MOVQ budget+24(FP), DX
-	MOVQ entry+0(FP), CX
+	MOVBLZX Program_frameSetup(AX), BX
+	TESTL BX, BX
+	JNE setup
+run:
 	LEAQ const_frameBytes(SP), BP // r10: the top of the eBPF stack
 	XORL AX, AX
 	XORL BX, BX
@@ -82,18 +69,48 @@ TEXT ·enterFrame(SB), $4800-72 // frameBytes (go vet wants a number)
 	XORL R14, R14
 	XORL R15, R15
 	ADDQ $const_frameNativeTop, SP
-	CALL CX
+	CALL R11
 	SUBQ $const_frameNativeTop, SP
-	MOVQ AX, r0+32(FP)
-	MOVQ CX, reason+40(FP)
+	MOVQ AX, r0+24(FP)
+	MOVQ CX, reason+32(FP)
 	TESTQ CX, CX
 	JNE failed
 	RET
 failed:
 	MOVQ runState_exitPC(R12), AX
-	MOVQ AX, pc+48(FP)
+	MOVQ AX, pc+40(FP)
 	MOVQ runState_exitAddr(R12), AX
-	MOVQ AX, addr+56(FP)
+	MOVQ AX, addr+48(FP)
 	MOVQ runState_exitSize(R12), AX
-	MOVQ AX, asize+64(FP)
+	MOVQ AX, asize+56(FP)
 	RET
+setup:
+	XORL AX, AX
+	TESTL $const_frameSetupChecked, BX
+	JEQ packet
+	LEAQ const_frameStack(SP), CX
+	MOVQ CX, const_frameStackLo(SP)
+	MOVQ AX, runState_hotReadEnd(R12) // no region allowed the last access
+	MOVQ AX, runState_hotWriteEnd(R12)
+	// The context is the only region, unless it is empty (or wraps).
+	MOVQ DI, const_frameRegionLo(SP)
+	LEAQ (DI)(SI*1), CX
+	MOVQ CX, const_frameRegionHi(SP)
+	MOVB $1, const_frameRegionWritable(SP)
+	CMPQ CX, DI
+	SETHI AX
+	MOVQ AX, const_frameNRegion(SP)
+	LEAQ const_frameRegion(SP), CX
+	MOVQ CX, const_frameRegions(SP)
+	XORL AX, AX
+packet:
+	TESTL $const_frameSetupPacket, BX
+	JEQ local
+	MOVQ AX, const_framePacket(SP) // no packet
+	MOVQ AX, const_framePktLen(SP)
+local:
+	TESTL $const_frameSetupLocal, BX
+	JEQ run
+	LEAQ (const_frameStack+const_frameStackFrame)(SP), CX // the lowest r10 of a local call
+	MOVQ CX, runState_callLimit(R12)
+	JMP run
