@@ -33,16 +33,29 @@ func mapLookupPercpuElem(env *vm.Env, r1, r2, r3, _, _ uint64) uint64 {
 	return w.lookup(env, r2, int(uint32(r3)))
 }
 
+// mapUpdateElem is writableKey written out, with the common result (no
+// error) answered inline: it is the hottest helper that cannot be
+// answered without a call into the map.
 func mapUpdateElem(env *vm.Env, r1, r2, r3, r4, _ uint64) uint64 {
-	w, key, errno := writableKey(env, r1, r2)
+	w := view(env, r1)
 	if w == nil {
-		return errno
+		return retEINVAL
+	}
+	if !w.writable {
+		return retEPERM
+	}
+	key, ok := env.Pointer(r2, w.keySize, false)
+	if !ok {
+		return badPointer(w.keySize)
 	}
 	val, ok := env.Pointer(r3, w.valueSize, false)
 	if !ok {
 		return badPointer(w.valueSize)
 	}
-	return mapErr(w.m.UpdateElem(key, val, r4, env.CPU()))
+	if err := w.m.UpdateElem(key, val, r4, env.CPU()); err != nil {
+		return mapErr(err)
+	}
+	return 0
 }
 
 func mapDeleteElem(env *vm.Env, r1, r2, _, _, _ uint64) uint64 {
