@@ -301,7 +301,7 @@ func (v *verifier) thresholds() {
 				add(uint64(int64(ins.Imm)))
 			}
 		case asm.ClassALU64, asm.ClassALU:
-			if ins.Opcode&0xf0 == asm.AluMOV && ins.Opcode&asm.SourceX == 0 {
+			if op := ins.Opcode & 0xf0; (op == asm.AluMOV || op == asm.AluAND) && ins.Opcode&asm.SourceX == 0 {
 				add(uint64(int64(ins.Imm)))
 			}
 		case asm.ClassLD:
@@ -559,6 +559,10 @@ type widening struct {
 	visit *visit
 	cands [4]uint16
 	n     int // widenings of this loop entry on the path, this one included
+	// The range each candidate's values at the head have had so far (at
+	// the arrival widened and at every later one) and the smallest step
+	// seen, per candidate kind and register: they bound the iterations.
+	lo, hi, step [2][11]uint64
 }
 
 func (w *widening) candRegs() uint16 { return w.cands[0] | w.cands[1] | w.cands[2] | w.cands[3] }
@@ -639,6 +643,11 @@ func (v *verifier) loopHead(prev *visit) (pruned bool, err error) {
 		if v.live[pc]&(1<<r) == 0 || f.regs[r].typ != scalarValue {
 			continue
 		}
+		// The values at the arrival being widened.
+		c := v.st.frames[depth-1].regs[r].off
+		low := c.cast32()
+		nw.lo[0][r], nw.hi[0][r], nw.step[0][r] = c.umin, c.umax, math.MaxUint64
+		nw.lo[1][r], nw.hi[1][r], nw.step[1][r] = low.umin, low.umax, math.MaxUint64
 		nw.cands[0] |= 1 << r
 		ws.tags = append(ws.tags, tag{loop: nw.id, frame: uint8(depth - 1), reg: uint8(r), origin: uint8(r), v64: true, v32: true})
 	}
@@ -654,7 +663,14 @@ func (v *verifier) loopHead(prev *visit) (pruned bool, err error) {
 // without wrapping are dropped, and none left is an error.
 func (v *verifier) rank(w *widening) error {
 	f := v.st.frames[w.depth-1]
-	var ok [4]uint16
+	// A candidate whose values at the head stay in [lo, hi] and that
+	// moves by d at least returns there (hi-lo)/d+1 times at most.
+	short := func(i int, r uint8, d uint64, arrival scalar) bool {
+		k := i / 2
+		lo, hi := min(w.lo[k][r], arrival.umin), max(w.hi[k][r], arrival.umax)
+		return (hi-lo)/min(d, w.step[k][r]) < v.maxIter
+	}
+	var ok, unbounded [4]uint16
 	for _, t := range v.st.tags {
 		if t.loop != w.id || t.reg != t.origin || int(t.frame) != w.depth-1 {
 			continue
@@ -664,33 +680,67 @@ func (v *verifier) rank(w *widening) error {
 			continue
 		}
 		bit := uint16(1) << t.reg
-		if t.v64 && t.d64 > 0 && r.off.umin >= uint64(t.d64) {
-			ok[0] |= bit
-		}
-		if t.v64 && t.d64 < 0 && r.off.umax <= math.MaxUint64-uint64(-t.d64) {
-			ok[1] |= bit
+		mark := func(i int, d uint64, arrival scalar) {
+			if short(i, t.reg, d, arrival) {
+				ok[i] |= bit
+			} else {
+				unbounded[i] |= bit
+			}
 		}
 		low := r.off.cast32()
+		if t.v64 && t.d64 > 0 && r.off.umin >= uint64(t.d64) {
+			mark(0, uint64(t.d64), r.off)
+		}
+		if t.v64 && t.d64 < 0 && r.off.umax <= math.MaxUint64-uint64(-t.d64) {
+			mark(1, uint64(-t.d64), r.off)
+		}
 		if t.v32 && t.d32 > 0 && low.umin >= uint64(t.d32) {
-			ok[2] |= bit
+			mark(2, uint64(t.d32), low)
 		}
 		if t.v32 && t.d32 < 0 && low.umax <= math.MaxUint32-uint64(-int64(t.d32)) {
-			ok[3] |= bit
+			mark(3, uint64(-int64(t.d32)), low)
 		}
 	}
-	left := false
+	left, long := false, false
 	for i := range w.cands {
+		long = long || w.cands[i]&unbounded[i] != 0
 		w.cands[i] &= ok[i]
 		left = left || w.cands[i] != 0
 	}
-	if !left {
-		save := v.pc
-		v.pc = w.head
-		err := v.fail(ErrInfiniteLoop, "loop at %d: no value moves towards an exit on every iteration (a counter must strictly increase or decrease, without wrapping, on every path back to the loop's start)", w.head)
-		v.pc = save
-		return err
+	if left {
+		// Record this arrival's values and steps for the candidates
+		// left (a register's tag is the same for all its kinds).
+		for _, t := range v.st.tags {
+			if t.loop != w.id || t.reg != t.origin || int(t.frame) != w.depth-1 {
+				continue
+			}
+			r := f.regs[t.reg].off
+			low := r.cast32()
+			w.lo[0][t.reg], w.hi[0][t.reg] = min(w.lo[0][t.reg], r.umin), max(w.hi[0][t.reg], r.umax)
+			w.lo[1][t.reg], w.hi[1][t.reg] = min(w.lo[1][t.reg], low.umin), max(w.hi[1][t.reg], low.umax)
+			w.step[0][t.reg] = min(w.step[0][t.reg], absDelta(t.d64))
+			w.step[1][t.reg] = min(w.step[1][t.reg], absDelta(int64(t.d32)))
+		}
+		return nil
 	}
-	return nil
+	save := v.pc
+	v.pc = w.head
+	var err error
+	if long {
+		err = v.fail(ErrTooComplex, "loop at %d may run %d times or more per entry (Options.MaxLoopIterations); bound its counter with a constant", w.head, v.maxIter)
+	} else {
+		err = v.fail(ErrInfiniteLoop, "loop at %d: no value moves towards an exit on every iteration (a counter must strictly increase or decrease, without wrapping, on every path back to the loop's start)", w.head)
+	}
+	v.pc = save
+	v.loopErr = err
+	return err
+}
+
+func absDelta(d int64) uint64 {
+	if d < 0 {
+		return uint64(-d)
+	}
+	return uint64(d)
 }
 
 // dropStaleTags forgets the tags of loops the path has left.

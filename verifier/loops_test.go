@@ -19,11 +19,11 @@ var widenedLoops = []struct {
 	ctx8 uint64
 	want uint64
 }{
-	{"unknown bound", "ldxdw %r2, [%r1+0]\nmov %r0, 0\nl:\nadd %r0, 1\njlt %r0, %r2, l\nexit", 5000, 5000},
+	{"unknown bound", "ldxdw %r2, [%r1+0]\nand %r2, 0xfffff\nmov %r0, 0\nl:\nadd %r0, 1\njlt %r0, %r2, l\nexit", 5000, 5000},
 	{"too many iterations", "mov %r0, 0\nl:\nadd %r0, 1\njlt %r0, 100000, l\nexit", 0, 100000},
 	{"nested loops", "mov %r0, 0\no:\nmov %r2, 0\ni:\nadd %r2, 1\njlt %r2, 1000, i\nadd %r0, 1\njlt %r0, 1000, o\nexit", 0, 1000},
-	{"32-bit unknown bound", "ldxw %r2, [%r1+0]\nmov32 %r0, 0\nmov32 %r3, 0\njeq32 %r2, 0, +4\nl:\nadd32 %r0, 3\nadd32 %r3, 1\njlt32 %r3, %r2, l\nmov32 %r0, %r0\nexit", 7000, 21000},
-	{"countdown", "ldxw %r2, [%r1+0]\nmov %r0, 0\njeq %r2, 0, +3\nl:\nadd %r0, 2\nsub %r2, 1\njne %r2, 0, l\nexit", 3000, 6000},
+	{"32-bit unknown bound", "ldxw %r2, [%r1+0]\nand32 %r2, 0x3fffff\nmov32 %r0, 0\nmov32 %r3, 0\njeq32 %r2, 0, +4\nl:\nadd32 %r0, 3\nadd32 %r3, 1\njlt32 %r3, %r2, l\nmov32 %r0, %r0\nexit", 7000, 21000},
+	{"countdown", "ldxw %r2, [%r1+0]\nand %r2, 0x1ffffff\nmov %r0, 0\njeq %r2, 0, +3\nl:\nadd %r0, 2\nsub %r2, 1\njne %r2, 0, l\nexit", 3000, 6000},
 	{"spilled sum", "ldxdw %r2, [%r1+0]\nand %r2, 0xffff\nmov %r0, 0\nstdw [%r10-8], 0\nl:\nldxdw %r3, [%r10-8]\nadd %r3, %r0\nstxdw [%r10-8], %r3\nadd %r0, 1\njlt %r0, %r2, l\nldxdw %r0, [%r10-8]\nexit", 3000, 3000 * 2999 / 2},
 	{"step by four to a constant", "mov %r0, 0\nl:\nadd %r0, 4\njlt %r0, 40000, l\nexit", 0, 40000},
 	{"index bounded by the loop", "lddw %r6, map_val_by_fd(5)\nmov %r0, 0\nmov %r2, 0\nl:\nmov %r3, %r2\nand %r3, 15\nmov %r4, %r6\nadd %r4, %r3\nldxb %r4, [%r4+0]\nadd %r0, %r4\nadd %r2, 1\njlt %r2, 5000, l\nexit", 0, 0},

@@ -208,6 +208,7 @@ var negativeSuite = map[string][]negCase{
 		{"loaded value", "mov %r0, 0\nl:\nldxb %r2, [%r1+0]\njeq %r2, 0, l\nexit", verifier.ErrInfiniteLoop, "infinite loop", &verifier.Options{ContextSize: 8}},
 		{"helper result", "l:\ncall 7\njne %r0, 0, l\nexit", verifier.ErrInfiniteLoop, "infinite loop", nil},
 		{"too complex body", "mov %r0, 0\nl:\nadd %r0, 1\njlt %r0, 100000, l\nexit", verifier.ErrTooComplex, "more than 5 instructions", &verifier.Options{MaxInstructions: 5}},
+		{"unknown 64-bit bound", "ldxdw %r2, [%r1+0]\nmov %r0, 0\nl:\nadd %r0, 1\njlt %r0, %r2, l\nexit", verifier.ErrTooComplex, "loop at 2 may run 33554432 times or more per entry", &verifier.Options{ContextSize: 8, MaxInstructions: 10000}},
 		{"counter masked", "mov %r0, 0\nl:\nadd %r0, 1\nand %r0, 7\njne %r0, 8, l\nexit", verifier.ErrInfiniteLoop, "infinite loop", nil},
 		{"counter wraps", "mov32 %r0, 0\nl:\nadd32 %r0, 2\njne32 %r0, 1, l\nexit", verifier.ErrInfiniteLoop, "loop at 1: no value moves towards an exit", &verifier.Options{MaxInstructions: 10000}},
 		{"counter reset on one path", "mov %r0, 0\nl:\nldxb %r2, [%r1+0]\njeq %r2, 0, +2\nadd %r0, 1\nja +1\nmov %r0, 0\njlt %r0, 1000, l\nexit", verifier.ErrInfiniteLoop, "infinite loop", &verifier.Options{ContextSize: 8, MaxInstructions: 10000}},

@@ -16,6 +16,11 @@ import (
 // BPF_COMPLEXITY_LIMIT_INSNS.
 const DefaultMaxInstructions = 1_000_000
 
+// DefaultMaxLoopIterations is the default bound on the iterations of a
+// widened loop per entry: bpf_loop's limit, 1<<23, times 4, so that a
+// loop over a 16 MiB buffer passes.
+const DefaultMaxLoopIterations = 1 << 25
+
 // Options describe the environment a program runs in.
 type Options struct {
 	// ContextSize is the number of bytes readable at r1 when the program
@@ -34,6 +39,11 @@ type Options struct {
 	AllowPointerLeaks bool
 	// MaxInstructions is the complexity limit (DefaultMaxInstructions if 0).
 	MaxInstructions int
+	// MaxLoopIterations bounds how many times a loop proved with an
+	// invariant (widened) may run per entry, from its counter's range and
+	// step (DefaultMaxLoopIterations if 0). A loop that terminates only
+	// after 2^64 iterations is refused.
+	MaxLoopIterations int
 	// Log, if set, receives a kernel-style log: every instruction processed
 	// with the register state.
 	Log io.Writer
@@ -163,7 +173,9 @@ type verifier struct {
 	widenings  []*widening
 	widenedNow *widening
 	widened    int
-	total      int // instructions processed by earlier passes
+	maxIter    uint64
+	loopErr    error // why the widening pass could not prove a loop
+	total      int   // instructions processed by earlier passes
 }
 
 // Verify proves that p is safe to run in the environment opts describes,
@@ -182,6 +194,10 @@ func Verify(p *vm.Program, opts *Options) (*Result, error) {
 	v := &verifier{prog: p, insns: p.Instructions(), opts: *opts, limit: opts.MaxInstructions}
 	if v.limit <= 0 {
 		v.limit = DefaultMaxInstructions
+	}
+	v.maxIter = uint64(opts.MaxLoopIterations)
+	if v.maxIter == 0 {
+		v.maxIter = DefaultMaxLoopIterations
 	}
 	for _, m := range p.Maps() {
 		v.maps = append(v.maps, newMapInfo(m))
@@ -205,7 +221,9 @@ func Verify(p *vm.Program, opts *Options) (*Result, error) {
 				err = v.run(false, false)
 			}
 			if errors.Is(err, ErrTooComplex) {
-				if errors.Is(werr, ErrInfiniteLoop) {
+				if v.loopErr != nil {
+					err = v.loopErr
+				} else if errors.Is(werr, ErrInfiniteLoop) {
 					err = werr
 				} else if e, ok := err.(*Error); ok {
 					e.Detail += "; with loop invariants: " + firstLine(werr.Error())

@@ -141,10 +141,11 @@ var Set = []*Benchmark{
 		Name: "prime", Object: "prime", Program: "prime",
 		Input: func() []byte { return words32(primeBound) },
 		Want:  primeCount,
-		// The inner loop ends because d reaches i at the latest, a
-		// relation between two registers the verifier's ranges cannot
-		// express, so it finds no ranking function for it.
-		Unverifiable: "no ranking function for the inner loop (it ends because d <= i)",
+		// The outer loop may run 2^32 times (the bound is any u32),
+		// more than verifier.DefaultMaxLoopIterations; the inner loop
+		// ends because d reaches i at the latest, a relation between
+		// two registers the verifier's ranges cannot express.
+		Unverifiable: "up to 2^32 outer iterations; no ranking function for the inner loop (it ends because d <= i)",
 		Native: func(ctx []byte) uint64 {
 			n := asWords32(ctx)[0]
 			var count uint64
