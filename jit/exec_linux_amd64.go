@@ -14,28 +14,27 @@ import (
 //go:noescape
 func enter(s *runState, stub uintptr)
 
-// enterFrame runs generated code of a lean program with the state, the
-// stacks and the context's region on the trampoline's frame, without an
-// Env (see trampoline_linux_amd64.s).
-//
-//go:noescape
-func enterFrame(p *Program, ctx unsafe.Pointer, size uintptr) (r0, reason, pc, addr, asize uint64)
-
 // run runs the program with the size bytes at ctx as its context (r1 = 0
-// if size is 0): a lean program (see Program.lean) on enterFrame's frame
-// without an Env, any other with an Env from the program's pools.
-func (p *Program) run(ctx unsafe.Pointer, size uintptr) (uint64, error) {
-	if p.lean {
-		r0, reason, pc, addr, asize := enterFrame(p, ctx, size)
-		if reason != reasonExit {
-			return 0, exitError(reason, pc, addr, asize)
-		}
-		return r0, nil
-	}
-	if size == 0 {
-		ctx = nil
-	}
+// if size is 0): a lean program (see Program.lean) on runFrame's frame
+// without an Env, any other with an Env from the program's pools
+// (runEnvABI). It is in assembly (trampoline_linux_amd64.s), so that
+// Program.Run, which only calls it, inlines into its callers: a run of a
+// lean program is one call from Go.
+func run(p *Program, ctx unsafe.Pointer, size uintptr) (r0 uint64, err error)
+
+// runFrame runs a lean program on its own frame: see
+// trampoline_linux_amd64.s.
+func runFrame(p *Program, ctx unsafe.Pointer, size uintptr) (r0 uint64, err error)
+
+// runEnvABI is run for programs that are not lean.
+func runEnvABI(p *Program, ctx unsafe.Pointer, size uintptr) (uint64, error) {
 	return p.runEnv(ctx, size)
+}
+
+// frameError returns the error of a run on runFrame's frame that
+// generated code ended with reason.
+func frameError(reason, pc, addr, size uint64) (uint64, error) {
+	return 0, exitError(reason, pc, addr, size)
 }
 
 // leanError records what a lean run that failed executed and returns its

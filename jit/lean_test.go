@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"sync"
 	"testing"
@@ -367,4 +368,55 @@ func diffRun(vp *vm.Program, p *jit.Program, in diffInput) error {
 		return fmt.Errorf("Run: array maps differ (%v)\njit:         %x\ninterpreter: %x", want, got.maps, want.maps)
 	}
 	return nil
+}
+
+// Errors of runs without an Env are built by Go code that runFrame calls
+// from its frame, and programs that are not lean run from run's tail
+// jump: both while the garbage collector runs and stacks grow (fresh
+// goroutines start small).
+func TestLeanRunGC(t *testing.T) {
+	fault := loadBudget(t, 1000, "ldxdw %r0, [%r1+8]\nexit")
+	budget := loadBudget(t, 1000, "ja -1\nexit")
+	hs := vm.Helpers{1: {Name: "one", Func: func(*vm.Env, uint64, uint64, uint64, uint64, uint64) uint64 { return 1 }}}
+	helper := loadVM(t, "call 1\nexit", hs)
+	progs := []*jit.Program{compile(t, fault, jit.Options{}), compile(t, budget, jit.Options{}), compile(t, helper, jit.Options{})}
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				runtime.GC()
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	for g := range 200 {
+		wg.Go(func() {
+			ctx := make([]byte, 8)
+			for i := range 20 {
+				p := progs[(g+i)%3]
+				r0, err := p.Run(ctx)
+				var ok bool
+				switch (g + i) % 3 {
+				case 0:
+					ok = errors.Is(err, vm.ErrMemoryAccess)
+				case 1:
+					ok = errors.Is(err, vm.ErrBudgetExceeded)
+				case 2:
+					ok = err == nil && r0 == 1
+				}
+				if !ok {
+					t.Errorf("goroutine %d, run %d: %d, %v", g, i, r0, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(stop)
+	<-done
 }

@@ -70,7 +70,7 @@ func (p *Program) CodeSize() int { return len(p.mem) }
 // length) and returns r0, like vm.Program.Run.
 func (p *Program) Run(mem []byte) (uint64, error) {
 	// run passes an empty context as r1 = 0, as vm does for Run.
-	return p.run(unsafe.Pointer(unsafe.SliceData(mem)), uintptr(len(mem)))
+	return run(p, unsafe.Pointer(unsafe.SliceData(mem)), uintptr(len(mem)))
 }
 
 // RunPointer runs the program with the size bytes at ctx as its context,
@@ -79,7 +79,7 @@ func (p *Program) RunPointer(ctx unsafe.Pointer, size uintptr) (uint64, error) {
 	if size == 0 && ctx != nil { // r1 = ctx, which run would make 0
 		return p.runEnv(ctx, 0)
 	}
-	return p.run(ctx, size)
+	return run(p, ctx, size)
 }
 
 // runEnv is run with an Env from the program's pools, for programs that

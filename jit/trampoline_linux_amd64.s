@@ -29,10 +29,28 @@ TEXT ·enter(SB), NOSPLIT, $const_nativeStackBytes-16
 	MOVQ DX, runState_budget(R12)
 	RET
 
-// func enterFrame(p *Program, ctx unsafe.Pointer, size uintptr) (r0, reason, pc, addr, asize uint64)
+// func run(p *Program, ctx unsafe.Pointer, size uintptr) (r0 uint64, err error)
 //
-// enterFrame runs p, a lean program (see Program.lean), with everything
-// on its own frame: copies of the Env fields generated code reads (the
+// run continues in runFrame for a lean program and in runEnvABI (Go) for
+// any other, with its arguments and results where they are: both have its
+// signature.
+TEXT ·run(SB), NOSPLIT|NOFRAME, $0-48
+	MOVQ p+0(FP), AX
+	CMPB Program_lean(AX), $0
+	JEQ env
+	JMP ·runFrame(SB)
+env:
+	// An empty context is r1 = 0 (RunPointer takes the other path).
+	MOVQ size+16(FP), AX
+	TESTQ AX, AX
+	JNE 2(PC)
+	MOVQ AX, ctx+8(FP)
+	JMP ·runEnvABI(SB)
+
+// func runFrame(p *Program, ctx unsafe.Pointer, size uintptr) (r0 uint64, err error)
+//
+// runFrame runs p, a lean program (see Program.lean), with everything on
+// its own frame: copies of the Env fields generated code reads (the
 // stack's address, the region list, the packet), the state, a region list
 // with the context as its only entry, the native stack and the eBPF stack
 // (see the frame* constants). It does what the start stub does
@@ -40,10 +58,12 @@ TEXT ·enter(SB), NOSPLIT, $const_nativeStackBytes-16
 // reads (Program.frameSetup), and calls the body. It is not NOSPLIT: its
 // prologue grows the goroutine stack if the frame does not fit, before
 // generated code runs, and nothing can move the stack while generated code
-// runs (it is not Go code). It returns what generated code returned, and
-// for errors the exit pc, address and size from the state, which dies
-// with the frame.
-TEXT ·enterFrame(SB), $4800-64 // frameBytes (go vet wants a number)
+// runs (it is not Go code). When generated code returns an error, runFrame
+// calls frameError (Go) for it, with the exit pc, address and size from
+// the state, which dies with the frame; the frame holds no Go pointers.
+// runFrame does not write SP itself (callCode does), so that the runtime
+// can unwind through it while frameError runs.
+TEXT ·runFrame(SB), $4800-48 // frameBytes (go vet wants a number)
 	NO_LOCAL_POINTERS
 	MOVQ p+0(FP), AX
 	MOVQ ctx+8(FP), DI // r1
@@ -58,7 +78,7 @@ TEXT ·enterFrame(SB), $4800-64 // frameBytes (go vet wants a number)
 	MOVBLZX Program_frameSetup(AX), BX
 	TESTL BX, BX
 	JNE setup
-run:
+start:
 	LEAQ const_frameBytes(SP), BP // r10: the top of the eBPF stack
 	XORL AX, AX
 	XORL BX, BX
@@ -68,21 +88,31 @@ run:
 	XORL R13, R13
 	XORL R14, R14
 	XORL R15, R15
-	ADDQ $const_frameNativeTop, SP
-	CALL R11
-	SUBQ $const_frameNativeTop, SP
-	MOVQ AX, r0+24(FP)
-	MOVQ CX, reason+32(FP)
+	CALL callCode<>(SB)
 	TESTQ CX, CX
 	JNE failed
+	MOVQ AX, r0+24(FP)
+	MOVQ $0, err_itable+32(FP)
+	MOVQ $0, err_data+40(FP)
 	RET
 failed:
+	// frameError(reason, pc, addr, size uint64) (uint64, error), its
+	// arguments and results at the bottom of the frame (the copies of Env
+	// fields, which nothing reads any more).
+	MOVQ CX, 0(SP)
 	MOVQ runState_exitPC(R12), AX
-	MOVQ AX, pc+40(FP)
+	MOVQ AX, 8(SP)
 	MOVQ runState_exitAddr(R12), AX
-	MOVQ AX, addr+48(FP)
+	MOVQ AX, 16(SP)
 	MOVQ runState_exitSize(R12), AX
-	MOVQ AX, asize+56(FP)
+	MOVQ AX, 24(SP)
+	CALL ·frameError(SB)
+	MOVQ 32(SP), AX
+	MOVQ AX, r0+24(FP)
+	MOVQ 40(SP), AX
+	MOVQ AX, err_itable+32(FP)
+	MOVQ 48(SP), AX
+	MOVQ AX, err_data+40(FP)
 	RET
 setup:
 	XORL AX, AX
@@ -110,7 +140,16 @@ packet:
 	MOVQ AX, const_framePktLen(SP)
 local:
 	TESTL $const_frameSetupLocal, BX
-	JEQ run
+	JEQ start
 	LEAQ (const_frameStack+const_frameStackFrame)(SP), CX // the lowest r10 of a local call
 	MOVQ CX, runState_callLimit(R12)
-	JMP run
+	JMP start
+
+// callCode calls the generated code at R11 with the stack pointer at the
+// top of the native stack in runFrame's frame (R12 is the state in that
+// frame), and returns to runFrame with it back.
+TEXT callCode<>(SB), NOSPLIT|NOFRAME, $0-0
+	LEAQ (const_frameNativeTop-const_frameState)(R12), SP
+	CALL R11
+	LEAQ -(const_frameState+8)(R12), SP
+	RET

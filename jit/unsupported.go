@@ -21,6 +21,6 @@ func Compile(p *vm.Program, opts *Options) (*Program, error) {
 // Exec returns ErrUnsupportedArch.
 func (p *Program) Exec(e *vm.Env) (uint64, error) { return 0, ErrUnsupportedArch }
 
-func (p *Program) run(unsafe.Pointer, uintptr) (uint64, error) { return 0, ErrUnsupportedArch }
+func run(*Program, unsafe.Pointer, uintptr) (uint64, error) { return 0, ErrUnsupportedArch }
 
 func unmapCode([]byte) {}
