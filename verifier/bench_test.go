@@ -67,7 +67,8 @@ func benchVerify(b *testing.B, p *vm.Program, opts verifier.Options) {
 }
 
 // BenchmarkVerify times uebpf's verifier on corpus programs, a
-// 100,000-instruction straight-line program and a 1,000-iteration loop.
+// 100,000-instruction straight-line program, a 1,000-iteration loop and
+// the benchmark set's 1 MiB memcpy loop (widened) and prime (refused).
 func BenchmarkVerify(b *testing.B) {
 	progs, opts := clangPrograms(b, "testdata/corpus/*.bpf.o", corpusCtxSize, true)
 	for _, key := range benchCorpus {
@@ -87,6 +88,21 @@ func BenchmarkVerify(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Run("loop_1000", func(b *testing.B) { benchVerify(b, p, verifier.Options{}) })
+	// The benchmark set's long loops: memcpy is proved with a loop
+	// invariant; prime is refused (timed to the refusal).
+	bench, bopts := clangPrograms(b, "../internal/benchset/c/*.bpf.o", 0, false)
+	b.Run("benchset/memcpy_1m", func(b *testing.B) {
+		benchVerify(b, bench["memcpy.bpf.o:memcpy_1m"].VM, bopts["memcpy.bpf.o:memcpy_1m"])
+	})
+	b.Run("benchset/prime_refused", func(b *testing.B) {
+		p, opts := bench["prime.bpf.o:prime"].VM, bopts["prime.bpf.o:prime"]
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := verifier.Verify(p, &opts); err == nil {
+				b.Fatal("prime accepted")
+			}
+		}
+	})
 }
 
 var (

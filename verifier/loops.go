@@ -47,7 +47,7 @@ const (
 	// maxLoopWalk bounds the walk back along the path to a loop head's
 	// previous arrival; a longer walk counts as a first arrival (less
 	// widening, never less safety).
-	maxLoopWalk = 1 << 16
+	maxLoopWalk = 1 << 12
 )
 
 // loop is a natural loop: its head and the slots of its body, sorted.

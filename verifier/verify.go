@@ -181,12 +181,12 @@ type verifier struct {
 // Verify proves that p is safe to run in the environment opts describes,
 // or returns a *Error saying why it cannot.
 //
-// Loops are first explored iteration by iteration. When that gives up (a
-// loop head reached exactIterations times on one path, or the complexity
-// limit), the program is verified again with loop invariants (loops.go);
-// if that fails too after an early give-up, the exact exploration runs
-// again to its end, so that widening never refuses a program the exact
-// exploration accepts.
+// Loops are first explored iteration by iteration. When that pauses (a
+// loop head reached exactIterations times on one path) or gives up (the
+// complexity limit), the program is verified again with loop invariants
+// (loops.go); if that fails too after a pause, the exact exploration
+// resumes where it paused, so that widening never refuses a program the
+// exact exploration accepts.
 func Verify(p *vm.Program, opts *Options) (*Result, error) {
 	if opts == nil {
 		opts = &Options{}
@@ -209,16 +209,22 @@ func Verify(p *vm.Program, opts *Options) (*Result, error) {
 	v.findLoops()
 	err := v.run(false, v.loopOf != nil)
 	if v.loopOf != nil && (err == errWiden || errors.Is(err, ErrTooComplex)) {
-		aborted := err == errWiden
+		paused := err == errWiden
+		exact := *v // the paused exploration
 		v.thresholds()
 		v.logf("widening loops: verifying again with loop invariants\n")
 		werr := v.run(true, false)
 		if werr == nil {
 			err = nil
 		} else {
-			if aborted {
-				v.logf("widening failed: %v\nverifying again without widening\n", werr)
-				err = v.run(false, false)
+			if paused {
+				v.logf("widening failed: %v\nresuming the exploration without widening\n", werr)
+				widening, loopErr := v.processed, v.loopErr
+				*v = exact
+				v.total += widening - v.processed
+				v.loopErr = loopErr
+				v.abortEarly = false
+				err = v.resume()
 			}
 			if errors.Is(err, ErrTooComplex) {
 				if v.loopErr != nil {
@@ -246,7 +252,7 @@ var errWiden = errors.New("loop runs long: widen")
 func (v *verifier) run(widen, abortEarly bool) error {
 	v.widen, v.abortEarly = widen, abortEarly
 	v.visits = make([][]*visit, len(v.insns))
-	v.work = v.work[:0]
+	v.work = nil
 	v.processed, v.stored, v.nextID = 0, 0, 0
 	v.widenings, v.widened = nil, 0
 	err := v.explore()
@@ -280,7 +286,25 @@ func (v *verifier) initialState() *state {
 // explore runs every path of the program depth first.
 func (v *verifier) explore() error {
 	v.work = append(v.work, pending{st: v.initialState(), pc: 0})
-	v.maxDepth = 1
+	v.maxDepth = max(v.maxDepth, 1)
+	return v.drain()
+}
+
+// resume continues an exploration stopped by errWiden: the path it
+// stopped on (at a checkpoint, before it changed anything), then the
+// queued ones.
+func (v *verifier) resume() error {
+	v.processed-- // path counts the instruction again
+	err := v.path()
+	if err == nil {
+		err = v.drain()
+	}
+	v.total += v.processed
+	return err
+}
+
+// drain explores the queued paths.
+func (v *verifier) drain() error {
 	for len(v.work) > 0 {
 		p := v.work[len(v.work)-1]
 		v.work = v.work[:len(v.work)-1]
