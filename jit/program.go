@@ -152,6 +152,10 @@ const (
 	frameSetupPacket
 	// frameSetupLocal: local calls compare r10 with the call limit.
 	frameSetupLocal
+	// frameSetupZeroStack: the eBPF stack starts zeroed, as a new Env's.
+	// Only tests set it, to compare runs of programs that read stack they
+	// did not write with the interpreter's.
+	frameSetupZeroStack
 )
 
 func (p *Program) release() {

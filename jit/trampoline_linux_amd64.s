@@ -140,9 +140,18 @@ packet:
 	MOVQ AX, const_framePktLen(SP)
 local:
 	TESTL $const_frameSetupLocal, BX
-	JEQ start
+	JEQ zero
 	LEAQ (const_frameStack+const_frameStackFrame)(SP), CX // the lowest r10 of a local call
 	MOVQ CX, runState_callLimit(R12)
+zero:
+	TESTL $const_frameSetupZeroStack, BX
+	JEQ start
+	LEAQ const_frameStack(SP), CX
+	LEAQ const_frameBytes(SP), R8
+	MOVQ $0, (CX)
+	ADDQ $8, CX
+	CMPQ CX, R8
+	JB -3(PC)
 	JMP start
 
 // callCode calls the generated code at R11 with the stack pointer at the
