@@ -41,22 +41,42 @@
 //
 // # Entering generated code
 //
-// Exec keeps the run state (registers while Go has control, budget, stack
-// bounds, region list) in its own frame. A Go-assembly trampoline, enter,
-// declared NOSPLIT with a fixed frame, points the stack pointer at the top
-// of that frame and calls the program: the frame is the native stack of
-// generated code (return addresses and saved r6-r9 of bpf-to-bpf calls,
-// at most 7 deep). The linker's NOSPLIT analysis guarantees the goroutine
-// stack has room for the frame, so generated code never grows it. The
-// eBPF stack is the Env's, as in the interpreter.
+// Exec keeps the run state (registers while Go has control, budget, the
+// hot regions, exit reason and address) in the Env's engine space
+// (vm.Env.EngineState); generated code reads the arguments, stack, regions
+// and packet from the Env at vm.Engine*Offset from the state. A Go-assembly
+// trampoline, enter, declared NOSPLIT with a fixed frame, points the stack
+// pointer at the top of that frame and calls the program: the frame is the
+// native stack of generated code (return addresses and saved r6-r9 of
+// bpf-to-bpf calls, at most 7 deep). The linker's NOSPLIT analysis
+// guarantees the goroutine stack has room for the frame, so generated code
+// never grows it.
+//
+// A lean program (one that calls no helper, and in checked mode has no
+// static regions) needs nothing of an Env but its arguments, stack and
+// context region: Exec skips BeginRun and EndRun for it, and Run and
+// RunPointer use no Env at all. They call run, in assembly (so that
+// Program.Run inlines into its callers and a run is one call from Go),
+// which continues in runFrame: its frame holds copies of the Env fields
+// generated code reads, the state, a one-entry region list (the context),
+// the native stack and the 4 KiB eBPF stack. runFrame does the start
+// stub's work with the arguments in registers, setting up only what the
+// code reads (checks, packet, local calls), and calls the body. It is not
+// NOSPLIT: its prologue grows the goroutine stack before generated code
+// runs. Its errors are built by Go code it calls, so it never writes the
+// stack pointer itself (a helper does), and the runtime can unwind
+// through it. Nothing on the frame outlives the run: a stack address a
+// program stored is a number afterwards, which checked code cannot use
+// (as with an Env's stack, which the next run reuses).
 //
 // Generated code is not Go code: the scheduler cannot preempt it (Go's
 // async preemption signal finds no safe point there and retries later),
 // and garbage collection waits for it at stop-the-world phases. The
 // instruction budget therefore bounds how long a run can hold a thread.
 // Generated code holds no Go pointers the GC must see: the state and the
-// trampoline frame contain only integers, and memory handed to the
-// program is kept alive by the Env (its regions) and the Program.
+// trampolines' frames contain only integers, and memory handed to the
+// program is kept alive by the Env (its regions), the caller (Run's
+// context) and the Program.
 //
 // # Helper calls
 //
