@@ -26,8 +26,9 @@
 //
 // Each instruction is checked (check_alu.go, check_mem.go, check_jmp.go,
 // check_call.go): reads of uninitialised registers and stack; every load
-// and store in bounds of its region (constant offsets for the context and
-// the stack, proven ranges for map values and helper memory); null checks
+// and store in bounds of its region (proven ranges of offsets: the
+// context, whose bytes are plain memory, the stack, map values and
+// helper memory); null checks
 // before dereferencing; only 64-bit pointer ± number arithmetic; no
 // pointer turned into a number, stored into memory other than the stack,
 // compared or returned unless Options.AllowPointerLeaks; helper calls
@@ -64,6 +65,33 @@
 // complexity limit on the instructions processed bounds the work and
 // reports "program too complex".
 //
+// Long loops get invariants (loops.go). Loop heads are the targets of
+// back edges in the dominator sense, with their natural loops. The exact
+// exploration pauses when a head is reached 64 times on one path (since
+// the path entered the loop); the program is then verified again with
+// widening: from the third arrival at a head on a path, the state is
+// joined with the previous arrival's and every number whose bounds moved
+// is widened, in the direction it moved, to thresholds (the constants of
+// the program's jumps, moves and masks, ±1, then the 32- and 64-bit
+// limits and one short of them, then the extremes). An arrival the
+// widened state subsumes is a fixpoint and is pruned; one it does not
+// subsume is widened again. If widening fails, the exact exploration
+// resumes where it paused, so no program it accepts is refused.
+//
+// A widened loop must also terminate: some register must strictly
+// increase (or decrease) as an unsigned 64- or 32-bit number, without
+// wrapping, on every path from the widened head back to it (a ranking
+// function). Registers carry tags relating them to their value at the
+// widened head (mov copies them, adding or subtracting a constant moves
+// their delta, other writes drop them); each arrival keeps the candidates
+// whose delta moved the right way with a range that excludes a wrap, and
+// tracks the range and smallest step of each, which bound the iterations
+// per entry by Options.MaxLoopIterations. No candidate left is
+// ErrInfiniteLoop ("no value moves towards an exit"); a loop that may
+// run too often is ErrTooComplex. States with tags prune only states
+// whose tags they carry, and compare tagged registers exactly, so a path
+// pruned inside a widened loop has been checked against the same loop.
+//
 // Errors are *Error values naming the rule broken (a sentinel such as
 // ErrOutOfBounds, for errors.Is), the instruction and its disassembly,
 // the source line when Options.LineInfo is set, and the abstract state.
@@ -78,8 +106,10 @@
 // 32-bit sub-register ranges (signed 32-bit comparisons of wider numbers
 // only fork), precision tracking by backtracking (relevance is static),
 // stack liveness, copies of numbers sharing bounds learned from
-// comparisons, variable-offset context accesses, packet pointers, loop
-// invariants (loops of 10^5 iterations or more are too complex).
+// comparisons, packet pointers, relations between registers (a loop that
+// ends only because its counter reaches another register's value, like
+// prime's inner loop, has no ranking function), ranking functions on
+// spilled stack slots or pointer offsets.
 //
 // Tests: a negative suite of hand-written unsafe programs in 13
 // categories (negative_test.go), positives, a corpus of clang -O2
