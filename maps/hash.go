@@ -79,6 +79,9 @@ type hashMap struct {
 	locks    []stripeLock
 	lockMask uint32
 	seed     uint64
+	// smallStart is where hashes of keys of at most 8 bytes start
+	// (hashSmall), so that they cost no multiplication.
+	smallStart uint64
 
 	count   atomic.Uint32 // elements, live or being inserted
 	maxDisp atomic.Uint32 // the longest probe (in slots past home) of any insert
@@ -186,6 +189,7 @@ func newHash(spec *Spec, ncpu int) (*hashMap, error) {
 	if spec.Flags&FlagZeroSeed == 0 {
 		h.seed = randomSeed()
 	}
+	h.smallStart = smallStart(h.keySize, h.seed)
 	if total := uint64(nchunks) * uint64(h.chunkSize); spec.Flags&FlagNoPrealloc == 0 && total <= maxEagerPrealloc {
 		var slab unsafe.Pointer
 		if total >= hugeSlabMin {
@@ -270,7 +274,7 @@ func (h *hashMap) keyHash(key unsafe.Pointer) (k uint64, home, tag uint32) {
 	var hv uint64
 	if h.keySize <= 8 {
 		k = loadPartial(key, h.keySize)
-		hv = hashSmall(k, h.keySize, h.seed)
+		hv = hashSmallFrom(k, h.smallStart)
 	} else {
 		hv = hashKey(key, h.keySize, h.seed)
 	}
@@ -359,9 +363,25 @@ func (h *hashMap) find(home, tag uint32, key unsafe.Pointer) (uint32, unsafe.Poi
 // lookupSmall is find for keys of at most 8 bytes, the most common sizes
 // (u64 ids, pid_tgid, u32 ids), hashing included: the key is one word.
 func (h *hashMap) lookupSmall(key unsafe.Pointer) (uint32, unsafe.Pointer) {
-	k := loadPartial(key, h.keySize)
-	hv := hashSmall(k, h.keySize, h.seed)
-	return h.findSmall(k, h.homeOf(hv), uint32(hv)&tagMask)
+	var k uint64
+	if h.keySize == 8 {
+		k = *(*uint64)(key)
+	} else {
+		k = loadPartial(key, h.keySize)
+	}
+	hv := hashSmallFrom(k, h.smallStart)
+	// findSmall written out: lookups are the hottest path of all.
+	e := h.homeOf(hv)
+	p := h.slot(e)
+	if p == nil {
+		return 0, nil
+	}
+	want := uint64(uint32(hv)&tagMask) | stLive<<stateShift
+	c := atomic.LoadUint64(ctrlPtr(p))
+	if c&(tagMask|stateMask) == want && loadWordAtomic(unsafe.Add(p, h.keyOff)) == k && atomic.LoadUint64(ctrlPtr(p)) == c {
+		return e, p
+	}
+	return h.lookupWordProbe(k, want, e, p)
 }
 
 // findSmall is find for a key of at most 8 bytes, k, with home slot e and
@@ -563,7 +583,7 @@ func (h *hashMap) update(key, value unsafe.Pointer, flags uint64, cpu int) error
 	var k, hv uint64
 	if h.keySize <= 8 {
 		k = loadPartial(key, h.keySize)
-		hv = hashSmall(k, h.keySize, h.seed)
+		hv = hashSmallFrom(k, h.smallStart)
 	} else {
 		hv = hashKey(key, h.keySize, h.seed)
 	}

@@ -50,7 +50,15 @@ func hashKey(key unsafe.Pointer, size uintptr, seed uint64) uint64 {
 // hashSmall is hashKey for a key of size 1 to 8 bytes read as one
 // zero-padded word k (loadPartial), which it must equal.
 func hashSmall(k uint64, size uintptr, seed uint64) uint64 {
-	h := hashWord(seed^uint64(size)*hp2, k)
+	return hashSmallFrom(k, smallStart(size, seed))
+}
+
+// smallStart is the state hashSmall starts from, which a map computes once.
+func smallStart(size uintptr, seed uint64) uint64 { return seed ^ uint64(size)*hp2 }
+
+// hashSmallFrom is hashSmall from the state smallStart returned.
+func hashSmallFrom(k, start uint64) uint64 {
+	h := hashWord(start, k)
 	return mum(h, hp2^h)
 }
 
