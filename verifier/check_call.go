@@ -462,7 +462,10 @@ func (v *verifier) widenCallback(st *state, pc int) {
 // current path, subsumes st.
 func (v *verifier) covered(st *state, pc int) bool {
 	for _, old := range v.visits[pc] {
-		if (old.branches == 0 || v.onPath(old)) && subsumes(old.st, st, v.live[pc], v.rel[pc]) {
+		// A finished state must carry the tags of loops in progress
+		// it was proved under (loops.go), as in checkpoint.
+		finished := old.branches == 0 && tagsCover(old.st.tags, st.tags, 0)
+		if (finished || v.onPath(old)) && subsumes(old.st, st, v.live[pc], v.rel[pc]) {
 			old.hits++
 			return true
 		}

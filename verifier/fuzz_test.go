@@ -48,7 +48,7 @@ func genProgram(data []byte) []asm.Instruction {
 	loop := len(data) >= 8 && data[0]&0x20 != 0
 	if loop {
 		loopData = data[1]
-		bound := []int32{100, 300, 700, 1000}[loopData&3]
+		bound := []int32{60, 100, 200, 250}[loopData&3]
 		if loopData&4 != 0 { // count down
 			out = append(out, asm.Instruction{Opcode: asm.ClassALU64 | asm.AluMOV, Dst: asm.R9, Imm: bound})
 		} else {
@@ -58,7 +58,7 @@ func genProgram(data []byte) []asm.Instruction {
 	}
 	out, funcRefs := genBody(out, data)
 	if loop {
-		bound := []int32{100, 300, 700, 1000}[loopData&3]
+		bound := []int32{60, 100, 200, 250}[loopData&3]
 		step := int32(loopData>>3&3) + 1
 		class, jclass := uint8(asm.ClassALU64), uint8(asm.ClassJMP)
 		if loopData&0x20 != 0 {
@@ -232,12 +232,12 @@ func genBody(out []asm.Instruction, data []byte) ([]asm.Instruction, []int) {
 // Programs whose loops the verifier widened may legitimately run far
 // longer than the instructions the verifier processed, so their budget
 // is widenedBudget (2^27 instructions, about a second in the
-// interpreter), and widened loops may run 2^10 times per entry
-// (MaxLoopIterations): the generator's loops run at most 1000 times
-// around at most 64 instructions, two nested widened loops 2^26
-// instructions at most, so running out of it means a loop the ranking
-// proof should have refused (or, rarely, three nested loops, which a
-// finding's program shows).
+// interpreter), and widened loops may run 2^8 times per widening of an
+// entry (MaxLoopIterations): the generator's loops run at most 250 times
+// around at most 64 instructions, two nested widened loops (widened a
+// few times each) 2^26 instructions at most, so running out of it means
+// a loop the ranking proof should have refused (or, rarely, three nested
+// loops, which a finding's program shows).
 func FuzzVerifierSoundness(f *testing.F) {
 	f.Add([]byte{11, 0x01, 0, 0, 14, 0, 0, 0})
 	f.Add([]byte{0, 0x00, 11, 3, 6, 0x10, 4, 3, 3, 0x00, 3, 1, 14, 0, 0, 0, 0, 0, 0, 0})
@@ -248,7 +248,7 @@ func FuzzVerifierSoundness(f *testing.F) {
 	// callback: ldxdw r0, [r2]; and r0, 1; mov r9, 1 (3 times).
 	f.Add([]byte{0x40, 0x01, 11, 2, 11, 0x02, 0, 3, 0x15, 0x71, 0, 0, 0, 0x04, 11, 0, 12, 0, 0, 11,
 		6, 0x21, 0, 3, 0, 0x00, 5, 1, 0, 0x09, 11, 1, 0, 0x09, 11, 1, 0, 0x09, 11, 1})
-	// A loop of 1000 iterations around the body, widened.
+	// A loop of 250 iterations around the body, widened.
 	f.Add([]byte{0x20, 0x03, 0, 0, 0, 0x33, 0, 0, 6, 0x06, 4, 0, 14, 0, 0, 0})
 	maps := testMaps(f)
 	const limit = 20000
@@ -259,7 +259,7 @@ func FuzzVerifierSoundness(f *testing.F) {
 		if err != nil {
 			return
 		}
-		res, err := verifier.Verify(p, &verifier.Options{ContextSize: testCtxSize, MaxInstructions: limit, MaxLoopIterations: 1 << 10})
+		res, err := verifier.Verify(p, &verifier.Options{ContextSize: testCtxSize, MaxInstructions: limit, MaxLoopIterations: 1 << 8})
 		if err != nil {
 			var ve *verifier.Error
 			if !errors.As(err, &ve) {

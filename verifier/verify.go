@@ -40,7 +40,8 @@ type Options struct {
 	// MaxInstructions is the complexity limit (DefaultMaxInstructions if 0).
 	MaxInstructions int
 	// MaxLoopIterations bounds how many times a loop proved with an
-	// invariant (widened) may run per entry, from its counter's range and
+	// invariant (widened) may run per entry (per widening of the entry,
+	// which is widened a few times at most), from its counter's range and
 	// step (DefaultMaxLoopIterations if 0). A loop that terminates only
 	// after 2^64 iterations is refused.
 	MaxLoopIterations int
