@@ -88,7 +88,7 @@ func (p *Program) Exec(e *vm.Env) (uint64, error) {
 		budget = min(budget, maxBudget)
 		stateOf(e).budget = int64(budget)
 		enter(stateOf(e), p.start)
-		// Only e and budget live across the call: fewer spills.
+		runtime.KeepAlive(p) // its code was running
 		s := stateOf(e)
 		if s.reason != reasonExit {
 			return 0, leanError(e, s, budget)
