@@ -668,7 +668,8 @@ func (v *verifier) rank(w *widening) error {
 	short := func(i int, r uint8, d uint64, arrival scalar) bool {
 		k := i / 2
 		lo, hi := min(w.lo[k][r], arrival.umin), max(w.hi[k][r], arrival.umax)
-		return (hi-lo)/min(d, w.step[k][r]) < v.maxIter
+		step := min(d, w.step[k][r]) // d > 0 and step[k][r] > 0
+		return (hi-lo)/step < v.maxIter
 	}
 	var ok, unbounded [4]uint16
 	for _, t := range v.st.tags {
@@ -718,8 +719,12 @@ func (v *verifier) rank(w *widening) error {
 			low := r.cast32()
 			w.lo[0][t.reg], w.hi[0][t.reg] = min(w.lo[0][t.reg], r.umin), max(w.hi[0][t.reg], r.umax)
 			w.lo[1][t.reg], w.hi[1][t.reg] = min(w.lo[1][t.reg], low.umin), max(w.hi[1][t.reg], low.umax)
-			w.step[0][t.reg] = min(w.step[0][t.reg], absDelta(t.d64))
-			w.step[1][t.reg] = min(w.step[1][t.reg], absDelta(int64(t.d32)))
+			if t.v64 && t.d64 != 0 {
+				w.step[0][t.reg] = min(w.step[0][t.reg], absDelta(t.d64))
+			}
+			if t.v32 && t.d32 != 0 {
+				w.step[1][t.reg] = min(w.step[1][t.reg], absDelta(int64(t.d32)))
+			}
 		}
 		return nil
 	}
