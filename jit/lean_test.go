@@ -322,15 +322,16 @@ func diffRun(vp *vm.Program, p *jit.Program, in diffInput) error {
 	if !jit.Lean(p) || in.budget != 0 {
 		return nil
 	}
+	mem := make([]byte, len(in.mem)) // one buffer: the same pointer values
 	run := func(f func(mem []byte) (uint64, error)) outcome {
-		mem := bytes.Clone(in.mem)
+		copy(mem, in.mem)
 		for _, m := range vp.Maps() {
 			if a, ok := m.(maps.MemoryMap); ok {
 				clear(a.Memory())
 			}
 		}
 		r0, err := f(mem)
-		o := outcome{r0: r0, mem: mem, err: describe(err, mem)}
+		o := outcome{r0: r0, mem: bytes.Clone(mem), err: describe(err, mem)}
 		for _, m := range vp.Maps() {
 			if a, ok := m.(maps.MemoryMap); ok {
 				o.maps = append(o.maps, bytes.Clone(a.Memory()))
@@ -358,6 +359,16 @@ func diffRun(vp *vm.Program, p *jit.Program, in diffInput) error {
 		return fmt.Errorf("Run: array maps differ (%v)\njit:         %x\ninterpreter: %x", want, got.maps, want.maps)
 	}
 	return nil
+}
+
+// The fuzzer found that the comparison of Run must use the interpreter's
+// context buffer: the program computes with r1's value.
+func TestLeanRunContextAddress(t *testing.T) {
+	diffSource(t, `
+		mov %r9, %r1
+		mov %r0, 0x7fffffff
+		and %r0, %r9
+		exit`, diffInput{mem: make([]byte, 8)}, allModes)
 }
 
 // The fuzzer found that Run's stack is not zeroed: the program reads a
