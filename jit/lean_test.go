@@ -319,7 +319,7 @@ func TestLeanClosed(t *testing.T) {
 // past its end that lands in other memory) are left out: the interpreter
 // runs them on two Envs.
 func diffRun(vp *vm.Program, p *jit.Program, in diffInput) error {
-	if !jit.Lean(p) || in.budget != 0 {
+	if !jit.Lean(p) || in.budget != 0 || usesStackAddress(vp.Instructions()) {
 		return nil
 	}
 	mem := make([]byte, len(in.mem)) // one buffer: the same pointer values
@@ -359,6 +359,38 @@ func diffRun(vp *vm.Program, p *jit.Program, in diffInput) error {
 		return fmt.Errorf("Run: array maps differ (%v)\njit:         %x\ninterpreter: %x", want, got.maps, want.maps)
 	}
 	return nil
+}
+
+// usesStackAddress reports whether insns use r10 as a value (not only as
+// the base of a load or store): the stack's address differs between an Env
+// and Run's frame, so such programs cannot compare.
+func usesStackAddress(insns []asm.Instruction) bool {
+	for i := 0; i < len(insns); i++ {
+		ins := insns[i]
+		switch ins.Class() {
+		case asm.ClassLD:
+			if ins.IsLDDW() {
+				i++
+				continue
+			}
+			if ins.Src == asm.R10 {
+				return true
+			}
+		case asm.ClassSTX:
+			if ins.Src == asm.R10 {
+				return true
+			}
+		case asm.ClassALU, asm.ClassALU64:
+			if ins.Src == asm.R10 || ins.Dst == asm.R10 {
+				return true
+			}
+		case asm.ClassJMP, asm.ClassJMP32:
+			if ins.Opcode != asm.OpCall && ins.Opcode != asm.OpExit && (ins.Src == asm.R10 || ins.Dst == asm.R10) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // The fuzzer found that the comparison of Run must use the interpreter's
