@@ -90,6 +90,13 @@ type Options struct {
 	// with a *verifier.Error, and the ones it accepts run on the JIT
 	// without run-time memory checks (the interpreter keeps its checks).
 	SkipVerification bool
+	// LoopsBoundedByBudget accepts loops the verifier proves memory-safe
+	// but cannot prove to terminate (see
+	// verifier.Options.LoopsBoundedByBudget): such programs still run
+	// without run-time memory checks, and only the run's instruction
+	// budget (Options.Budget) ends a loop that does not. By default
+	// they are refused.
+	LoopsBoundedByBudget bool
 	// ContextSize is the size of the programs' context, as the verifier
 	// assumes it; runs then need a context at least that long. By default
 	// it is the size of the type each program's parameter points to in the

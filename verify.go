@@ -22,7 +22,7 @@ func verify(ep *elf.Program, opts *Options) (int, error) {
 			from = "as none is known (a void * parameter or no BTF): set Options.ContextSize"
 		}
 	}
-	vopts := &verifier.Options{ContextSize: size, Log: opts.VerifierLog, LineInfo: ep.SourceLine}
+	vopts := &verifier.Options{ContextSize: size, LoopsBoundedByBudget: opts.LoopsBoundedByBudget, Log: opts.VerifierLog, LineInfo: ep.SourceLine}
 	if _, err := verifier.Verify(ep.VM, vopts); err != nil {
 		return 0, fmt.Errorf("program %s (section %s), %d-byte context %s: %w", ep.Name, ep.Section, size, from, err)
 	}

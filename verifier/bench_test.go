@@ -68,7 +68,8 @@ func benchVerify(b *testing.B, p *vm.Program, opts verifier.Options) {
 
 // BenchmarkVerify times uebpf's verifier on corpus programs, a
 // 100,000-instruction straight-line program, a 1,000-iteration loop and
-// the benchmark set's 1 MiB memcpy loop (widened) and prime (refused).
+// the benchmark set's 1 MiB memcpy loop (widened) and prime (refused by
+// default, accepted with LoopsBoundedByBudget).
 func BenchmarkVerify(b *testing.B) {
 	progs, opts := clangPrograms(b, "testdata/corpus/*.bpf.o", corpusCtxSize, true)
 	for _, key := range benchCorpus {
@@ -102,6 +103,11 @@ func BenchmarkVerify(b *testing.B) {
 				b.Fatal("prime accepted")
 			}
 		}
+	})
+	b.Run("benchset/prime_bounded_by_budget", func(b *testing.B) {
+		opts := bopts["prime.bpf.o:prime"]
+		opts.LoopsBoundedByBudget = true
+		benchVerify(b, bench["prime.bpf.o:prime"].VM, opts)
 	})
 }
 

@@ -563,6 +563,9 @@ type widening struct {
 	// the arrival widened and at every later one) and the smallest step
 	// seen, per candidate kind and register: they bound the iterations.
 	lo, hi, step [2][11]uint64
+	// unproven: the loop has no termination proof and was accepted
+	// anyway (Options.LoopsBoundedByBudget).
+	unproven bool
 }
 
 func (w *widening) candRegs() uint16 { return w.cands[0] | w.cands[1] | w.cands[2] | w.cands[3] }
@@ -725,6 +728,13 @@ func (v *verifier) rank(w *widening) error {
 			if t.v32 && t.d32 != 0 {
 				w.step[1][t.reg] = min(w.step[1][t.reg], absDelta(int64(t.d32)))
 			}
+		}
+		return nil
+	}
+	if v.opts.LoopsBoundedByBudget {
+		if !w.unproven {
+			w.unproven = true
+			v.unproven++
 		}
 		return nil
 	}

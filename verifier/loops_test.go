@@ -2,6 +2,7 @@ package verifier_test
 
 import (
 	"encoding/binary"
+	"errors"
 	"testing"
 
 	"github.com/uebpf/uebpf/verifier"
@@ -61,6 +62,63 @@ func TestWidenedLoops(t *testing.T) {
 			}
 			if got != tc.want {
 				t.Fatalf("r0 = %d, want %d", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestLoopsBoundedByBudget: with Options.LoopsBoundedByBudget, loops
+// proved memory-safe but not proved to end are accepted, and only the
+// run's budget stops them; memory safety and certainly infinite loops are
+// checked as without the option.
+func TestLoopsBoundedByBudget(t *testing.T) {
+	tests := []struct {
+		name    string
+		src     string
+		refused error // without the option
+		with    error // with it; nil: accepted
+		want    error // running an accepted one: nil or vm.ErrBudgetExceeded
+	}{
+		// Ends after 2^64 iterations, over Options.MaxLoopIterations.
+		{"counts to 2^64", "mov %r0, 0\nl:\nadd %r0, 1\njne %r0, 0, l\nexit", verifier.ErrTooComplex, nil, vm.ErrBudgetExceeded},
+		// Ends because r2 reaches r3 (a relation between registers), with
+		// nothing ranges can rank: like prime's inner loop.
+		{"relational bound", "ldxdw %r3, [%r1+0]\nand %r3, 0xff\nor %r3, 1\nmov %r2, 0\nmov %r0, 0\nl:\nadd %r2, 1\nadd %r0, 3\nmov %r4, %r3\nsub %r4, %r2\njne %r4, 0, l\nexit", verifier.ErrInfiniteLoop, nil, nil},
+		// Unproved loops must still keep their accesses in bounds.
+		{"walks out of the context", "mov %r2, 0\nl:\nmov %r3, %r1\nadd %r3, %r2\nldxb %r0, [%r3+0]\nadd %r2, 1\njne %r2, 0, l\nexit", verifier.ErrOutOfBounds, verifier.ErrOutOfBounds, nil},
+		// The same state again: certainly infinite, refused either way.
+		{"cycles through eight states", "mov %r0, 0\nl:\nadd %r0, 1\nand %r0, 7\njlt %r0, 100, l\nexit", verifier.ErrInfiniteLoop, verifier.ErrInfiniteLoop, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := loadAsm(t, tc.src)
+			if _, err := verifier.Verify(p, &verifier.Options{ContextSize: testCtxSize}); !errors.Is(err, tc.refused) {
+				t.Fatalf("without the option: %v, want %v", err, tc.refused)
+			}
+			res, err := verifier.Verify(p, &verifier.Options{ContextSize: testCtxSize, LoopsBoundedByBudget: true})
+			if tc.with != nil {
+				if !errors.Is(err, tc.with) {
+					t.Fatalf("with the option: %v, want %v", err, tc.with)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("with the option: %v", err)
+			}
+			if res.LoopsUnproven == 0 {
+				t.Fatalf("accepted with no unproven loop: %+v", res)
+			}
+			env := vm.NewEnv()
+			ctx := make([]byte, testCtxSize)
+			ctx[0] = 200
+			env.SetContext(ctx)
+			env.SetBudget(1 << 20)
+			got, err := p.Exec(env)
+			if !errors.Is(err, tc.want) {
+				t.Fatalf("run: %d, %v; want %v", got, err, tc.want)
+			}
+			if tc.want == nil && got != 3*201 {
+				t.Fatalf("r0 = %d, want %d", got, 3*201)
 			}
 		})
 	}

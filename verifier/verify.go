@@ -45,6 +45,15 @@ type Options struct {
 	// step (DefaultMaxLoopIterations if 0). A loop that terminates only
 	// after 2^64 iterations is refused.
 	MaxLoopIterations int
+	// LoopsBoundedByBudget accepts loops proved memory-safe with an
+	// invariant whose termination the verifier cannot prove: no counter
+	// moves towards an exit on every iteration, or it may take more than
+	// MaxLoopIterations iterations. Only the run's instruction budget ends
+	// such a loop, so a run may fail with vm.ErrBudgetExceeded; memory
+	// safety is proved as for any other program. Result.LoopsUnproven
+	// counts them. Loops that return to the same state (certainly
+	// infinite) are refused either way.
+	LoopsBoundedByBudget bool
 	// Log, if set, receives a kernel-style log: every instruction processed
 	// with the register state.
 	Log io.Writer
@@ -65,6 +74,9 @@ type Result struct {
 	// LoopsWidened counts the widenings of loop heads (loops.go); 0 when
 	// every loop was explored iteration by iteration.
 	LoopsWidened int
+	// LoopsUnproven counts the widenings of loops accepted without a
+	// termination proof (Options.LoopsBoundedByBudget).
+	LoopsUnproven int
 }
 
 // mapInfo is what the verifier needs to know about one of the program's maps.
@@ -174,6 +186,7 @@ type verifier struct {
 	widenings  []*widening
 	widenedNow *widening
 	widened    int
+	unproven   int // widenings accepted without a termination proof
 	maxIter    uint64
 	loopErr    error // why the widening pass could not prove a loop
 	total      int   // instructions processed by earlier passes
@@ -242,7 +255,7 @@ func Verify(p *vm.Program, opts *Options) (*Result, error) {
 		return nil, err
 	}
 	v.logf("processed %d insns, stored %d states, max call depth %d, %d loops widened\n", v.total, v.stored, v.maxDepth, v.widened)
-	return &Result{InstructionsProcessed: v.total, StatesStored: v.stored, MaxCallDepth: v.maxDepth, LoopsWidened: v.widened}, nil
+	return &Result{InstructionsProcessed: v.total, StatesStored: v.stored, MaxCallDepth: v.maxDepth, LoopsWidened: v.widened, LoopsUnproven: v.unproven}, nil
 }
 
 // errWiden stops the exact pass when a loop runs long: widening may do
@@ -255,7 +268,7 @@ func (v *verifier) run(widen, abortEarly bool) error {
 	v.visits = make([][]*visit, len(v.insns))
 	v.work = nil
 	v.processed, v.stored, v.nextID = 0, 0, 0
-	v.widenings, v.widened = nil, 0
+	v.widenings, v.widened, v.unproven = nil, 0, 0
 	err := v.explore()
 	v.total += v.processed
 	return err

@@ -3,14 +3,12 @@ package benchset
 import (
 	"bytes"
 	"embed"
-	"errors"
 	"fmt"
 	"math/bits"
 	"unsafe"
 
 	"github.com/uebpf/uebpf"
 	"github.com/uebpf/uebpf/maps"
-	"github.com/uebpf/uebpf/verifier"
 )
 
 //go:embed c/*.bpf.o
@@ -35,10 +33,11 @@ type Benchmark struct {
 	Native func(ctx []byte) uint64
 	// Setup prepares the collection's maps, if the program uses any.
 	Setup func(*uebpf.Collection) error
-	// Unverifiable, if set, says why the verifier refuses the program:
-	// Load then runs it unverified, in checked mode. Every other program
-	// must load verified.
-	Unverifiable string
+	// UnprovenLoops, if set, says why the verifier cannot prove that the
+	// program's loops end: Load then verifies it with
+	// LoopsBoundedByBudget (memory safety proved, the run's budget ends
+	// the loops). Every program loads verified.
+	UnprovenLoops string
 }
 
 // Load loads the benchmark's object for engine and runs Setup.
@@ -47,13 +46,7 @@ func (b *Benchmark) Load(engine uebpf.Engine) (*uebpf.Collection, *uebpf.Program
 	if err != nil {
 		return nil, nil, err
 	}
-	coll, err := uebpf.Load(bytes.NewReader(obj), &uebpf.Options{Engine: engine})
-	var verr *verifier.Error
-	if errors.As(err, &verr) && b.Unverifiable != "" {
-		// Programs the verifier cannot prove safe still run, in checked
-		// mode; Program.Verified tells the benchmarks which mode ran.
-		coll, err = uebpf.Load(bytes.NewReader(obj), &uebpf.Options{Engine: engine, SkipVerification: true})
-	}
+	coll, err := uebpf.Load(bytes.NewReader(obj), &uebpf.Options{Engine: engine, LoopsBoundedByBudget: b.UnprovenLoops != ""})
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", b.Name, err)
 	}
@@ -145,7 +138,7 @@ var Set = []*Benchmark{
 		// more than verifier.DefaultMaxLoopIterations; the inner loop
 		// ends because d reaches i at the latest, a relation between
 		// two registers the verifier's ranges cannot express.
-		Unverifiable: "up to 2^32 outer iterations; no ranking function for the inner loop (it ends because d <= i)",
+		UnprovenLoops: "up to 2^32 outer iterations; no ranking function for the inner loop (it ends because d <= i)",
 		Native: func(ctx []byte) uint64 {
 			n := asWords32(ctx)[0]
 			var count uint64
