@@ -92,6 +92,14 @@
 // whose tags they carry, and compare tagged registers exactly, so a path
 // pruned inside a widened loop has been checked against the same loop.
 //
+// Options.LoopsBoundedByBudget drops the termination proof, not the
+// safety proof: a widened loop with no ranking candidate, or one that may
+// run more than MaxLoopIterations times, is accepted and counted in
+// Result.LoopsUnproven. Only the run's instruction budget ends such a
+// loop. Loops that return to the same state are refused either way. The
+// benchmark set's prime needs it: its inner loop ends because d reaches
+// i (a relation between registers) and its outer loop may run 2^32 times.
+//
 // Errors are *Error values naming the rule broken (a sentinel such as
 // ErrOutOfBounds, for errors.Is), the instruction and its disassembly,
 // the source line when Options.LineInfo is set, and the abstract state.
