@@ -349,17 +349,7 @@ func TestConcurrentRunsWithGC(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := compile(t, vp, jit.Options{})
-	stop := make(chan struct{})
-	go func() {
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-				runtime.GC()
-			}
-		}
-	}()
+	defer collectConstantly()()
 	var wg sync.WaitGroup
 	for g := 0; g < 8; g++ {
 		wg.Add(1)
@@ -374,7 +364,6 @@ func TestConcurrentRunsWithGC(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	close(stop)
 }
 
 func TestClose(t *testing.T) {

@@ -424,19 +424,7 @@ func TestLeanRunGC(t *testing.T) {
 	hs := vm.Helpers{1: {Name: "one", Func: func(*vm.Env, uint64, uint64, uint64, uint64, uint64) uint64 { return 1 }}}
 	helper := loadVM(t, "call 1\nexit", hs)
 	progs := []*jit.Program{compile(t, fault, jit.Options{}), compile(t, budget, jit.Options{}), compile(t, helper, jit.Options{})}
-	stop := make(chan struct{})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-				runtime.GC()
-			}
-		}
-	}()
+	defer collectConstantly()()
 	var wg sync.WaitGroup
 	for g := range 200 {
 		wg.Go(func() {
@@ -461,6 +449,22 @@ func TestLeanRunGC(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	close(stop)
-	<-done
+}
+
+// collectConstantly runs the garbage collector in a loop until the
+// returned function is called, which waits for the loop to end.
+func collectConstantly() (stop func()) {
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-quit:
+				return
+			default:
+				runtime.GC()
+			}
+		}
+	}()
+	return func() { close(quit); <-done }
 }
