@@ -37,9 +37,16 @@ type compiler struct {
 	offsets []int32 // code offset of each slot emitted so far
 	// starts marks the first slot of each block.
 	starts []bool
-	jumps  []jumpFixup
-	stubs  []stub
-	calls  bool // the program calls helpers, so tail calls may happen
+	// loopEnd[pc], when loops is set, is the last slot of the innermost
+	// loop... precisely: the largest q of the backward jumps at q to a
+	// target <= pc < q (0: pc is in no loop). A forward jump past it
+	// leaves the loop.
+	loopEnd   []int32
+	loops     bool
+	backEdges [][2]int32
+	jumps     []jumpFixup
+	stubs     []stub
+	calls     bool // the program calls helpers, so tail calls may happen
 	// helperExits are the slots of helper calls through the general path.
 	helperExits []int32
 	// local: the program makes bpf-to-bpf calls. With calls, its helper
@@ -51,7 +58,11 @@ type compiler struct {
 	tableBase  uint64            // address of the program's map table
 	arrays     []vm.ArrayMapInfo // by map table entry
 	infoFixups []int32           // rel32 fields that must point at the array table
-	r1Known    bool              // r1 holds the constant r1 here (in this block)
+	// lookupPatches are the jumps of inline lookups to their out-of-line
+	// paths, by lookup in order (see stubLookup).
+	lookupPatches []lookupPatch
+	r1Known       bool     // r1 holds the constant r1 here (in this block)
+	tr            tracking // see compile_track.go
 	// pc is the slot being emitted, blockStart the first slot of its
 	// block. uncharged: the block's length is not yet subtracted from the
 	// budget register. The subtraction waits for the charging instruction
@@ -89,6 +100,8 @@ const (
 	stubMisaligned
 	stubReturn
 	stubKeyCheck
+	stubEdge
+	stubLookup
 )
 
 // stub is an out-of-line path, emitted after the body: the rel32 at patch
@@ -106,6 +119,11 @@ type stub struct {
 	write  bool
 	resume int32 // code offset to continue at
 	helper int32 // stubKeyCheck: code offset of the helper exit
+	// stubEdge: the taken path of a conditional jump that charges the
+	// budget n slots and goes to slot target. stubLookup: see
+	// emitLookupStub.
+	target, n int32
+	fused     uint8
 }
 
 // compilers recycles compilers and their buffers: compiling allocates
@@ -126,11 +144,16 @@ func newCompiler(p *vm.Program, opts *Options, feat features, key uint64, tag ui
 		tag:     tag,
 		offsets: slices.Grow(c.offsets[:0], len(insns))[:len(insns)],
 		starts:  slices.Grow(c.starts[:0], len(insns))[:len(insns)],
-		jumps:   c.jumps[:0],
-		stubs:   c.stubs[:0],
+		loopEnd: c.loopEnd,
 
-		helperExits: c.helperExits[:0],
-		magic:       c.magic,
+		backEdges: c.backEdges[:0],
+		jumps:     c.jumps[:0],
+		stubs:     c.stubs[:0],
+
+		helperExits:   c.helperExits[:0],
+		lookupPatches: c.lookupPatches[:0],
+		infoFixups:    c.infoFixups[:0],
+		magic:         c.magic,
 	}
 	c.a.Reset()
 	clear(c.starts)
@@ -158,9 +181,11 @@ func (c *compiler) compile() ([]byte, error) {
 		if starts[pc] {
 			// The last block may fall through into this one without a
 			// charging instruction.
-			c.charge(pc)
+			if c.blockStart < pc {
+				c.charge(pc)
+			}
 			c.blockStart, c.uncharged = pc, true
-			c.r1Known = false
+			c.resetTracking()
 		}
 		c.pc = pc
 		offsets[pc] = int32(c.a.Len())
@@ -171,23 +196,51 @@ func (c *compiler) compile() ([]byte, error) {
 		lddw := false
 		switch ins.Class() {
 		case asm.ClassALU, asm.ClassALU64:
+			if c.emitLeaPair(pc, ins) {
+				c.trackALU(ins)
+				c.trackALU(&insns[pc+1])
+				pc++
+				offsets[pc] = int32(c.a.Len())
+				continue
+			}
 			err = c.emitALU(ins)
+			if c.needsTrackALU(ins) {
+				c.trackALU(ins)
+			}
 		case asm.ClassJMP, asm.ClassJMP32:
-			err = c.emitJump(pc, ins)
+			var fused bool
+			fused, err = c.emitJump(pc, ins)
+			if fused {
+				// An inline lookup answered the null test of its result
+				// that follows it too (see emitArrayLookup).
+				c.resetTracking()
+				pc++
+				offsets[pc] = int32(c.a.Len())
+				if !c.uncharged {
+					c.blockStart, c.uncharged = pc+1, true
+				}
+				continue
+			}
+			if op := ins.Opcode & 0xf0; op == asm.JmpCALL || op == asm.JmpEXIT {
+				c.resetTracking()
+			}
 		case asm.ClassLDX:
 			c.emitLoad(pc, ins)
 		case asm.ClassST, asm.ClassSTX:
 			if ins.Opcode&0xe0 == asm.ModeATOMIC {
 				err = c.emitAtomic(pc, ins)
+				c.resetTracking()
 			} else {
 				c.emitStore(pc, ins)
 			}
 		case asm.ClassLD:
 			if ins.Opcode == asm.OpLDDW {
 				c.emitConst(regMap[ins.Dst], c.prog.Constant(pc))
+				c.trackLDDW(pc, ins.Dst)
 				lddw = true
 			} else {
 				c.emitPacketLoad(pc, ins)
+				c.resetTracking()
 			}
 		default:
 			err = fmt.Errorf("%w %#02x", vm.ErrUnknownOpcode, ins.Opcode)
@@ -195,12 +248,14 @@ func (c *compiler) compile() ([]byte, error) {
 		if err != nil {
 			return nil, &vm.LoadError{Program: c.prog.Name(), Index: pc, Err: fmt.Errorf("jit: %w", err)}
 		}
-		if c.lookups { // only inline lookups use what r1 holds
-			c.trackR1(pc, ins)
-		}
 		if lddw { // its second slot is never a jump target: validation refuses those
 			offsets[pc+1] = offsets[pc]
 			pc++
+		}
+		if !c.uncharged {
+			// This slot charged the budget: the interpreter's next
+			// stretch starts after it, whether or not a block does.
+			c.blockStart, c.uncharged = pc+1, true
 		}
 	}
 	c.a.Ud2() // unreachable: validation forbids falling off the end
@@ -259,14 +314,17 @@ func (c *compiler) emitShared() {
 	})
 }
 
-// findBlocks splits the program where the interpreter's straight-line
-// stretches can start: at slot 0, at jump and call targets, and after every
-// instruction that charges the budget (jumps, calls, exits, packet loads).
-// The budget register is charged a block's length at the charging
-// instruction that ends the block (or at its end, when it falls through
-// into a jump target), and that instruction fails when the register is
-// negative: exactly when the interpreter's charge of the stretch would
-// exceed the budget.
+// findBlocks splits the program into blocks, straight-line code with one
+// entry: at slot 0, at jump and call targets, and after every instruction
+// that always ends the interpreter's stretch (exits, gotos, calls, packet
+// loads). A conditional jump does not end a block: its fall-through path
+// continues the block (and the interpreter's stretch, which only a taken
+// jump ends). The budget register is charged the slots of a stretch at the
+// charging instruction that ends it (or at the end of a block that falls
+// through into a jump target), and that instruction fails when the
+// register is negative: exactly when the interpreter's charge of the
+// stretch would exceed the budget. The compiler also forgets what it
+// knows of registers and stack slots at the start of each block.
 //
 // It also refuses programs with callbacks, which the JIT cannot run yet.
 func (c *compiler) findBlocks() error {
@@ -293,13 +351,29 @@ func (c *compiler) findBlocks() error {
 			case ins.Opcode == asm.OpCall || ins.Opcode == asm.OpCallX:
 				c.calls = true
 				if c.isArrayLookup(ins) {
+					// Answered inline, the call does not end the
+					// interpreter's stretch; through the helper it does,
+					// and the next stretch starts after it anyway.
 					c.lookups = true
+					continue
 				}
 			case ins.Opcode == asm.OpExit:
 			case ins.Opcode == asm.ClassJMP32|asm.JmpJA:
 				starts[next+int(ins.Imm)] = true
-			default:
+				if ins.Imm < 0 {
+					c.backEdges = append(c.backEdges, [2]int32{int32(next) + ins.Imm, int32(pc)})
+				}
+			case ins.Opcode == asm.ClassJMP|asm.JmpJA:
 				starts[next+int(ins.Offset)] = true
+				if ins.Offset < 0 {
+					c.backEdges = append(c.backEdges, [2]int32{int32(next + int(ins.Offset)), int32(pc)})
+				}
+			default: // conditional: the block goes on
+				starts[next+int(ins.Offset)] = true
+				if ins.Offset < 0 {
+					c.backEdges = append(c.backEdges, [2]int32{int32(next + int(ins.Offset)), int32(pc)})
+				}
+				continue
 			}
 		case asm.ClassLD: // packet loads
 		default:
@@ -309,7 +383,33 @@ func (c *compiler) findBlocks() error {
 			starts[next] = true
 		}
 	}
+	c.findLoops()
 	return nil
+}
+
+// findLoops fills loopEnd from the backward jumps.
+func (c *compiler) findLoops() {
+	if len(c.backEdges) == 0 {
+		return
+	}
+	c.loops = true
+	c.loopEnd = slices.Grow(c.loopEnd[:0], len(c.insns))[:len(c.insns)]
+	clear(c.loopEnd)
+	for _, e := range c.backEdges {
+		for i := e[0]; i < e[1]; i++ {
+			c.loopEnd[i] = max(c.loopEnd[i], e[1])
+		}
+	}
+}
+
+// leavesLoop reports whether a forward jump at slot pc to target leaves
+// a loop: such a jump is usually not taken.
+func (c *compiler) leavesLoop(pc, target int) bool {
+	if !c.loops {
+		return false
+	}
+	end := int(c.loopEnd[pc])
+	return end > pc && end < target
 }
 
 // checkBudget emits the test of a charging instruction at slot pc: leave

@@ -17,8 +17,10 @@ var jumpConds = [16]x86.Cond{
 	asm.JmpJSGT >> 4: x86.CondG, asm.JmpJSGE >> 4: x86.CondGE, asm.JmpJSLT >> 4: x86.CondL, asm.JmpJSLE >> 4: x86.CondLE,
 }
 
-// emitJump emits a JMP or JMP32 class instruction at slot pc.
-func (c *compiler) emitJump(pc int, ins *asm.Instruction) error {
+// emitJump emits a JMP or JMP32 class instruction at slot pc. fused: the
+// instruction was a call answered inline together with the conditional
+// jump at pc+1 (see emitArrayLookup).
+func (c *compiler) emitJump(pc int, ins *asm.Instruction) (fused bool, err error) {
 	switch ins.Opcode {
 	case asm.OpExit:
 		// At depth 0 the native stack pointer is at the trampoline's
@@ -27,36 +29,45 @@ func (c *compiler) emitJump(pc int, ins *asm.Instruction) error {
 		c.checkBudget(pc)
 		c.a.ALURR(x86.XOR, 4, tmpC, tmpC)
 		c.a.Ret()
-		return nil
+		return false, nil
 	case asm.OpCall:
 		if ins.Src == asm.PseudoCall {
 			c.emitLocalCall(pc, pc+1+int(ins.Imm))
 		} else if c.lookups && c.isArrayLookup(ins) {
-			c.emitArrayLookup(pc)
+			return c.emitArrayLookup(pc), nil
 		} else {
 			c.emitHelperExit(pc, reasonHelper)
 		}
-		return nil
+		return false, nil
 	case asm.OpCallX:
 		c.emitHelperExit(pc, reasonCallX)
-		return nil
+		return false, nil
 	case asm.ClassJMP | asm.JmpJA:
 		c.emitGoto(pc, pc+1+int(ins.Offset))
-		return nil
+		return false, nil
 	case asm.ClassJMP32 | asm.JmpJA:
 		c.emitGoto(pc, pc+1+int(ins.Imm))
-		return nil
+		return false, nil
 	}
 	cond := jumpConds[ins.Opcode>>4]
 	if cond == 0xff {
-		return fmt.Errorf("%w %#02x", vm.ErrUnknownOpcode, ins.Opcode)
+		return false, fmt.Errorf("%w %#02x", vm.ErrUnknownOpcode, ins.Opcode)
 	}
-	// Only a taken jump charges the budget: when the budget is
+	target := pc + 1 + int(ins.Offset)
+	if target > pc+1 && c.leavesLoop(pc, target) {
+		// A jump out of a loop, likely not taken: the fall-through path
+		// continues the block and the stretch, with no charge and no
+		// test; the taken path charges the stretch out of line.
+		c.emitCompare(ins)
+		c.edgeStub(c.a.Jcc(cond), pc, target)
+		return false, nil
+	}
+	// Other jumps charge inline, and the fall-through path starts a new
+	// stretch. Only a taken jump charges the budget: when the budget is
 	// overdrawn, the stub decides with the same comparison.
 	s := c.budgetStub(stubBudgetCond, pc)
-	target := pc + 1 + int(ins.Offset)
 	if target == pc+1 {
-		return nil // no other effect either way
+		return false, nil // no other effect either way
 	}
 	// The stub repeats the comparison's bytes rather than encoding it
 	// again.
@@ -64,7 +75,31 @@ func (c *compiler) emitJump(pc int, ins *asm.Instruction) error {
 	c.emitCompare(ins)
 	s.off, s.size = int32(start), uint8(c.a.Len()-start)
 	c.jumpToSlot(cond, false, target)
-	return nil
+	return false, nil
+}
+
+// edgeStub makes the rel32 at patch jump to the taken path of the
+// conditional jump at slot pc to target, out of line: it charges the
+// stretch so far (the block is not charged on the fall-through path) and
+// fails if the budget is overdrawn.
+func (c *compiler) edgeStub(patch, pc, target int) {
+	n := 0
+	if c.uncharged {
+		n = pc + 1 - c.blockStart
+	}
+	s := c.addStub(patch, stubEdge, pc)
+	s.target, s.n = int32(target), int32(n)
+}
+
+// emitEdge emits the code of a stubEdge.
+func (c *compiler) emitEdge(pc, target, n int32) {
+	if n > 0 {
+		c.a.ALURI(x86.SUB, 8, budgetReg, n)
+	} else {
+		c.a.TestRR(8, budgetReg, budgetReg)
+	}
+	c.a.JccTo(x86.CondNS, int(c.offsets[target]))
+	c.jmpLeavePC(reasonBudget, pc)
 }
 
 // emitCompare sets the flags for a conditional jump.
@@ -116,13 +151,25 @@ func (c *compiler) emitGoto(pc, target int) {
 // emitHelperExit returns to Go to run a helper (or callx) at slot pc; Go
 // re-enters right after.
 func (c *compiler) emitHelperExit(pc int, reason uint32) {
-	a := c.a
 	if reason == reasonHelper {
-		// The helper's index in Program.helpers rides in the reason.
-		reason |= uint32(len(c.helperExits)) << 8
-		c.helperExits = append(c.helperExits, int32(pc))
+		reason = c.helperReason(pc)
 	}
 	c.checkBudget(pc)
+	c.emitHelperLeave(pc, reason)
+}
+
+// helperReason returns the exit reason of the helper call at slot pc: the
+// helper's index in Program.helpers rides in it.
+func (c *compiler) helperReason(pc int) uint32 {
+	reason := reasonHelper | uint32(len(c.helperExits))<<8
+	c.helperExits = append(c.helperExits, int32(pc))
+	return reason
+}
+
+// emitHelperLeave is the part of a helper exit after the budget's test:
+// leave for Go to call the helper, and resume right after.
+func (c *compiler) emitHelperLeave(pc int, reason uint32) {
+	a := c.a
 	a.StoreImm(8, st(offExitPC), int32(pc))
 	// lea r11, [rip+resume]: the resume point is right after "jmp leave".
 	leaPos := a.LeaRIP(tmpAddr)

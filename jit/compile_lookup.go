@@ -59,21 +59,6 @@ func (c *compiler) prepareLookups() {
 	}
 }
 
-// trackR1 follows whether r1 holds a constant after slot pc (ins) in the
-// current block.
-func (c *compiler) trackR1(pc int, ins *asm.Instruction) {
-	switch cl := ins.Class(); {
-	case ins.Opcode == asm.OpLDDW:
-		if ins.Dst == asm.R1 {
-			c.r1Known, c.r1 = true, c.prog.Constant(pc)
-		}
-	case cl == asm.ClassST, cl == asm.ClassSTX && ins.Opcode&0xe0 != asm.ModeATOMIC:
-	case (cl == asm.ClassALU || cl == asm.ClassALU64 || cl == asm.ClassLDX) && ins.Dst != asm.R1:
-	default:
-		c.r1Known = false
-	}
-}
-
 // knownArray returns the array that r1 points to at this call, if known.
 func (c *compiler) knownArray() (vm.ArrayMapInfo, bool) {
 	if !c.r1Known {
@@ -91,33 +76,93 @@ func (c *compiler) knownArray() (vm.ArrayMapInfo, bool) {
 	return a, true
 }
 
-// emitArrayLookup emits the call at slot pc of an ArrayLookup helper.
-func (c *compiler) emitArrayLookup(pc int) {
+// lookupPatch is a jump of an inline lookup to one of its out-of-line
+// paths: the miss (r0 = 0) or the helper's exit.
+type lookupPatch struct {
+	pos    int32
+	helper bool
+}
+
+// Values of stub.fused for a stubLookup: the conditional jump after the
+// lookup, on r0 against 0, that the lookup answers too.
+const (
+	fusedNone = iota
+	fusedEQ   // if r0 == 0 goto target
+	fusedNE   // if r0 != 0 goto target
+)
+
+// nullTest returns how the lookup at slot pc can answer the null test
+// that follows it (the verifier makes programs test a lookup's result):
+// fusedEQ or fusedNE with the test's target, or fusedNone.
+func (c *compiler) nullTest(pc int) (uint8, int32) {
+	if pc+1 >= len(c.insns) || c.starts[pc+1] {
+		return fusedNone, 0
+	}
+	ins := &c.insns[pc+1]
+	if ins.Dst != asm.R0 || ins.Imm != 0 {
+		return fusedNone, 0
+	}
+	target := int32(pc + 2 + int(ins.Offset))
+	switch ins.Opcode {
+	case asm.ClassJMP | asm.JmpJEQ | asm.SourceK:
+		return fusedEQ, target
+	case asm.ClassJMP | asm.JmpJNE | asm.SourceK:
+		return fusedNE, target
+	}
+	return fusedNone, 0
+}
+
+// emitArrayLookup emits the call at slot pc of an ArrayLookup helper, and
+// reports whether it also emitted the null test of r0 at pc+1. The hit
+// path is inline; the miss (r0 = 0) and the helper's exit are out of line
+// (emitLookupStub). With the null test answered too, the hit path knows
+// r0 is not 0 and the miss path that it is: neither tests it.
+func (c *compiler) emitArrayLookup(pc int) bool {
 	a := c.a
 	// The inline answer does not end the budget's stretch, and the
-	// helper's exit below tests the budget only on its own path: charge
-	// the block now, on every path.
+	// helper's exit tests the budget only on its own path: charge the
+	// block now, on every path. The stretch goes on after the call.
 	c.charge(pc + 1)
+	c.blockStart, c.uncharged = pc+1, true
 	r1, r2 := regMap[1], regMap[2]
-	var toHelper, toZero, toNext []int
-	keyStub := -1
-	if c.checked {
+	fused, target := c.nullTest(pc)
+	si := len(c.stubs)
+	s := c.addStub(-1, stubLookup, pc)
+	s.target, s.fused, s.helper, s.off = int32(len(c.lookupPatches)), fused, target, -1
+	patch := func(pos int, helper bool) {
+		c.lookupPatches = append(c.lookupPatches, lookupPatch{pos: int32(pos), helper: helper})
+	}
+	// The key: a slot of the current frame needs no check, and may be
+	// known to hold a register.
+	keyOff, keyInFrame := c.frameOff(asm.R2, 0)
+	keyInFrame = keyInFrame && keyOff >= -vm.StackFrameSize && keyOff <= -4
+	keyReg, keyKnown := uint8(0), false
+	if keyInFrame {
+		keyReg, keyKnown = c.keySlot(keyOff)
+	}
+	loadKey := func() {
+		if keyKnown {
+			a.MovRR(4, tmpAddr, regMap[keyReg])
+		} else {
+			a.Load(4, tmpAddr, x86.M(r2, 0))
+		}
+	}
+	if c.checked && !keyInFrame {
 		// The key: on the stack inline, elsewhere out of line (the region
 		// of the last read, then the region list), or the helper's.
 		a.MovRR(8, tmpAddr, r2)
 		a.ALURM(x86.SUB, 8, tmpAddr, st(offStackLo))
 		a.ALURI(x86.CMP, 8, tmpAddr, int32(vm.StackSize-4))
-		keyStub = len(c.stubs)
+		c.stubs[si].off = int32(len(c.stubs))
 		c.toStub(x86.CondA, stubKeyCheck, pc).resume = int32(a.Len())
 	}
-	known := false
-	if arr, ok := c.knownArray(); ok {
+	arr, known := c.knownArray()
+	if known {
 		// r1 is the constant of the lddw earlier in this block: no test
 		// of r1 and no generic path.
-		known = true
-		a.Load(4, tmpAddr, x86.M(r2, 0))
+		loadKey()
 		a.ALURI(x86.CMP, 4, tmpAddr, int32(uint32(arr.N)))
-		toZero = append(toZero, a.Jcc(x86.CondAE))
+		patch(a.Jcc(x86.CondAE), false)
 		a.MovRI(x86.RAX, arr.Base)
 		switch arr.Stride {
 		case 1, 2, 4, 8:
@@ -126,43 +171,87 @@ func (c *compiler) emitArrayLookup(pc int) {
 			a.ImulRRI(8, tmpAddr, tmpAddr, int32(arr.Stride))
 			a.ALURR(x86.ADD, 8, x86.RAX, tmpAddr)
 		}
-		toNext = append(toNext, a.Jmp())
-	}
-	if !known {
+	} else {
 		// r11 = r1 - table: a multiple of 16 inside the table, else the helper's.
 		a.MovRI(tmpAddr, -c.tableBase)
 		a.ALURR(x86.ADD, 8, tmpAddr, r1)
 		a.ALURI(x86.CMP, 8, tmpAddr, int32(uint64(len(c.arrays))*vm.MapEntrySize))
-		toHelper = append(toHelper, a.Jcc(x86.CondAE))
+		patch(a.Jcc(x86.CondAE), true)
 		a.TestRI(4, tmpAddr, int32(vm.MapEntrySize-1))
-		toHelper = append(toHelper, a.Jcc(x86.CondNE))
+		patch(a.Jcc(x86.CondNE), true)
 		// rcx = the entry's array info; base 0: not an array.
 		c.infoFixups = append(c.infoFixups, int32(a.LeaRIP(tmpC)))
 		a.Lea(tmpC, x86.MIndex(tmpC, tmpAddr, arrayInfoSize/uint8(vm.MapEntrySize), 0))
 		a.ALUMI(x86.CMP, 8, x86.M(tmpC, 0), 0)
-		toHelper = append(toHelper, a.Jcc(x86.CondE))
-		a.Load(4, tmpAddr, x86.M(r2, 0))
+		patch(a.Jcc(x86.CondE), true)
+		if keyKnown {
+			a.MovRR(4, tmpAddr, regMap[keyReg])
+		} else {
+			a.Load(4, tmpAddr, x86.M(r2, 0))
+		}
 		a.ALURM(x86.CMP, 8, tmpAddr, x86.M(tmpC, 16))
-		toZero = append(toZero, a.Jcc(x86.CondAE))
+		patch(a.Jcc(x86.CondAE), false)
 		a.Load(8, x86.RAX, x86.M(tmpC, 8))
 		a.ImulRR(8, x86.RAX, tmpAddr)
 		a.ALURM(x86.ADD, 8, x86.RAX, x86.M(tmpC, 0))
-		toNext = append(toNext, a.Jmp())
 	}
-	for _, p := range toZero {
-		a.PatchRel32(p, a.Len())
+	s = &c.stubs[si]
+	s.n = int32(len(c.lookupPatches)) - s.target
+	if !known || s.off >= 0 {
+		s.size = 1 // a helper path
 	}
+	if fused == fusedNE {
+		// The hit path takes the jump: charge the stretch (the test's
+		// slot) and go.
+		a.ALURI(x86.SUB, 8, budgetReg, 1)
+		c.jumpToSlot(x86.CondNS, false, int(target))
+		c.toStub(x86.CondS, stubBudget, pc+1)
+	}
+	c.stubs[si].resume = int32(a.Len())
+	return fused != fusedNone
+}
+
+// emitLookupStub emits the out-of-line paths of an inline lookup (s,
+// a stubLookup): the miss, and the helper's exit when the lookup has one.
+// Both continue with the null test that the lookup answers, if any, and
+// then at s.resume.
+func (c *compiler) emitLookupStub(s *stub) {
+	a := c.a
+	miss := a.Len()
 	a.ALURR(x86.XOR, 4, x86.RAX, x86.RAX)
-	toNext = append(toNext, a.Jmp())
-	for _, p := range toHelper {
-		a.PatchRel32(p, a.Len())
+	if s.fused == fusedEQ {
+		c.emitEdge(s.pc+1, s.helper, 1)
+	} else {
+		a.JmpTo(int(s.resume))
 	}
-	if keyStub >= 0 {
-		c.stubs[keyStub].helper = int32(a.Len())
+	helper := -1
+	if s.size != 0 {
+		helper = a.Len()
+		// The block is charged (emitArrayLookup): test the budget.
+		a.TestRR(8, budgetReg, budgetReg)
+		a.JccShort(x86.CondNS, 0)
+		skip := a.Len()
+		c.jmpLeavePC(reasonBudget, s.pc)
+		a.Bytes()[skip-1] = byte(a.Len() - skip)
+		c.emitHelperLeave(int(s.pc), c.helperReason(int(s.pc)))
+		if s.fused != fusedNone {
+			ins := &c.insns[s.pc+1]
+			c.emitCompare(ins)
+			a.JccTo(jumpConds[ins.Opcode>>4].Invert(), int(s.resume))
+			c.emitEdge(s.pc+1, s.helper, 1)
+		} else {
+			a.JmpTo(int(s.resume))
+		}
+		if s.off >= 0 {
+			c.stubs[s.off].helper = int32(helper)
+		}
 	}
-	c.emitHelperExit(pc, reasonHelper)
-	for _, p := range toNext {
-		a.PatchRel32(p, a.Len())
+	for _, p := range c.lookupPatches[s.target : s.target+s.n] {
+		if p.helper {
+			a.PatchRel32(int(p.pos), helper)
+		} else {
+			a.PatchRel32(int(p.pos), miss)
+		}
 	}
 }
 

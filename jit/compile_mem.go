@@ -30,7 +30,7 @@ func (c *compiler) emitCheck(pc int, baseReg uint8, off int16, size int, write b
 	if !c.checked {
 		return
 	}
-	if baseReg == asm.R10 && int(off) >= -vm.StackFrameSize && int(off) <= -size {
+	if c.inFrame(baseReg, off, size) { // r10, or a copy of it plus a constant
 		return
 	}
 	a := c.a
@@ -82,9 +82,15 @@ func (c *compiler) memStubAt(patch, pc, v int) {
 // emitLoad emits ldx and ldxs.
 func (c *compiler) emitLoad(pc int, ins *asm.Instruction) {
 	size := accessSize(ins.Opcode)
+	signed := ins.Opcode&0xe0 == asm.ModeMEMSX
+	if c.loadFromSlot(ins.Dst, ins.Src, ins.Offset, size, signed) {
+		// The slot holds a register stored in this block: no access, and
+		// none to check (the store was allowed, so is the load).
+		return
+	}
 	c.emitCheck(pc, ins.Src, ins.Offset, size, false)
 	m := x86.M(regMap[ins.Src], int32(ins.Offset))
-	if ins.Opcode&0xe0 == asm.ModeMEMSX {
+	if signed {
 		c.a.LoadSX(size, regMap[ins.Dst], m)
 	} else {
 		c.a.Load(size, regMap[ins.Dst], m)
@@ -96,6 +102,11 @@ func (c *compiler) emitStore(pc int, ins *asm.Instruction) {
 	size := accessSize(ins.Opcode)
 	c.emitCheck(pc, ins.Dst, ins.Offset, size, true)
 	m := x86.M(regMap[ins.Dst], int32(ins.Offset))
+	if ins.Class() == asm.ClassSTX {
+		c.trackStore(ins.Dst, ins.Offset, size, int(ins.Src))
+	} else {
+		c.trackStore(ins.Dst, ins.Offset, size, -1)
+	}
 	switch {
 	case ins.Class() == asm.ClassSTX:
 		c.a.Store(size, m, regMap[ins.Src])

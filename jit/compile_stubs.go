@@ -261,7 +261,9 @@ func (c *compiler) jmpLeavePC(reason uint32, pc int32) {
 // emitStub emits one out-of-line path.
 func (c *compiler) emitStub(s *stub) {
 	a := c.a
-	a.PatchRel32(int(s.patch), a.Len())
+	if s.patch >= 0 {
+		a.PatchRel32(int(s.patch), a.Len())
+	}
 	switch s.kind {
 	case stubMemCheck:
 		a.StoreImm(8, st(offExitPC), s.pc)
@@ -279,6 +281,10 @@ func (c *compiler) emitStub(s *stub) {
 		c.jmpLeavePC(reasonBudget, s.pc)
 	case stubBudget:
 		c.jmpLeavePC(reasonBudget, s.pc)
+	case stubEdge:
+		c.emitEdge(s.pc, s.target, s.n)
+	case stubLookup:
+		c.emitLookupStub(s)
 	case stubCallDepth:
 		c.jmpLeavePC(reasonCallDepth, s.pc)
 	case stubMisaligned:

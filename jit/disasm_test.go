@@ -17,7 +17,8 @@ import (
 )
 
 // disassemble decodes code from body to the first ud2 (the end of the
-// body) and returns its listing; any byte sequence the decoder rejects is
+// body) and returns its listing, with addresses (jump targets included)
+// relative to the body; any byte sequence the decoder rejects is
 // an error.
 func disassemble(code []byte, body int) (string, error) {
 	var s strings.Builder
@@ -26,7 +27,7 @@ func disassemble(code []byte, body int) (string, error) {
 		if err != nil {
 			return s.String(), fmt.Errorf("offset %#x: %w", pc, err)
 		}
-		fmt.Fprintf(&s, "%6x  %s\n", pc-body, x86asm.IntelSyntax(inst, uint64(pc), nil))
+		fmt.Fprintf(&s, "%6x  %s\n", pc-body, x86asm.IntelSyntax(inst, uint64(pc-body), nil))
 		if inst.Op == x86asm.UD2 {
 			break
 		}

@@ -101,7 +101,22 @@
 // the call in its block (so r1 is known), the code indexes that array with
 // its constants and nothing else. Anything else takes the helper exit. The
 // inline answer, like the interpreter's, does not end the budget's
-// stretch.
+// stretch. The hit is the inline path; the miss and the helper exit are
+// out of line, and a null test of r0 right after the call (which the
+// verifier demands) is answered with the lookup: the hit path knows r0 is
+// not 0, the miss path that it is.
+//
+// # What the compiler knows in a block
+//
+// Inside a block (straight-line code with one entry; see Budget), the
+// compiler follows which registers hold r10 plus a constant and which
+// stack slots hold a register's value, stored in the block and unchanged
+// since. Accesses through such a register inside the frame need no check
+// (as r10's), a load of such a slot is a register move (a spilled
+// register read back; the key of an inline lookup, stored just before the
+// call), and "mov rX, rY; add rX, imm" is one lea. Any store that is not
+// through a known frame pointer, any atomic and any call forgets the
+// slots.
 //
 // # Checked and unchecked code
 //
@@ -122,10 +137,16 @@
 // The budget is charged exactly as the interpreter charges it, so that
 // both engines stop at the same instruction: the interpreter charges the
 // length of each straight-line stretch at the taken jump, call, exit or
-// packet load that ends it. Generated code subtracts a block's length from
-// rdx at those instructions and branches on the sign the subtraction sets
-// (one subtraction and one not-taken branch per block; a block that falls
-// through into a jump target subtracts at its end). A conditional jump
-// taken with an overdrawn budget fails; not taken, it continues, as in the
-// interpreter. An unconditional jump is a single jns to its target.
+// packet load that ends it. Generated code subtracts a stretch's length
+// from rdx at those instructions and branches on the sign the subtraction
+// sets (one subtraction and one not-taken branch per stretch; a block that
+// falls through into a jump target subtracts at its end). A conditional
+// jump taken with an overdrawn budget fails; not taken, it continues, as
+// in the interpreter. An unconditional jump is a single jns to its target.
+// A conditional jump out of a loop (forward, past a backward jump that
+// comes back above it) is usually not taken: it charges only on its taken
+// path, out of line, and its fall-through path continues the stretch with
+// no subtraction and no test. Blocks start only at jump targets and after
+// instructions that always end a stretch, so a conditional jump does not
+// end the compiler's knowledge of the block either.
 package jit
