@@ -54,10 +54,16 @@ type compiler struct {
 	local bool
 	// lookups: the program calls an ArrayLookup helper and has arrays
 	// to answer such calls with (see compile_lookup.go).
-	lookups    bool
-	tableBase  uint64            // address of the program's map table
-	arrays     []vm.ArrayMapInfo // by map table entry
-	infoFixups []int32           // rel32 fields that must point at the array table
+	lookups bool
+	// liveIn: the registers the start stub sets up (see findLiveIn).
+	liveIn uint16
+	// hotUsed: some access is not through r10, so checked code may test
+	// the hot regions. memory: the program accesses memory (loads, stores,
+	// atomics). packet: it loads from the packet (LD_ABS, LD_IND).
+	hotUsed, memory, packet bool
+	tableBase               uint64            // address of the program's map table
+	arrays                  []vm.ArrayMapInfo // by map table entry
+	infoFixups              []int32           // rel32 fields that must point at the array table
 	// lookupPatches are the jumps of inline lookups to their out-of-line
 	// paths, by lookup in order (see stubLookup).
 	lookupPatches []lookupPatch
@@ -330,8 +336,20 @@ func (c *compiler) emitShared() {
 func (c *compiler) findBlocks() error {
 	starts := c.starts
 	starts[0] = true
+	seen := uint16(0) // registers named by any instruction
 	for pc := 0; pc < len(c.insns); pc++ {
 		ins := &c.insns[pc]
+		seen |= 1<<(ins.Dst&15) | 1<<(ins.Src&15)
+		switch ins.Class() {
+		case asm.ClassLDX:
+			c.memory = true
+			c.hotUsed = c.hotUsed || ins.Src != asm.R10
+		case asm.ClassST, asm.ClassSTX:
+			c.memory = true
+			c.hotUsed = c.hotUsed || ins.Dst != asm.R10
+		case asm.ClassLD:
+			c.packet = c.packet || ins.Opcode != asm.OpLDDW
+		}
 		if ins.Opcode == asm.OpLDDW {
 			if ins.Src == asm.PseudoFunc {
 				// Callbacks (bpf_loop) run through vm.Env.CallFunction,
@@ -384,7 +402,71 @@ func (c *compiler) findBlocks() error {
 		}
 	}
 	c.findLoops()
+	c.findLiveIn(seen)
 	return nil
+}
+
+// findLiveIn sets liveIn, the registers whose value at the start of a run
+// the program may read, which the start stub must set up; the others are
+// left as they are. seen has the registers that any instruction names.
+// The first block's instructions up to its first jump, call or exit run
+// first on every path: a register they write before reading it is not
+// live. With helper calls everything is (helpers read r1-r5, tail-call
+// targets any register).
+func (c *compiler) findLiveIn(seen uint16) {
+	if c.calls {
+		c.liveIn = 1<<11 - 1
+		return
+	}
+	var live, written uint16
+	read := func(r uint8) {
+		if written&(1<<r) == 0 {
+			live |= 1 << r
+		}
+	}
+prefix:
+	for pc := 0; pc < len(c.insns); pc++ {
+		if pc > 0 && c.starts[pc] {
+			break
+		}
+		ins := &c.insns[pc]
+		switch ins.Class() {
+		case asm.ClassALU, asm.ClassALU64:
+			op := ins.Opcode & 0xf0
+			if ins.Opcode&asm.SourceX != 0 && op != asm.AluEND && op != asm.AluNEG {
+				read(ins.Src)
+			}
+			if op != asm.AluMOV {
+				read(ins.Dst)
+			}
+			written |= 1 << ins.Dst
+		case asm.ClassLDX:
+			read(ins.Src)
+			written |= 1 << ins.Dst
+		case asm.ClassST:
+			read(ins.Dst)
+		case asm.ClassSTX:
+			read(ins.Dst)
+			read(ins.Src)
+			if ins.Opcode&0xe0 == asm.ModeATOMIC {
+				read(asm.R0)
+				break prefix // it may write src or r0
+			}
+		case asm.ClassLD:
+			if ins.Opcode != asm.OpLDDW {
+				break prefix
+			}
+			written |= 1 << ins.Dst
+			pc++
+		default: // jumps, calls and exits, whose reads seen covers
+			break prefix
+		}
+	}
+	// exit (whatever its register fields say) and cmpxchg read r0.
+	c.liveIn = live | (seen|1<<asm.R0)&^written
+	if c.local {
+		c.liveIn |= 1 << asm.R10 // the call limit
+	}
 }
 
 // findLoops fills loopEnd from the backward jumps.

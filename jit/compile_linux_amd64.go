@@ -62,7 +62,7 @@ func (f *family) compile(vp *vm.Program) (*Program, error) {
 			p.helpers[i] = vp.HelperAt(int(pc))
 		}
 	}
-	p.setRunPath()
+	p.setRunPath(c)
 	p.cleanup = runtime.AddCleanup(p, unmapCode, mem)
 	f.progs[vp] = p
 	return p, nil

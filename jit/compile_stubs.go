@@ -53,16 +53,24 @@ func (c *compiler) emitStart() {
 
 func (c *compiler) emitStartCode() {
 	a := c.a
+	// Only the registers the program may read before writing them.
+	live := c.liveIn
 	for i := 1; i <= 5; i++ {
-		a.Load(8, regMap[i], st(offArgs+8*int32(i-1)))
+		if live&(1<<i) != 0 {
+			a.Load(8, regMap[i], st(offArgs+8*int32(i-1)))
+		}
 	}
-	a.Load(8, regMap[10], st(offStackLo))
-	a.ALURI(x86.ADD, 8, regMap[10], vm.StackSize)
+	if live&(1<<10) != 0 {
+		a.Load(8, regMap[10], st(offStackLo))
+		a.ALURI(x86.ADD, 8, regMap[10], vm.StackSize)
+	}
 	for _, i := range []int{0, 6, 7, 8, 9} {
-		a.ALURR(x86.XOR, 4, regMap[i], regMap[i])
+		if live&(1<<i) != 0 {
+			a.ALURR(x86.XOR, 4, regMap[i], regMap[i])
+		}
 	}
 	a.Load(8, budgetReg, st(offBudget))
-	if c.checked { // no region allowed the last access yet
+	if c.checked && (c.hotUsed || c.calls) { // no region allowed the last access yet
 		a.StoreImm(8, st(offHotReadLo+8), 0)
 		a.StoreImm(8, st(offHotWriteLo+8), 0)
 	}

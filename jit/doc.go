@@ -41,6 +41,13 @@
 //
 // # Entering generated code
 //
+// The start stub sets up only the registers a program may read before
+// writing them (r0 always): those it reads and does not write first
+// thing, in its first block before any jump or call. A program with
+// helper calls gets all of them (helpers and tail-call targets read
+// them). Checked code that never accesses memory needs no hot regions
+// and, on runFrame, no region list.
+//
 // Exec keeps the run state (registers while Go has control, budget, the
 // hot regions, exit reason and address) in the Env's engine space
 // (vm.Env.EngineState); generated code reads the arguments, stack, regions

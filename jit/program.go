@@ -5,7 +5,6 @@ import (
 	"sync"
 	"unsafe"
 
-	"github.com/uebpf/uebpf/asm"
 	"github.com/uebpf/uebpf/vm"
 )
 
@@ -125,20 +124,19 @@ func (p *Program) Close() error {
 // code cannot overflow: 2^62 instructions take decades.
 const maxBudget = 1 << 62
 
-// setRunPath records how runs of p enter its code: see lean.
-func (p *Program) setRunPath() {
+// setRunPath records how runs of p, compiled by c, enter its code: see
+// lean.
+func (p *Program) setRunPath(c *compiler) {
 	p.budget = int64(min(p.vp.Budget(), maxBudget))
 	p.lean = !p.calls && (p.fam.opts.Unchecked || p.vp.StaticRegions() == 0)
-	if !p.fam.opts.Unchecked {
+	if !p.fam.opts.Unchecked && c.memory {
 		p.frameSetup |= frameSetupChecked
 	}
-	for _, ins := range p.vp.Instructions() {
-		switch {
-		case ins.Class() == asm.ClassLD && (ins.Opcode&0xe0 == asm.ModeABS || ins.Opcode&0xe0 == asm.ModeIND):
-			p.frameSetup |= frameSetupPacket
-		case ins.Opcode == asm.OpCall && ins.Src == asm.PseudoCall:
-			p.frameSetup |= frameSetupLocal
-		}
+	if c.packet {
+		p.frameSetup |= frameSetupPacket
+	}
+	if c.local {
+		p.frameSetup |= frameSetupLocal
 	}
 }
 
@@ -146,7 +144,7 @@ func (p *Program) setRunPath() {
 // registers, the budget and the native stack.
 const (
 	// frameSetupChecked: checks read the stack's address, the region
-	// list and the hot regions.
+	// list and the hot regions (checked code that accesses memory).
 	frameSetupChecked = 1 << iota
 	// frameSetupPacket: LD_ABS/LD_IND read the packet (none).
 	frameSetupPacket
