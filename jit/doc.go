@@ -65,16 +65,18 @@
 // RunPointer use no Env at all. They call run, in assembly (so that
 // Program.Run inlines into its callers and a run is one call from Go),
 // which continues in runFrame: its frame holds copies of the Env fields
-// generated code reads, the state, a one-entry region list (the context),
-// the native stack and the 4 KiB eBPF stack. runFrame does the start
-// stub's work with the arguments in registers, setting up only what the
-// code reads (checks, packet, local calls), and calls the body. It is not
-// NOSPLIT: its prologue grows the goroutine stack before generated code
-// runs. Its errors are built by Go code it calls, so it never writes the
-// stack pointer itself (a helper does), and the runtime can unwind
-// through it. Nothing on the frame outlives the run: a stack address a
-// program stored is a number afterwards, which checked code cannot use
-// (as with an Env's stack, which the next run reuses).
+// generated code reads, the state, a one-entry region list (the context)
+// and the 4 KiB eBPF stack. runFrame does the start stub's work with the
+// arguments in registers, setting up only what the code reads (checks,
+// packet, local calls), and calls the body where its stack pointer is:
+// the native stack (at most 336 bytes) is below the frame, in the room
+// that the stack check of runFrame's prologue leaves for NOSPLIT callees
+// (StackLimit, 800 bytes). It is not NOSPLIT: its prologue grows the
+// goroutine stack before generated code runs. Its errors are built by Go
+// code it calls, so it never writes the stack pointer itself, and the
+// runtime can unwind through it. Nothing on the frame outlives the run: a
+// stack address a program stored is a number afterwards, which checked
+// code cannot use (as with an Env's stack, which the next run reuses).
 //
 // Generated code is not Go code: the scheduler cannot preempt it (Go's
 // async preemption signal finds no safe point there and retries later),

@@ -110,18 +110,21 @@ var (
 	offProgTag    = int32(unsafe.Offsetof(runState{}.progTag))
 )
 
-// Layout of the frame of enterFrame (trampoline_linux_amd64.s), which
-// runs a program without an Env: the frame holds a copy of the Env fields
-// that generated code reads at vm.Engine*Offset from the state, the state,
-// a region list of one entry (the context), the native stack and the eBPF
-// stack. Offsets are from the bottom of the frame. The frame holds no Go
-// pointers, and nothing in it outlives the call.
+// Layout of the frame of runFrame (trampoline_linux_amd64.s), which runs
+// a program without an Env: the frame holds a copy of the Env fields that
+// generated code reads at vm.Engine*Offset from the state, the state, a
+// region list of one entry (the context) and the eBPF stack. Offsets are
+// from the bottom of the frame. The frame holds no Go pointers, and
+// nothing in it outlives the call. The native stack of generated code is
+// below the frame: runFrame calls the code without moving the stack
+// pointer. The stack check of runFrame's prologue leaves at least
+// StackLimit (800) bytes free below it, the room Go's NOSPLIT functions
+// count on, more than the nativeStackBytes the code may use.
 const (
-	frameState     = -int(vm.EngineArgsOffset) // the Env copy starts at 0
-	frameRegion    = (frameState + int(unsafe.Sizeof(runState{})) + 7) &^ 7
-	frameNativeTop = (frameRegion + int(vm.RegionSize) + nativeStackBytes + 15) &^ 15
-	frameStack     = frameNativeTop
-	frameBytes     = frameStack + vm.StackSize
+	frameState  = -int(vm.EngineArgsOffset) // the Env copy starts at 0
+	frameRegion = (frameState + int(unsafe.Sizeof(runState{})) + 7) &^ 7
+	frameStack  = (frameRegion + int(vm.RegionSize) + 15) &^ 15
+	frameBytes  = frameStack + vm.StackSize
 	// frameStackFrame is the size of one eBPF stack frame: the stack's
 	// lowest address plus it is the call limit (see emitStartCode).
 	frameStackFrame = vm.StackFrameSize
@@ -150,7 +153,10 @@ var (
 	_ [-int(vm.EngineStackLoOffset) - 8]byte
 	_ [-int(vm.EngineRegionsLenOffset) - 8]byte
 	_ [-int(vm.EnginePacketLenOffset) - 8]byte
-	// enterFrame's TEXT line has the frame size as a number.
-	_ [frameBytes - 4800]byte
-	_ [4800 - frameBytes]byte
+	// runFrame's TEXT line has the frame size as a number.
+	// The native stack of runFrame's code fits in the room below its
+	// frame (StackLimit on linux/amd64, which the race detector doubles).
+	_ [800 - nativeStackBytes]byte
+	_ [frameBytes - 4464]byte
+	_ [4464 - frameBytes]byte
 )

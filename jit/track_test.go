@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/uebpf/uebpf/asm"
@@ -352,4 +353,54 @@ func TestLiveIn(t *testing.T) {
 	if err := diffEngines(vp, diffInput{mem: make([]byte, 16)}, allModes...); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// Runs without an Env put the native stack of generated code below
+// runFrame's frame (see state.go): the deepest use of it, 7 nested local
+// calls and the slow path of a checked access at the bottom (the first
+// access to the context walks the region list), from fresh goroutines
+// whose stacks start small, while the collector runs.
+func TestLeanDeepNativeStack(t *testing.T) {
+	src := `
+		mov %r9, %r1
+		mov %r1, 7
+		call local f
+		exit
+	f:
+		stxdw [%r10-512], %r1
+		sub %r1, 1
+		jeq %r1, 0, +2
+		call local f
+		ja +1
+		ldxdw %r0, [%r9+8]
+		ldxdw %r2, [%r10-512]
+		add %r0, %r2
+		exit`
+	diffSource(t, src, diffInput{mem: make([]byte, 16)}, allModes)
+	vp := loadVM(t, src, nil)
+	p := compile(t, vp, jit.Options{})
+	if !jit.Lean(p) {
+		t.Fatal("not lean")
+	}
+	ctx := make([]byte, 16)
+	ctx[8] = 100
+	want, err := p.Run(ctx)
+	if err != nil || want != 100+28 {
+		t.Fatal(want, err)
+	}
+	defer collectConstantly()()
+	var wg sync.WaitGroup
+	for range 100 {
+		wg.Go(func() {
+			ctx := make([]byte, 16)
+			ctx[8] = 100
+			for range 10 {
+				if r0, err := p.Run(ctx); r0 != want || err != nil {
+					t.Errorf("%d, %v", r0, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
 }

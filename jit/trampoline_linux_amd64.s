@@ -52,18 +52,23 @@ env:
 // runFrame runs p, a lean program (see Program.lean), with everything on
 // its own frame: copies of the Env fields generated code reads (the
 // stack's address, the region list, the packet), the state, a region list
-// with the context as its only entry, the native stack and the eBPF stack
-// (see the frame* constants). It does what the start stub does
-// (emitStartCode) with the arguments at hand, setting only what p's code
-// reads (Program.frameSetup), and calls the body. It is not NOSPLIT: its
+// with the context as its only entry and the eBPF stack (see the frame*
+// constants). It does what the start stub does (emitStartCode) with the
+// arguments at hand, setting only what p's code reads
+// (Program.frameSetup), and calls the body. It is not NOSPLIT: its
 // prologue grows the goroutine stack if the frame does not fit, before
 // generated code runs, and nothing can move the stack while generated code
-// runs (it is not Go code). When generated code returns an error, runFrame
-// calls frameError (Go) for it, with the exit pc, address and size from
-// the state, which dies with the frame; the frame holds no Go pointers.
-// runFrame does not write SP itself (callCode does), so that the runtime
-// can unwind through it while frameError runs.
-TEXT ·runFrame(SB), $4800-48 // frameBytes (go vet wants a number)
+// runs (it is not Go code). The code's native stack (at most
+// nativeStackBytes) is below the frame, in the StackLimit bytes the
+// prologue's check leaves free below SP for NOSPLIT callees: runFrame
+// calls the code where its stack pointer is. When generated code returns
+// an error, runFrame calls frameError (Go) for it, with the exit pc,
+// address and size from the state, which dies with the frame; the frame
+// holds no Go pointers. runFrame never writes SP itself (the assembler
+// would mark it SPWRITE, and the runtime could not unwind through it
+// while frameError runs); generated code writes it only to come back to
+// the return address of its call.
+TEXT ·runFrame(SB), $4464-48 // frameBytes (go vet wants a number)
 	NO_LOCAL_POINTERS
 	MOVQ p+0(FP), AX
 	MOVQ ctx+8(FP), DI // r1
@@ -73,7 +78,7 @@ TEXT ·runFrame(SB), $4800-48 // frameBytes (go vet wants a number)
 	LEAQ const_frameState(SP), R12
 	MOVQ Program_budget(AX), DX
 	MOVQ Program_entry(AX), R11
-	LEAQ (const_frameNativeTop-8)(SP), CX
+	LEAQ -8(SP), CX // where CALL R11 puts its return address
 	MOVQ CX, runState_nativeBase(R12)
 	MOVBLZX Program_frameSetup(AX), BX
 	TESTL BX, BX
@@ -88,7 +93,7 @@ start:
 	XORL R13, R13
 	XORL R14, R14
 	XORL R15, R15
-	CALL callCode<>(SB)
+	CALL R11
 	TESTQ CX, CX
 	JNE failed
 	MOVQ AX, r0+24(FP)
@@ -96,6 +101,9 @@ start:
 	MOVQ $0, err_data+40(FP)
 	RET
 failed:
+	// The frame pointer, which an error inside a local call leaves at
+	// that call's r10.
+	LEAQ const_frameBytes(SP), BP
 	// frameError(reason, pc, addr, size uint64) (uint64, error), its
 	// arguments and results at the bottom of the frame (the copies of Env
 	// fields, which nothing reads any more).
@@ -153,12 +161,3 @@ zero:
 	CMPQ CX, R8
 	JB -3(PC)
 	JMP start
-
-// callCode calls the generated code at R11 with the stack pointer at the
-// top of the native stack in runFrame's frame (R12 is the state in that
-// frame), and returns to runFrame with it back.
-TEXT callCode<>(SB), NOSPLIT|NOFRAME, $0-0
-	LEAQ (const_frameNativeTop-const_frameState)(R12), SP
-	CALL R11
-	LEAQ -(const_frameState+8)(R12), SP
-	RET
