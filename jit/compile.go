@@ -202,7 +202,7 @@ func (c *compiler) compile() ([]byte, error) {
 		lddw := false
 		switch ins.Class() {
 		case asm.ClassALU, asm.ClassALU64:
-			if c.emitLeaPair(pc, ins) {
+			if ins.Opcode == asm.ClassALU64|asm.AluMOV|asm.SourceX && c.emitLeaPair(pc, ins) {
 				c.trackALU(ins)
 				c.trackALU(&insns[pc+1])
 				pc++
@@ -336,20 +336,8 @@ func (c *compiler) emitShared() {
 func (c *compiler) findBlocks() error {
 	starts := c.starts
 	starts[0] = true
-	seen := uint16(0) // registers named by any instruction
 	for pc := 0; pc < len(c.insns); pc++ {
 		ins := &c.insns[pc]
-		seen |= 1<<(ins.Dst&15) | 1<<(ins.Src&15)
-		switch ins.Class() {
-		case asm.ClassLDX:
-			c.memory = true
-			c.hotUsed = c.hotUsed || ins.Src != asm.R10
-		case asm.ClassST, asm.ClassSTX:
-			c.memory = true
-			c.hotUsed = c.hotUsed || ins.Dst != asm.R10
-		case asm.ClassLD:
-			c.packet = c.packet || ins.Opcode != asm.OpLDDW
-		}
 		if ins.Opcode == asm.OpLDDW {
 			if ins.Src == asm.PseudoFunc {
 				// Callbacks (bpf_loop) run through vm.Env.CallFunction,
@@ -394,6 +382,15 @@ func (c *compiler) findBlocks() error {
 				continue
 			}
 		case asm.ClassLD: // packet loads
+			c.packet = true
+		case asm.ClassLDX:
+			c.memory = true
+			c.hotUsed = c.hotUsed || ins.Src != asm.R10
+			continue
+		case asm.ClassST, asm.ClassSTX:
+			c.memory = true
+			c.hotUsed = c.hotUsed || ins.Dst != asm.R10
+			continue
 		default:
 			continue
 		}
@@ -402,23 +399,24 @@ func (c *compiler) findBlocks() error {
 		}
 	}
 	c.findLoops()
-	c.findLiveIn(seen)
+	c.findLiveIn()
 	return nil
 }
 
 // findLiveIn sets liveIn, the registers whose value at the start of a run
 // the program may read, which the start stub must set up; the others are
-// left as they are. seen has the registers that any instruction names.
-// The first block's instructions up to its first jump, call or exit run
-// first on every path: a register they write before reading it is not
-// live. With helper calls everything is (helpers read r1-r5, tail-call
-// targets any register).
-func (c *compiler) findLiveIn(seen uint16) {
+// left as they are. The first block's instructions up to its first jump,
+// call or exit run first on every path: a register they write before
+// reading it is not live. When they end with an exit, nothing else runs:
+// only what they read first is live. With helper calls everything is
+// (helpers read r1-r5, tail-call targets any register).
+func (c *compiler) findLiveIn() {
 	if c.calls {
 		c.liveIn = 1<<11 - 1
 		return
 	}
 	var live, written uint16
+	rest := uint16(1<<11 - 1) // what the rest of the program may read
 	read := func(r uint8) {
 		if written&(1<<r) == 0 {
 			live |= 1 << r
@@ -458,12 +456,15 @@ prefix:
 			}
 			written |= 1 << ins.Dst
 			pc++
-		default: // jumps, calls and exits, whose reads seen covers
+		default: // jumps, calls and exits
+			if ins.Opcode == asm.OpExit {
+				rest = 0 // nothing after it runs
+			}
 			break prefix
 		}
 	}
 	// exit (whatever its register fields say) and cmpxchg read r0.
-	c.liveIn = live | (seen|1<<asm.R0)&^written
+	c.liveIn = live | (rest|1<<asm.R0)&^written
 	if c.local {
 		c.liveIn |= 1 << asm.R10 // the call limit
 	}

@@ -42,9 +42,10 @@
 // # Entering generated code
 //
 // The start stub sets up only the registers a program may read before
-// writing them (r0 always): those it reads and does not write first
-// thing, in its first block before any jump or call. A program with
-// helper calls gets all of them (helpers and tail-call targets read
+// writing them (r0 always): all but those its first block writes before
+// reading them up to its first jump or call, and when that stretch ends
+// with an exit (nothing else runs) only what it reads first. A program
+// with helper calls gets all of them (helpers and tail-call targets read
 // them). Checked code that never accesses memory needs no hot regions
 // and, on runFrame, no region list.
 //
