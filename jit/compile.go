@@ -130,6 +130,8 @@ type stub struct {
 	// emitLookupStub.
 	target, n int32
 	fused     uint8
+	// cost: stubLookup, the slots of the stretch up to the call.
+	cost int32
 }
 
 // compilers recycles compilers and their buffers: compiling allocates

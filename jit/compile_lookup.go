@@ -119,16 +119,17 @@ func (c *compiler) nullTest(pc int) (uint8, int32) {
 // r0 is not 0 and the miss path that it is: neither tests it.
 func (c *compiler) emitArrayLookup(pc int) bool {
 	a := c.a
-	// The inline answer does not end the budget's stretch, and the
-	// helper's exit tests the budget only on its own path: charge the
-	// block now, on every path. The stretch goes on after the call.
-	c.charge(pc + 1)
-	c.blockStart, c.uncharged = pc+1, true
+	// The inline answer does not end the budget's stretch: the hit and
+	// the miss go on with the block uncharged. The helper's exit, out of
+	// line, charges the stretch up to the call, tests it, and after the
+	// helper gives the slots back, so that all paths go on alike.
+	cost := int32(pc + 1 - c.blockStart)
 	r1, r2 := regMap[1], regMap[2]
 	fused, target := c.nullTest(pc)
 	si := len(c.stubs)
 	s := c.addStub(-1, stubLookup, pc)
 	s.target, s.fused, s.helper, s.off = int32(len(c.lookupPatches)), fused, target, -1
+	s.cost = cost
 	patch := func(pos int, helper bool) {
 		c.lookupPatches = append(c.lookupPatches, lookupPatch{pos: int32(pos), helper: helper})
 	}
@@ -203,7 +204,7 @@ func (c *compiler) emitArrayLookup(pc int) bool {
 	if fused == fusedNE {
 		// The hit path takes the jump: charge the stretch (the test's
 		// slot) and go.
-		a.ALURI(x86.SUB, 8, budgetReg, 1)
+		a.ALURI(x86.SUB, 8, budgetReg, cost+1)
 		c.jumpToSlot(x86.CondNS, false, int(target))
 		c.toStub(x86.CondS, stubBudget, pc+1)
 	}
@@ -220,25 +221,29 @@ func (c *compiler) emitLookupStub(s *stub) {
 	miss := a.Len()
 	a.ALURR(x86.XOR, 4, x86.RAX, x86.RAX)
 	if s.fused == fusedEQ {
-		c.emitEdge(s.pc+1, s.helper, 1)
+		c.emitEdge(s.pc+1, s.helper, s.cost+1)
 	} else {
 		a.JmpTo(int(s.resume))
 	}
 	helper := -1
 	if s.size != 0 {
 		helper = a.Len()
-		// The block is charged (emitArrayLookup): test the budget.
-		a.TestRR(8, budgetReg, budgetReg)
+		// The helper's call ends the stretch: charge it and test.
+		a.ALURI(x86.SUB, 8, budgetReg, s.cost)
 		a.JccShort(x86.CondNS, 0)
 		skip := a.Len()
 		c.jmpLeavePC(reasonBudget, s.pc)
 		a.Bytes()[skip-1] = byte(a.Len() - skip)
 		c.emitHelperLeave(int(s.pc), c.helperReason(int(s.pc)))
+		// Back from the helper: the inline paths go on with the stretch
+		// uncharged from the block's start; so does this one, the next
+		// charge counting only the slots after the call.
+		a.ALURI(x86.ADD, 8, budgetReg, s.cost)
 		if s.fused != fusedNone {
 			ins := &c.insns[s.pc+1]
 			c.emitCompare(ins)
 			a.JccTo(jumpConds[ins.Opcode>>4].Invert(), int(s.resume))
-			c.emitEdge(s.pc+1, s.helper, 1)
+			c.emitEdge(s.pc+1, s.helper, s.cost+1)
 		} else {
 			a.JmpTo(int(s.resume))
 		}

@@ -111,10 +111,11 @@
 // the call in its block (so r1 is known), the code indexes that array with
 // its constants and nothing else. Anything else takes the helper exit. The
 // inline answer, like the interpreter's, does not end the budget's
-// stretch. The hit is the inline path; the miss and the helper exit are
-// out of line, and a null test of r0 right after the call (which the
-// verifier demands) is answered with the lookup: the hit path knows r0 is
-// not 0, the miss path that it is.
+// stretch (the helper exit, out of line, charges it and gives the slots
+// back after the helper). The hit is the inline path; the miss and the
+// helper exit are out of line, and a null test of r0 right after the call
+// (which the verifier demands) is answered with the lookup: the hit path
+// knows r0 is not 0, the miss path that it is.
 //
 // # What the compiler knows in a block
 //
