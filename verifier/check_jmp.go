@@ -80,7 +80,11 @@ func (v *verifier) checkCondJump(ins asm.Instruction) (int, bool, error) {
 	if !same {
 		return v.jump32(ins, src, srcReg, target)
 	}
-	switch outcome(op, a, b) {
+	o := outcome(op, a, b)
+	if o == unknownOutcome {
+		o = v.st.decideByRels(ins)
+	}
+	switch o {
 	case alwaysTaken:
 		return target, false, nil
 	case neverTaken:
@@ -93,11 +97,13 @@ func (v *verifier) checkCondJump(ins asm.Instruction) (int, bool, error) {
 	if srcReg && okTaken {
 		tf.regs[ins.Src].off = tb
 	}
+	okTaken = okTaken && taken.branchRels(ins, true)
 	nb := src.off
 	okFall := refine(op, false, &dst.off, &nb)
 	if srcReg && okFall {
 		v.st.cur().regs[ins.Src].off = nb
 	}
+	okFall = okFall && v.st.branchRels(ins, false)
 	return v.follow(taken, target, okTaken, okFall)
 }
 
