@@ -218,17 +218,20 @@ func evalJump32(op uint8, a, b uint32) bool {
 	return false
 }
 
+// decide is the outcome of a comparison always or never taken, or
+// unknownOutcome when neither is certain.
+func decide(always, never bool) int {
+	switch {
+	case always:
+		return alwaysTaken
+	case never:
+		return neverTaken
+	}
+	return unknownOutcome
+}
+
 // outcome decides a 64-bit comparison from what is known of its operands.
 func outcome(op uint8, a, b scalar) int {
-	decide := func(always, never bool) int {
-		switch {
-		case always:
-			return alwaysTaken
-		case never:
-			return neverTaken
-		}
-		return unknownOutcome
-	}
 	switch op {
 	case asm.JmpJEQ, asm.JmpJNE:
 		eq := a.isConst() && b.isConst() && a.value() == b.value()

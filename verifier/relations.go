@@ -238,15 +238,6 @@ func (s *state) decideByRels(ins asm.Instruction) int {
 	lt := func(x, y uint8) bool { return s.holds(relation{kind: relLess, frame: fr, a: x, b: y}) }
 	le := func(x, y uint8) bool { return s.holds(relation{kind: relLessEq, frame: fr, a: x, b: y}) }
 	a, b := ins.Dst, ins.Src
-	decide := func(always, never bool) int {
-		switch {
-		case always:
-			return alwaysTaken
-		case never:
-			return neverTaken
-		}
-		return unknownOutcome
-	}
 	switch ins.Opcode & 0xf0 {
 	case asm.JmpJLT:
 		return decide(lt(a, b), le(b, a))
