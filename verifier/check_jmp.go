@@ -80,7 +80,11 @@ func (v *verifier) checkCondJump(ins asm.Instruction) (int, bool, error) {
 	if !same {
 		return v.jump32(ins, src, srcReg, target)
 	}
-	switch outcome(op, a, b) {
+	o := outcome(op, a, b)
+	if o == unknownOutcome {
+		o = v.st.decideByRels(ins)
+	}
+	switch o {
 	case alwaysTaken:
 		return target, false, nil
 	case neverTaken:
@@ -93,11 +97,13 @@ func (v *verifier) checkCondJump(ins asm.Instruction) (int, bool, error) {
 	if srcReg && okTaken {
 		tf.regs[ins.Src].off = tb
 	}
+	okTaken = okTaken && taken.branchRels(ins, true)
 	nb := src.off
 	okFall := refine(op, false, &dst.off, &nb)
 	if srcReg && okFall {
 		v.st.cur().regs[ins.Src].off = nb
 	}
+	okFall = okFall && v.st.branchRels(ins, false)
 	return v.follow(taken, target, okTaken, okFall)
 }
 
@@ -212,17 +218,20 @@ func evalJump32(op uint8, a, b uint32) bool {
 	return false
 }
 
+// decide is the outcome of a comparison always or never taken, or
+// unknownOutcome when neither is certain.
+func decide(always, never bool) int {
+	switch {
+	case always:
+		return alwaysTaken
+	case never:
+		return neverTaken
+	}
+	return unknownOutcome
+}
+
 // outcome decides a 64-bit comparison from what is known of its operands.
 func outcome(op uint8, a, b scalar) int {
-	decide := func(always, never bool) int {
-		switch {
-		case always:
-			return alwaysTaken
-		case never:
-			return neverTaken
-		}
-		return unknownOutcome
-	}
 	switch op {
 	case asm.JmpJEQ, asm.JmpJNE:
 		eq := a.isConst() && b.isConst() && a.value() == b.value()

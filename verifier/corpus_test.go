@@ -1,7 +1,6 @@
 package verifier_test
 
 import (
-	"errors"
 	"path/filepath"
 	"sort"
 	"testing"
@@ -75,20 +74,6 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-// knownRefused are the programs of the benchmark set the verifier
-// refuses by default, with the rule and why; each is accepted with
-// Options.LoopsBoundedByBudget. prime's outer loop runs up to 2^32
-// times (its bound is any u32), more than Options.MaxLoopIterations; and
-// its inner loop (for d = 2; d * d <= i; d++) ends because d reaches i at
-// the latest (i % i == 0): a relation between two registers, which ranges
-// cannot express, so no ranking function is found for it.
-var knownRefused = map[string]struct {
-	rule error
-	why  string
-}{
-	"prime.bpf.o:prime": {verifier.ErrTooComplex, "up to 2^32 outer iterations; the inner loop ends only because d <= i"},
-}
-
 // TestClangCorpus verifies every program of the corpus, the examples and
 // the benchmark set: all of them must be accepted.
 func TestClangCorpus(t *testing.T) {
@@ -112,17 +97,6 @@ func TestClangCorpus(t *testing.T) {
 			for _, key := range sortedKeys(progs) {
 				o := opts[key]
 				res, err := verifier.Verify(progs[key].VM, &o)
-				if known, ok := knownRefused[key]; ok {
-					if !errors.Is(err, known.rule) {
-						t.Errorf("%s: want %v (%s), got %v: update knownRefused", key, known.rule, known.why, err)
-					}
-					// What stops it is termination, not memory safety.
-					o.LoopsBoundedByBudget = true
-					if res, err := verifier.Verify(progs[key].VM, &o); err != nil || res.LoopsUnproven == 0 {
-						t.Errorf("%s with LoopsBoundedByBudget: %+v, %v; want accepted with unproven loops", key, res, err)
-					}
-					continue
-				}
 				if err != nil {
 					t.Errorf("%s (%d-byte context): %v", key, o.ContextSize, err)
 					continue

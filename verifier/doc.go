@@ -96,9 +96,20 @@
 // safety proof: a widened loop with no ranking candidate, or one that may
 // run more than MaxLoopIterations times, is accepted and counted in
 // Result.LoopsUnproven. Only the run's instruction budget ends such a
-// loop. Loops that return to the same state are refused either way. The
-// benchmark set's prime needs it: its inner loop ends because d reaches
-// i (a relation between registers) and its outer loop may run 2^32 times.
+// loop. Loops that return to the same state are refused either way.
+//
+// Some loops end because a counter reaches another register's value,
+// which ranges cannot show. The state also keeps relations between
+// registers of a frame (relations.go): a < b and a <= b from comparisons
+// of two registers and from moves, carried through adding constants that
+// cannot wrap, and "a holds b % c" after a copy of b is divided by c, so
+// that a non-zero remainder means b != c. Learning one narrows both
+// ranges; widening keeps the relations both joined states satisfy, and a
+// stored state prunes only states that satisfy its relations. The
+// benchmark set's prime, whose inner loop
+// (for d = 2; d * d <= i; d++) if (i % d == 0) break;
+// ends because d reaches i at the latest, is proved this way: d <= i is
+// the invariant, i % d != 0 makes it d < i, so d + 1 cannot wrap.
 //
 // Errors are *Error values naming the rule broken (a sentinel such as
 // ErrOutOfBounds, for errors.Is), the instruction and its disassembly,
@@ -114,10 +125,10 @@
 // 32-bit sub-register ranges (signed 32-bit comparisons of wider numbers
 // only fork), precision tracking by backtracking (relevance is static),
 // stack liveness, copies of numbers sharing bounds learned from
-// comparisons, packet pointers, relations between registers (a loop that
-// ends only because its counter reaches another register's value, like
-// prime's inner loop, has no ranking function), ranking functions on
-// spilled stack slots or pointer offsets.
+// comparisons, packet pointers, relations other than those above (a
+// difference of two registers counting down to 0 ranks nothing; spilled
+// registers keep no relations), ranking functions on spilled stack slots
+// or pointer offsets.
 //
 // Tests: a negative suite of hand-written unsafe programs in 13
 // categories (negative_test.go), positives, a corpus of clang -O2

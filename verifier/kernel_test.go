@@ -55,12 +55,19 @@ var explainedDisagreements = map[string]string{
 	"loop/nested loops":         widenedLoop,
 	"loop/32-bit unknown bound": widenedLoop,
 	"loop/countdown":            widenedLoop,
+	// Loops that end because a counter reaches another register. Linux
+	// 6.18 stops on these with EFAULT and an empty log (an internal
+	// error, not a verdict on the program); it would otherwise explore
+	// up to 2^32 iterations and give up at its 1M limit.
+	"loop/trial division":           relationalLoop,
+	"loop/trial division up to d*d": relationalLoop,
 }
 
 const (
-	widenedLoop = "Linux explores loops iteration by iteration and gives up after 1M instructions; uebpf proves them with a loop invariant (widening) and a ranking function"
-	uninitStack = "Linux lets privileged loaders read uninitialised stack (allow_uninit_stack); uebpf never does"
-	modifiedCtx = "Linux refuses context accesses through a moved ctx pointer (it rewrites them at load); uebpf's context is plain memory, so ctx + constant is fine"
+	widenedLoop    = "Linux explores loops iteration by iteration and gives up after 1M instructions; uebpf proves them with a loop invariant (widening) and a ranking function"
+	relationalLoop = "Linux cannot explore a loop of up to 2^32 iterations (6.18 even stops with EFAULT on this one); uebpf proves it with an invariant that relates the counter to the register it reaches"
+	uninitStack    = "Linux lets privileged loaders read uninitialised stack (allow_uninit_stack); uebpf never does"
+	modifiedCtx    = "Linux refuses context accesses through a moved ctx pointer (it rewrites them at load); uebpf's context is plain memory, so ctx + constant is fine"
 )
 
 // kernelMaps creates Linux maps like testMaps, in the same order.

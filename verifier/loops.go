@@ -496,6 +496,7 @@ func (w *widener) join(old, cur *state, live uint16) *state {
 		}
 	}
 	out.tags = commonTags(old.tags, cur.tags)
+	joinRels(out, old, cur, live)
 	return out
 }
 

@@ -27,6 +27,10 @@ var widenedLoops = []struct {
 	{"32-bit unknown bound", "ldxw %r2, [%r1+0]\nand32 %r2, 0x3fffff\nmov32 %r0, 0\nmov32 %r3, 0\njeq32 %r2, 0, +4\nl:\nadd32 %r0, 3\nadd32 %r3, 1\njlt32 %r3, %r2, l\nmov32 %r0, %r0\nexit", 7000, 21000, 0},
 	{"countdown", "ldxw %r2, [%r1+0]\nand %r2, 0x1ffffff\nmov %r0, 0\njeq %r2, 0, +3\nl:\nadd %r0, 2\nsub %r2, 1\njne %r2, 0, l\nexit", 3000, 6000, 0},
 	{"spilled sum", "ldxdw %r2, [%r1+0]\nand %r2, 0xffff\nmov %r0, 0\nstdw [%r10-8], 0\nl:\nldxdw %r3, [%r10-8]\nadd %r3, %r0\nstxdw [%r10-8], %r3\nadd %r0, 1\njlt %r0, %r2, l\nldxdw %r0, [%r10-8]\nexit", 3000, 3000 * 2999 / 2, 0},
+	// prime's inner loop: d ends at i at the latest, since i % i == 0
+	// (a relation between registers, with the remainder's test).
+	{"trial division", "ldxw %r2, [%r1+0]\nor32 %r2, 2\nmov32 %r4, 2\nl:\nmov32 %r5, %r2\nmod32 %r5, %r4\njeq32 %r5, 0, +2\nadd32 %r4, 1\nja l\nmov32 %r0, %r4\nexit", 91, 7, 0},
+	{"trial division up to d*d", "ldxw %r2, [%r1+0]\nor32 %r2, 2\nmov32 %r4, 2\nl:\nmov32 %r0, 1\nmov32 %r5, %r4\nmul32 %r5, %r5\njgt32 %r5, %r2, +6\nmov32 %r5, %r2\nmod32 %r5, %r4\nmov32 %r0, 0\njeq32 %r5, 0, +2\nadd32 %r4, 1\nja l\nexit", 1000003, 1, 0},
 	{"step by four to a constant", "mov %r0, 0\nl:\nadd %r0, 4\njlt %r0, 40000, l\nexit", 0, 40000, 0},
 	{"index bounded by the loop", "lddw %r6, map_val_by_fd(5)\nmov %r0, 0\nmov %r2, 0\nl:\nmov %r3, %r2\nand %r3, 15\nmov %r4, %r6\nadd %r4, %r3\nldxb %r4, [%r4+0]\nadd %r0, %r4\nadd %r2, 1\njlt %r2, 5000, l\nexit", 0, 0, 0},
 	// memcpy's shape: the fall-through of jeq at the end of the counter's

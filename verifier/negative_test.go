@@ -208,7 +208,7 @@ var negativeSuite = map[string][]negCase{
 		{"loaded value", "mov %r0, 0\nl:\nldxb %r2, [%r1+0]\njeq %r2, 0, l\nexit", verifier.ErrInfiniteLoop, "infinite loop", &verifier.Options{ContextSize: 8}},
 		{"helper result", "l:\ncall 7\njne %r0, 0, l\nexit", verifier.ErrInfiniteLoop, "infinite loop", nil},
 		{"too complex body", "mov %r0, 0\nl:\nadd %r0, 1\njlt %r0, 100000, l\nexit", verifier.ErrTooComplex, "more than 5 instructions", &verifier.Options{MaxInstructions: 5}},
-		{"unknown 64-bit bound", "ldxdw %r2, [%r1+0]\nmov %r0, 0\nl:\nadd %r0, 1\njlt %r0, %r2, l\nexit", verifier.ErrTooComplex, "loop at 2 may run 33554432 times or more per entry", &verifier.Options{ContextSize: 8, MaxInstructions: 10000}},
+		{"unknown 64-bit bound", "ldxdw %r2, [%r1+0]\nmov %r0, 0\nl:\nadd %r0, 1\njlt %r0, %r2, l\nexit", verifier.ErrTooComplex, "loop at 2 may run 4294967296 times or more per entry", &verifier.Options{ContextSize: 8, MaxInstructions: 10000}},
 		{"counter masked", "mov %r0, 0\nl:\nadd %r0, 1\nand %r0, 7\njne %r0, 8, l\nexit", verifier.ErrInfiniteLoop, "infinite loop", nil},
 		{"counter wraps", "mov32 %r0, 0\nl:\nadd32 %r0, 2\njne32 %r0, 1, l\nexit", verifier.ErrInfiniteLoop, "loop at 1: no value moves towards an exit", &verifier.Options{MaxInstructions: 10000}},
 		{"counter reset on one path", "mov %r0, 0\nl:\nldxb %r2, [%r1+0]\njeq %r2, 0, +2\nadd %r0, 1\nja +1\nmov %r0, 0\njlt %r0, 1000, l\nexit", verifier.ErrInfiniteLoop, "infinite loop", &verifier.Options{ContextSize: 8, MaxInstructions: 10000}},
@@ -217,6 +217,11 @@ var negativeSuite = map[string][]negCase{
 		{"down by two past zero", "mov %r0, 11\nl:\nsub %r0, 2\njne %r0, 0, l\nexit", verifier.ErrInfiniteLoop, "loop at 1: no value moves towards an exit", &verifier.Options{MaxInstructions: 10000}},
 		{"counter copied back", "mov %r0, 0\nl:\nmov %r3, %r0\nadd %r0, 1\nldxb %r2, [%r1+0]\njeq %r2, 0, +1\nmov %r0, %r3\njlt %r0, 100000, l\nexit", verifier.ErrInfiniteLoop, "infinite loop", &verifier.Options{ContextSize: 8, MaxInstructions: 10000}},
 		{"nested inner counter reset", "mov %r0, 0\no:\nmov %r2, 0\ni:\nadd %r2, 1\njlt %r2, 1000, i\nldxb %r3, [%r1+0]\njeq %r3, 0, o\nadd %r0, 1\njlt %r0, 1000, o\nexit", verifier.ErrInfiniteLoop, "infinite loop", &verifier.Options{ContextSize: 8, MaxInstructions: 20000}},
+		// Back while the remainder is 0, which says nothing of d against
+		// i: with i = 0 it never ends.
+		{"remainder zero goes back", "ldxw %r2, [%r1+0]\nand32 %r2, 1\nmov32 %r4, 2\nl:\nmov32 %r5, %r2\nmod32 %r5, %r4\njne32 %r5, 0, +2\nadd32 %r4, 1\nja l\nmov32 %r0, %r4\nexit", verifier.ErrInfiniteLoop, "no value moves towards an exit", &verifier.Options{ContextSize: 8}},
+		// d steps over i: an odd i is never divisible by an even d.
+		{"divisor steps by two", "ldxw %r2, [%r1+0]\nor32 %r2, 3\nmov32 %r4, 2\nl:\nmov32 %r5, %r2\nmod32 %r5, %r4\njeq32 %r5, 0, +2\nadd32 %r4, 2\nja l\nmov32 %r0, %r4\nexit", verifier.ErrInfiniteLoop, "no value moves towards an exit", &verifier.Options{ContextSize: 8}},
 		{"loop in callback", loopCall("mov %r3, 0", "mov %r0, 0\nja -1"), verifier.ErrInfiniteLoop, "infinite loop", nil},
 		{"recursion", "mov %r0, 0\ncall local f\nexit\nf:\ncall local f\nexit", verifier.ErrInvalidCall, "call depth exceeds 8 frames", nil},
 	},

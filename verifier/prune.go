@@ -11,6 +11,7 @@ func (v *verifier) checkpoint() (pruned bool, err error) {
 	if len(v.st.tags) > 0 {
 		v.dropStaleTags()
 	}
+	v.st.atCheckpoint(v.live[v.pc])
 	h := stateHash(v.st)
 	list := v.visits[v.pc]
 	var equal *visit // an unfinished state equal to the current one
@@ -186,9 +187,12 @@ func (m *idmap) match(old, cur uint32) bool {
 // the current frame only the registers in live count, and for those not
 // in rel, only whether they are numbers (liveness.go).
 func subsumes(old, cur *state, live, rel uint16) bool {
-	if len(old.frames) != len(cur.frames) || len(old.refs) != len(cur.refs) {
+	if len(old.frames) != len(cur.frames) || len(old.refs) != len(cur.refs) || !relsHold(old, cur) {
 		return false
 	}
+	// What old proved may rest on its relations, and on the exact ranges
+	// of the registers they name.
+	rel |= relRegs(old.rels, len(old.frames)-1)
 	var m idmap
 	for i, of := range old.frames {
 		cf := cur.frames[i]
@@ -279,7 +283,7 @@ func slotSubsumes(old, cur *slot, m *idmap) bool {
 
 // statesEqual reports whether two states are the same, ids matched.
 func statesEqual(a, b *state) bool {
-	if len(a.frames) != len(b.frames) || len(a.refs) != len(b.refs) {
+	if len(a.frames) != len(b.frames) || len(a.refs) != len(b.refs) || !relsHold(a, b) || !relsHold(b, a) {
 		return false
 	}
 	var m idmap

@@ -165,6 +165,8 @@ type state struct {
 	// tags relate registers to their values at widened loop heads, for
 	// the termination proof (loops.go).
 	tags []tag
+	// rels relate registers to each other (relations.go).
+	rels []relation
 }
 
 func (s *state) cur() *frame { return s.frames[len(s.frames)-1] }
@@ -173,6 +175,9 @@ func (s *state) clone() *state {
 	c := &state{frames: make([]*frame, len(s.frames)), refs: append([]uint32(nil), s.refs...)}
 	if len(s.tags) > 0 {
 		c.tags = append([]tag(nil), s.tags...)
+	}
+	if len(s.rels) > 0 {
+		c.rels = append([]relation(nil), s.rels...)
 	}
 	for i, f := range s.frames {
 		c.frames[i] = f.clone()

@@ -17,9 +17,10 @@ import (
 const DefaultMaxInstructions = 1_000_000
 
 // DefaultMaxLoopIterations is the default bound on the iterations of a
-// widened loop per entry: bpf_loop's limit, 1<<23, times 4, so that a
-// loop over a 16 MiB buffer passes.
-const DefaultMaxLoopIterations = 1 << 25
+// widened loop per entry: any loop counted by a 32-bit number passes,
+// one that needs a 64-bit counter's range does not. The run's
+// instruction budget bounds the time a run takes either way.
+const DefaultMaxLoopIterations = 1 << 32
 
 // Options describe the environment a program runs in.
 type Options struct {
@@ -356,22 +357,29 @@ func (v *verifier) path() error {
 		if v.opts.Log != nil {
 			fmt.Fprintf(v.opts.Log, "%d: %s\t; %s\n", v.pc, asm.Format(v.insns, v.pc), v.st)
 		}
-		tagging := len(v.st.tags) > 0
-		var ri retagInfo
-		var queued int
-		if tagging {
-			ri, queued = v.preRetag(v.insns[v.pc]), len(v.work)
+		ins := v.insns[v.pc]
+		var ri *retagInfo
+		var rl *relInfo
+		if len(v.st.tags) > 0 {
+			x := v.preRetag(ins)
+			ri = &x
 		}
+		// Without relations, only a move of a register makes one.
+		if c := ins.Class(); len(v.st.rels) > 0 ||
+			((c == asm.ClassALU || c == asm.ClassALU64) && ins.Opcode&0xf0 == asm.AluMOV && ins.Opcode&asm.SourceX != 0) {
+			x := v.preRel(ins)
+			rl = &x
+		}
+		queued := len(v.work)
 		next, done, err := v.step()
 		if err != nil {
 			return err
 		}
-		if tagging {
-			ins := v.insns[v.pc]
-			retag(v.st, ins, ri)
+		if ri != nil || rl != nil {
+			update(v.st, ins, ri, rl)
 			for i := queued; i < len(v.work); i++ {
 				if v.work[i].st != v.st {
-					retag(v.work[i].st, ins, ri)
+					update(v.work[i].st, ins, ri, rl)
 				}
 			}
 		}
@@ -380,6 +388,17 @@ func (v *verifier) path() error {
 			return nil
 		}
 		v.pc = next
+	}
+}
+
+// update carries the tags and relations of st through ins, which ran
+// (st is the current state or one ins queued); nil skips either.
+func update(st *state, ins asm.Instruction, ri *retagInfo, rl *relInfo) {
+	if ri != nil {
+		retag(st, ins, *ri)
+	}
+	if rl != nil {
+		rerel(st, ins, *rl)
 	}
 }
 

@@ -118,7 +118,9 @@ func TestRunAndDisasm(t *testing.T) {
 		{[]string{"run", "--mem", mem, "--mem-hex", "00", src}, 2, ""},
 		{[]string{"run", filepath.Join(dir, "missing")}, 1, ""},
 		{[]string{"frobnicate"}, 2, ""},
-		// prime.bpf.o counts the primes below the u32 in its memory.
+		// prime.bpf.o counts the primes below the u32 in its memory,
+		// verified (its loops are proved to end) or not.
+		{[]string{"run", "--mem-hex", "10270000", "../../internal/benchset/c/prime.bpf.o"}, 0, "0x4cd\n"},
 		{[]string{"run", "--mem-hex", "10270000", "--no-verify", "../../internal/benchset/c/prime.bpf.o"}, 0, "0x4cd\n"},
 		// memory_a_plus_b.bpf.o is verified with its BTF context size (8).
 		{[]string{"run", "--mem-hex", "0100000002000000", "../../internal/benchset/c/memory_a_plus_b.bpf.o"}, 0, "0x3\n"},

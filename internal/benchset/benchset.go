@@ -33,11 +33,6 @@ type Benchmark struct {
 	Native func(ctx []byte) uint64
 	// Setup prepares the collection's maps, if the program uses any.
 	Setup func(*uebpf.Collection) error
-	// UnprovenLoops, if set, says why the verifier cannot prove that the
-	// program's loops end: Load then verifies it with
-	// LoopsBoundedByBudget (memory safety proved, the run's budget ends
-	// the loops). Every program loads verified.
-	UnprovenLoops string
 }
 
 // Load loads the benchmark's object for engine and runs Setup.
@@ -46,7 +41,7 @@ func (b *Benchmark) Load(engine uebpf.Engine) (*uebpf.Collection, *uebpf.Program
 	if err != nil {
 		return nil, nil, err
 	}
-	coll, err := uebpf.Load(bytes.NewReader(obj), &uebpf.Options{Engine: engine, LoopsBoundedByBudget: b.UnprovenLoops != ""})
+	coll, err := uebpf.Load(bytes.NewReader(obj), &uebpf.Options{Engine: engine})
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", b.Name, err)
 	}
@@ -134,11 +129,6 @@ var Set = []*Benchmark{
 		Name: "prime", Object: "prime", Program: "prime",
 		Input: func() []byte { return words32(primeBound) },
 		Want:  primeCount,
-		// The outer loop may run 2^32 times (the bound is any u32),
-		// more than verifier.DefaultMaxLoopIterations; the inner loop
-		// ends because d reaches i at the latest, a relation between
-		// two registers the verifier's ranges cannot express.
-		UnprovenLoops: "up to 2^32 outer iterations; no ranking function for the inner loop (it ends because d <= i)",
 		Native: func(ctx []byte) uint64 {
 			n := asWords32(ctx)[0]
 			var count uint64
