@@ -37,10 +37,9 @@ type compiler struct {
 	offsets []int32 // code offset of each slot emitted so far
 	// starts marks the first slot of each block.
 	starts []bool
-	// loopEnd[pc], when loops is set, is the last slot of the innermost
-	// loop... precisely: the largest q of the backward jumps at q to a
-	// target <= pc < q (0: pc is in no loop). A forward jump past it
-	// leaves the loop.
+	// loopEnd[pc], when loops is set, is the largest slot q of a
+	// backward jump from q to a target <= pc < q (0: pc is in no loop).
+	// A forward jump past it leaves every loop around pc.
 	loopEnd   []int32
 	loops     bool
 	backEdges [][2]int32
