@@ -193,6 +193,9 @@ func (c *compiler) compile() ([]byte, error) {
 			}
 			c.blockStart, c.uncharged = pc, true
 			c.resetTracking()
+			if c.loops && c.isLoopHead(pc) {
+				c.a.Align(16)
+			}
 		}
 		c.pc = pc
 		offsets[pc] = int32(c.a.Len())
@@ -484,6 +487,18 @@ func (c *compiler) findLoops() {
 			c.loopEnd[i] = max(c.loopEnd[i], e[1])
 		}
 	}
+}
+
+// isLoopHead reports whether a backward jump goes to slot pc: its code
+// starts on a 16-byte boundary, so that each iteration fetches it from
+// as few fetch blocks as possible.
+func (c *compiler) isLoopHead(pc int) bool {
+	for _, e := range c.backEdges {
+		if int(e[0]) == pc {
+			return true
+		}
+	}
+	return false
 }
 
 // leavesLoop reports whether a forward jump at slot pc to target leaves

@@ -16,6 +16,28 @@ func (a *Asm) Bytes() []byte { return a.b }
 // Len returns the number of bytes emitted so far.
 func (a *Asm) Len() int { return len(a.b) }
 
+// nops are the recommended multi-byte NOPs, by length (Intel SDM, NOP).
+var nops = [...][]byte{
+	1: {0x90},
+	2: {0x66, 0x90},
+	3: {0x0f, 0x1f, 0x00},
+	4: {0x0f, 0x1f, 0x40, 0x00},
+	5: {0x0f, 0x1f, 0x44, 0x00, 0x00},
+	6: {0x66, 0x0f, 0x1f, 0x44, 0x00, 0x00},
+	7: {0x0f, 0x1f, 0x80, 0x00, 0x00, 0x00, 0x00},
+	8: {0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00},
+}
+
+// Align pads the buffer with NOPs to a multiple of n (a power of two up
+// to 16), as few instructions as possible.
+func (a *Asm) Align(n int) {
+	for pad := -len(a.b) & (n - 1); pad > 0; {
+		k := min(pad, 8)
+		a.b = append(a.b, nops[k]...)
+		pad -= k
+	}
+}
+
 // Reset empties the buffer, keeping its capacity.
 func (a *Asm) Reset() { a.b = a.b[:0] }
 

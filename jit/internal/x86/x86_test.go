@@ -330,3 +330,26 @@ func TestRepeat(t *testing.T) {
 		}
 	}
 }
+
+// TestAlign checks that padding to 16 bytes from every length decodes as
+// NOPs only, each at most 8 bytes, ending on the boundary.
+func TestAlign(t *testing.T) {
+	for start := range 16 {
+		a := NewAsm(32)
+		for range start {
+			a.byte1(0xcc)
+		}
+		a.Align(16)
+		code := a.Bytes()
+		if len(code)%16 != 0 || len(code) != 16*min(start, 1) {
+			t.Fatalf("from %d bytes: padded to %d", start, len(code))
+		}
+		for pos := start; pos < len(code); {
+			inst, err := x86asm.Decode(code[pos:], 64)
+			if err != nil || inst.Op != x86asm.NOP || inst.Len > 8 {
+				t.Fatalf("from %d bytes: % x at %d decodes as %v (%v)", start, code[pos:], pos, inst, err)
+			}
+			pos += inst.Len
+		}
+	}
+}
