@@ -768,27 +768,9 @@ func (v *verifier) dropStaleTags() {
 	})
 }
 
-// retagInfo is what retag needs from before the instruction ran.
-type retagInfo struct {
-	depth    int
-	srcConst bool
-	src      uint64
-}
-
-func (v *verifier) preRetag(ins asm.Instruction) retagInfo {
-	ri := retagInfo{depth: len(v.st.frames)}
-	if (ins.Class() == asm.ClassALU || ins.Class() == asm.ClassALU64) && ins.Opcode&asm.SourceX != 0 {
-		r := &v.st.cur().regs[ins.Src&15]
-		if r.typ == scalarValue && r.off.isConst() {
-			ri.srcConst, ri.src = true, r.off.value()
-		}
-	}
-	return ri
-}
-
 // retag updates the tags of st after ins ran (st is the current state or
 // one the instruction queued).
-func retag(st *state, ins asm.Instruction, ri retagInfo) {
+func retag(st *state, ins asm.Instruction, ri *stepInfo) {
 	if len(st.tags) == 0 {
 		return
 	}
@@ -858,27 +840,15 @@ func retag(st *state, ins asm.Instruction, ri retagInfo) {
 		default:
 			drop(dst)
 		}
-	case asm.ClassLDX:
-		drop(dst)
-	case asm.ClassLD:
-		if ins.IsLDDW() {
-			drop(dst)
-		} else {
-			drop(regsR0R5)
-		}
-	case asm.ClassST, asm.ClassSTX:
-		if ins.Opcode&0xe0 == asm.ModeATOMIC {
-			drop(1 | 1<<(ins.Src&15))
-		}
 	default:
-		switch ins.Opcode {
-		case asm.OpCall, asm.OpCallX:
-			drop(regsR0R5)
-		case asm.OpExit:
-			// The frame that returned, and the caller's r0-r5.
-			st.tags = slices.DeleteFunc(st.tags, func(t tag) bool {
-				return t.frame >= fr || (t.frame+1 == fr && regsR0R5&(1<<t.reg) != 0)
-			})
+		regs, exit := writes(ins)
+		if !exit {
+			drop(regs)
+			break
 		}
+		// The frame that returned, and the caller's r0-r5.
+		st.tags = slices.DeleteFunc(st.tags, func(t tag) bool {
+			return t.frame >= fr || (t.frame+1 == fr && regsR0R5&(1<<t.reg) != 0)
+		})
 	}
 }

@@ -20,9 +20,8 @@ import (
 // facts between registers of one frame, all as unsigned 64-bit numbers:
 //
 //   - a < b and a <= b, learned from comparisons of two registers (and
-//     32-bit comparisons of numbers that fit in 32 bits), from moves
-//     (a = b gives both a <= b and b <= a), and kept through adding or
-//     subtracting constants that cannot wrap;
+//     32-bit comparisons of numbers that fit in 32 bits), and kept
+//     through adding or subtracting constants that cannot wrap;
 //   - a holds b % c (any width, signed or not), learned when a copy of b
 //     is divided by c: a != 0 then means b != c, which turns b <= c or
 //     c <= b into a strict relation. "a is a copy of b" is kept from a
@@ -255,32 +254,6 @@ func (s *state) decideByRels(ins asm.Instruction) int {
 	return unknownOutcome
 }
 
-// relInfo is what rerel needs from before the instruction ran.
-type relInfo struct {
-	depth int
-	dst   scalar // the destination's number, if it held one
-	dstOK bool
-	// The constant added (ALU add or sub of an immediate or of a
-	// register known to be constant).
-	srcConst bool
-	src      uint64
-}
-
-func (v *verifier) preRel(ins asm.Instruction) relInfo {
-	ri := relInfo{depth: len(v.st.frames)}
-	f := v.st.cur()
-	if d := &f.regs[ins.Dst&15]; d.typ == scalarValue {
-		ri.dst, ri.dstOK = d.off, true
-	}
-	if (ins.Class() == asm.ClassALU || ins.Class() == asm.ClassALU64) && ins.Opcode&asm.SourceX != 0 {
-		r := &f.regs[ins.Src&15]
-		if r.typ == scalarValue && r.off.isConst() {
-			ri.srcConst, ri.src = true, r.off.value()
-		}
-	}
-	return ri
-}
-
 // dropRels forgets the relations naming registers regs of frame fr.
 func (s *state) dropRels(fr uint8, regs uint16) {
 	s.rels = slices.DeleteFunc(s.rels, func(r relation) bool { return r.frame == fr && r.regs()&regs != 0 })
@@ -288,43 +261,29 @@ func (s *state) dropRels(fr uint8, regs uint16) {
 
 // rerel updates the relations of st after ins ran (st is the current
 // state or one the instruction queued), as tags are by retag.
-func rerel(st *state, ins asm.Instruction, ri relInfo) {
-	if len(st.rels) == 0 && !(ins.Class() == asm.ClassALU || ins.Class() == asm.ClassALU64) {
+func rerel(st *state, ins asm.Instruction, ri *stepInfo) {
+	fr := uint8(ri.depth - 1)
+	if c := ins.Class(); c == asm.ClassALU || c == asm.ClassALU64 {
+		aluRels(st, ins, ri, fr)
 		return
 	}
-	fr := uint8(ri.depth - 1)
-	dst := uint16(1) << (ins.Dst & 15)
-	switch ins.Class() {
-	case asm.ClassALU, asm.ClassALU64:
-		aluRels(st, ins, ri, fr)
-	case asm.ClassLDX:
-		st.dropRels(fr, dst)
-	case asm.ClassLD:
-		if ins.IsLDDW() {
-			st.dropRels(fr, dst)
-		} else {
-			st.dropRels(fr, regsR0R5)
-		}
-	case asm.ClassST, asm.ClassSTX:
-		if ins.Opcode&0xe0 == asm.ModeATOMIC {
-			st.dropRels(fr, 1|1<<(ins.Src&15))
-		}
-	default:
-		switch ins.Opcode {
-		case asm.OpCall, asm.OpCallX:
-			st.dropRels(fr, regsR0R5)
-		case asm.OpExit:
-			// The frame that returned, and the caller's r0-r5.
-			st.rels = slices.DeleteFunc(st.rels, func(r relation) bool {
-				return r.frame >= fr || (r.frame+1 == fr && r.regs()&regsR0R5 != 0)
-			})
-		}
+	if len(st.rels) == 0 {
+		return
 	}
+	regs, exit := writes(ins)
+	if !exit {
+		st.dropRels(fr, regs)
+		return
+	}
+	// The frame that returned, and the caller's r0-r5.
+	st.rels = slices.DeleteFunc(st.rels, func(r relation) bool {
+		return r.frame >= fr || (r.frame+1 == fr && r.regs()&regsR0R5 != 0)
+	})
 }
 
 // aluRels carries the relations of an ALU instruction's destination
 // through it, or forgets them.
-func aluRels(st *state, ins asm.Instruction, ri relInfo, fr uint8) {
+func aluRels(st *state, ins asm.Instruction, ri *stepInfo, fr uint8) {
 	is64 := ins.Class() == asm.ClassALU64
 	op := ins.Opcode & 0xf0
 	x := ins.Opcode&asm.SourceX != 0
@@ -373,8 +332,6 @@ func aluRels(st *state, ins asm.Instruction, ri relInfo, fr uint8) {
 			switch {
 			case r.kind == relRem || r.kind == relCopy:
 				continue
-			case r.a == d && r.b == d:
-				continue
 			case r.a == d: // d < b or d <= b
 				other := f.regs[r.b].off
 				switch {
@@ -399,16 +356,17 @@ func aluRels(st *state, ins asm.Instruction, ri relInfo, fr uint8) {
 		}
 		st.rels = out
 	case op == asm.AluMOD && x && s != d:
-		// d was a copy of some register b: d now holds b % s.
-		var from []uint8
+		// d was a copy of register b (a move drops d's relations, so
+		// there is one copy at most): d now holds b % s.
+		from := -1
 		for _, r := range st.rels {
 			if r.frame == fr && r.kind == relCopy && r.a == d && r.b != s {
-				from = append(from, r.b)
+				from = int(r.b)
 			}
 		}
 		st.dropRels(fr, dst)
-		for _, b := range from {
-			st.assume(relation{kind: relRem, frame: fr, a: d, b: b, c: s})
+		if from >= 0 {
+			st.assume(relation{kind: relRem, frame: fr, a: d, b: uint8(from), c: s})
 		}
 	default:
 		st.dropRels(fr, dst)

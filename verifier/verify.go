@@ -358,28 +358,33 @@ func (v *verifier) path() error {
 			fmt.Fprintf(v.opts.Log, "%d: %s\t; %s\n", v.pc, asm.Format(v.insns, v.pc), v.st)
 		}
 		ins := v.insns[v.pc]
-		var ri *retagInfo
-		var rl *relInfo
-		if len(v.st.tags) > 0 {
-			x := v.preRetag(ins)
-			ri = &x
-		}
+		tagging := len(v.st.tags) > 0
 		// Without relations, only a move of a register makes one.
-		if c := ins.Class(); len(v.st.rels) > 0 ||
-			((c == asm.ClassALU || c == asm.ClassALU64) && ins.Opcode&0xf0 == asm.AluMOV && ins.Opcode&asm.SourceX != 0) {
-			x := v.preRel(ins)
-			rl = &x
+		c := ins.Class()
+		relating := len(v.st.rels) > 0 ||
+			((c == asm.ClassALU || c == asm.ClassALU64) && ins.Opcode&0xf0 == asm.AluMOV && ins.Opcode&asm.SourceX != 0)
+		var pre stepInfo
+		if tagging || relating {
+			pre = v.preStep(ins)
 		}
 		queued := len(v.work)
 		next, done, err := v.step()
 		if err != nil {
 			return err
 		}
-		if ri != nil || rl != nil {
-			update(v.st, ins, ri, rl)
+		if tagging || relating {
+			update := func(st *state) {
+				if tagging {
+					retag(st, ins, &pre)
+				}
+				if relating {
+					rerel(st, ins, &pre)
+				}
+			}
+			update(v.st)
 			for i := queued; i < len(v.work); i++ {
 				if v.work[i].st != v.st {
-					update(v.work[i].st, ins, ri, rl)
+					update(v.work[i].st)
 				}
 			}
 		}
@@ -391,15 +396,56 @@ func (v *verifier) path() error {
 	}
 }
 
-// update carries the tags and relations of st through ins, which ran
-// (st is the current state or one ins queued); nil skips either.
-func update(st *state, ins asm.Instruction, ri *retagInfo, rl *relInfo) {
-	if ri != nil {
-		retag(st, ins, *ri)
+// stepInfo is what retag and rerel need from before an instruction ran.
+type stepInfo struct {
+	depth int    // frames
+	dst   scalar // the destination's number, if dstOK
+	dstOK bool
+	// The source register of an ALU instruction, if it held a constant.
+	srcConst bool
+	src      uint64
+}
+
+func (v *verifier) preStep(ins asm.Instruction) stepInfo {
+	ri := stepInfo{depth: len(v.st.frames)}
+	f := v.st.cur()
+	if d := &f.regs[ins.Dst&15]; d.typ == scalarValue {
+		ri.dst, ri.dstOK = d.off, true
 	}
-	if rl != nil {
-		rerel(st, ins, *rl)
+	if (ins.Class() == asm.ClassALU || ins.Class() == asm.ClassALU64) && ins.Opcode&asm.SourceX != 0 {
+		if r := &f.regs[ins.Src&15]; r.typ == scalarValue && r.off.isConst() {
+			ri.srcConst, ri.src = true, r.off.value()
+		}
 	}
+	return ri
+}
+
+// writes returns the registers of the current frame a non-ALU
+// instruction writes, or exit: it returns from the frame (which goes,
+// and the caller's r0-r5 are written).
+func writes(ins asm.Instruction) (regs uint16, exit bool) {
+	dst := uint16(1) << (ins.Dst & 15)
+	switch ins.Class() {
+	case asm.ClassLDX:
+		return dst, false
+	case asm.ClassLD:
+		if ins.IsLDDW() {
+			return dst, false
+		}
+		return regsR0R5, false
+	case asm.ClassST, asm.ClassSTX:
+		if ins.Opcode&0xe0 == asm.ModeATOMIC {
+			return 1 | 1<<(ins.Src&15), false
+		}
+		return 0, false
+	}
+	switch ins.Opcode {
+	case asm.OpCall, asm.OpCallX:
+		return regsR0R5, false
+	case asm.OpExit:
+		return 0, true
+	}
+	return 0, false
 }
 
 // finish ends the current path: its checkpoints lose a live branch.
