@@ -227,6 +227,14 @@ func (p *Program) VM() *vm.Program { return p.vm }
 // length) and returns r0. The program may read and write ctx. Runs of one
 // program may happen concurrently.
 func (p *Program) Run(ctx []byte) (uint64, error) {
+	// run does what runSlow does, in assembly where there is a JIT, so
+	// that Run inlines into its callers: a run of a JIT-compiled program
+	// that needs no Env is then one call from Go.
+	return run(p, ctx)
+}
+
+// runSlow is Run: the context check, then the engine.
+func (p *Program) runSlow(ctx []byte) (uint64, error) {
 	if len(ctx) < p.contextSize {
 		return 0, p.shortContext(len(ctx))
 	}
@@ -240,8 +248,11 @@ func (p *Program) Run(ctx []byte) (uint64, error) {
 // such as a pointer to a Go struct with a C-compatible layout. The caller
 // keeps ctx alive during the call.
 func (p *Program) RunPointer(ctx unsafe.Pointer, size uintptr) (uint64, error) {
-	if size < uintptr(p.contextSize) {
+	if p.contextSize > 0 && size < uintptr(p.contextSize) {
 		return 0, p.shortContext(int(size))
+	}
+	if ctx == nil && size != 0 {
+		return 0, fmt.Errorf("program %s: %w with a size of %d bytes", p.name, ErrNilContext, size)
 	}
 	if p.jit != nil {
 		return p.jit.RunPointer(ctx, size)
@@ -252,6 +263,10 @@ func (p *Program) RunPointer(ctx unsafe.Pointer, size uintptr) (uint64, error) {
 // ErrShortContext reports a run of a verified program with a context
 // smaller than the one it was verified for.
 var ErrShortContext = errors.New("context smaller than the verified context size")
+
+// ErrNilContext reports RunPointer with a nil context and a size other
+// than 0: the program would read and write at address 0.
+var ErrNilContext = errors.New("nil context")
 
 func (p *Program) shortContext(n int) error {
 	return fmt.Errorf("program %s: %d-byte context: %w (%d bytes)", p.name, n, ErrShortContext, p.contextSize)

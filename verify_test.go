@@ -45,6 +45,9 @@ func TestVerify(t *testing.T) {
 		if _, err := prog.Run(make([]byte, 8)); !errors.Is(err, uebpf.ErrShortContext) {
 			t.Fatalf("%v: short context: %v", engine, err)
 		}
+		if _, err := prog.RunPointer(nil, unsafe.Sizeof(event{})); !errors.Is(err, uebpf.ErrNilContext) {
+			t.Fatalf("%v: nil context: %v", engine, err)
+		}
 		coll.Close()
 	}
 	// A context too small for what the program reads is refused at load.
@@ -75,6 +78,17 @@ func TestSkipVerification(t *testing.T) {
 		var rerr *vm.RunError
 		if _, err := prog.Run(make([]byte, 8)); !errors.As(err, &rerr) {
 			t.Fatalf("%v: run with an 8-byte context: %v, want a *vm.RunError", engine, err)
+		}
+		// An unverified program has no context size to check against:
+		// RunPointer runs it too.
+		var buf [8]byte
+		if _, err := prog.RunPointer(unsafe.Pointer(&buf), 8); !errors.As(err, &rerr) {
+			t.Fatalf("%v: RunPointer with an 8-byte context: %v, want a *vm.RunError", engine, err)
+		}
+		ev := make([]byte, 16)
+		ev[10] = 0x20 // latency_ns = 0x200000, above min_latency_ns
+		if r0, err := prog.RunPointer(unsafe.Pointer(&ev[0]), 16); err != nil || r0 != 1 {
+			t.Fatalf("%v: RunPointer with a whole event: r0 = %d, %v", engine, r0, err)
 		}
 		coll.Close()
 	}

@@ -14,21 +14,26 @@ import (
 //go:noescape
 func enter(s *runState, stub uintptr)
 
-// run runs the program with the size bytes at ctx as its context (r1 = 0
-// if size is 0): a lean program (see Program.lean) on runFrame's frame
-// without an Env, any other with an Env from the program's pools
-// (runEnvABI). It is in assembly (trampoline_linux_amd64.s), so that
-// Program.Run, which only calls it, inlines into its callers: a run of a
-// lean program is one call from Go.
-func run(p *Program, ctx unsafe.Pointer, size uintptr) (r0 uint64, err error)
+// run runs the program with ctx as its context (r1 = 0 if it is empty): a
+// lean program (see Program.lean) on runFrame's frame without an Env, any
+// other with an Env from the program's pools (runEnvABI). It is in
+// assembly (trampoline_linux_amd64.s), so that Program.Run, which only
+// calls it, inlines into its callers: a run of a lean program is one call
+// from Go. The root package's run (assembly too) jumps to it with its
+// arguments in place, so that uebpf.Program.Run inlines as well.
+func run(p *Program, ctx []byte) (r0 uint64, err error)
+
+// runPointer is run with the size bytes at ctx as the context: the same
+// frame layout, and the same code.
+func runPointer(p *Program, ctx unsafe.Pointer, size, _ uintptr) (r0 uint64, err error)
 
 // runFrame runs a lean program on its own frame: see
 // trampoline_linux_amd64.s.
-func runFrame(p *Program, ctx unsafe.Pointer, size uintptr) (r0 uint64, err error)
+func runFrame(p *Program, ctx []byte) (r0 uint64, err error)
 
 // runEnvABI is run for programs that are not lean.
-func runEnvABI(p *Program, ctx unsafe.Pointer, size uintptr) (uint64, error) {
-	return p.runEnv(ctx, size)
+func runEnvABI(p *Program, ctx []byte) (uint64, error) {
+	return p.runEnv(unsafe.Pointer(unsafe.SliceData(ctx)), uintptr(len(ctx)))
 }
 
 // frameError returns the error of a run on runFrame's frame that

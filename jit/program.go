@@ -69,7 +69,7 @@ func (p *Program) CodeSize() int { return len(p.mem) }
 // length) and returns r0, like vm.Program.Run.
 func (p *Program) Run(mem []byte) (uint64, error) {
 	// run passes an empty context as r1 = 0, as vm does for Run.
-	return run(p, unsafe.Pointer(unsafe.SliceData(mem)), uintptr(len(mem)))
+	return run(p, mem)
 }
 
 // RunPointer runs the program with the size bytes at ctx as its context,
@@ -78,7 +78,7 @@ func (p *Program) RunPointer(ctx unsafe.Pointer, size uintptr) (uint64, error) {
 	if size == 0 && ctx != nil { // r1 = ctx, which run would make 0
 		return p.runEnv(ctx, 0)
 	}
-	return run(p, ctx, size)
+	return runPointer(p, ctx, size, size)
 }
 
 // runEnv is run with an Env from the program's pools, for programs that

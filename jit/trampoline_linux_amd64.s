@@ -29,25 +29,29 @@ TEXT ·enter(SB), NOSPLIT, $const_nativeStackBytes-16
 	MOVQ DX, runState_budget(R12)
 	RET
 
-// func run(p *Program, ctx unsafe.Pointer, size uintptr) (r0 uint64, err error)
+// func run(p *Program, ctx []byte) (r0 uint64, err error)
 //
 // run continues in runFrame for a lean program and in runEnvABI (Go) for
 // any other, with its arguments and results where they are: both have its
 // signature.
-TEXT ·run(SB), NOSPLIT|NOFRAME, $0-48
+TEXT ·run(SB), NOSPLIT|NOFRAME, $0-56
 	MOVQ p+0(FP), AX
 	CMPB Program_lean(AX), $0
 	JEQ env
 	JMP ·runFrame(SB)
 env:
 	// An empty context is r1 = 0 (RunPointer takes the other path).
-	MOVQ size+16(FP), AX
+	MOVQ ctx_len+16(FP), AX
 	TESTQ AX, AX
 	JNE 2(PC)
-	MOVQ AX, ctx+8(FP)
+	MOVQ AX, ctx_base+8(FP)
 	JMP ·runEnvABI(SB)
 
-// func runFrame(p *Program, ctx unsafe.Pointer, size uintptr) (r0 uint64, err error)
+// func runPointer(p *Program, ctx unsafe.Pointer, size, _ uintptr) (r0 uint64, err error)
+TEXT ·runPointer(SB), NOSPLIT|NOFRAME, $0-56
+	JMP ·run(SB)
+
+// func runFrame(p *Program, ctx []byte) (r0 uint64, err error)
 //
 // runFrame runs p, a lean program (see Program.lean), with everything on
 // its own frame: copies of the Env fields generated code reads (the
@@ -68,11 +72,11 @@ env:
 // would mark it SPWRITE, and the runtime could not unwind through it
 // while frameError runs); generated code writes it only to come back to
 // the return address of its call.
-TEXT ·runFrame(SB), $4464-48 // frameBytes (go vet wants a number)
+TEXT ·runFrame(SB), $4464-56 // frameBytes (go vet wants a number)
 	NO_LOCAL_POINTERS
 	MOVQ p+0(FP), AX
-	MOVQ ctx+8(FP), DI // r1
-	MOVQ size+16(FP), SI // r2
+	MOVQ ctx_base+8(FP), DI // r1
+	MOVQ ctx_len+16(FP), SI // r2
 	TESTQ SI, SI
 	CMOVQEQ SI, DI // r1 = 0 for an empty context
 	LEAQ const_frameState(SP), R12
@@ -96,9 +100,11 @@ start:
 	CALL R11
 	TESTQ CX, CX
 	JNE failed
-	MOVQ AX, r0+24(FP)
-	MOVQ $0, err_itable+32(FP)
-	MOVQ $0, err_data+40(FP)
+	MOVQ AX, r0+32(FP)
+	// A nil error in one store: stores limit how fast a short run can
+	// be.
+	XORPS X0, X0
+	MOVUPS X0, err_itable+40(FP)
 	RET
 failed:
 	// The frame pointer, which an error inside a local call leaves at
@@ -116,11 +122,11 @@ failed:
 	MOVQ AX, 24(SP)
 	CALL ·frameError(SB)
 	MOVQ 32(SP), AX
-	MOVQ AX, r0+24(FP)
+	MOVQ AX, r0+32(FP)
 	MOVQ 40(SP), AX
-	MOVQ AX, err_itable+32(FP)
+	MOVQ AX, err_itable+40(FP)
 	MOVQ 48(SP), AX
-	MOVQ AX, err_data+40(FP)
+	MOVQ AX, err_data+48(FP)
 	RET
 setup:
 	XORL AX, AX
