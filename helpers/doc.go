@@ -32,9 +32,11 @@
 //
 // map_lookup_elem is marked vm.Helper.ArrayLookup and HashLookup: the
 // engines answer calls on array maps inline (the JIT and the interpreter),
-// and the interpreter answers calls on this package's hash maps itself with
-// the map's own lookup, exactly as the helper would. Other maps (kernel
-// maps through the bridge, queues ...) reach the helper.
+// and calls on package maps' hash maps themselves with the map's own
+// lookup, exactly as the helper would. map_update_elem is marked
+// HashUpdate: the engines update package maps' hash maps themselves, and
+// leave failures to the helper. Other maps (kernel maps through the
+// bridge, queues ...) reach the helper.
 //
 // # The default set
 //

@@ -91,7 +91,7 @@ func Standard(cfg *Config) vm.Helpers {
 	set := make(vm.Helpers, 40)
 	for _, h := range standard(&c) {
 		set[h.num] = vm.Helper{Name: h.name, Func: h.fn, Proto: h.proto, ArrayLookup: h.num == MapLookupElem,
-			HashLookup: h.num == MapLookupElem}
+			HashLookup: h.num == MapLookupElem, HashUpdate: h.num == MapUpdateElem}
 	}
 	return set
 }

@@ -8,9 +8,45 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/uebpf/uebpf/helpers"
+	"github.com/uebpf/uebpf/jit"
 	"github.com/uebpf/uebpf/maps"
 	"github.com/uebpf/uebpf/vm"
 )
+
+// mapEngine runs map helper programs: the engines answer lookups and
+// updates of hash maps themselves (vm.Helper.HashLookup, HashUpdate), and
+// must return what the helpers return.
+type mapEngine struct {
+	name string
+	// set is the helper set to load with.
+	set vm.Helpers
+	// exec runs p on env with ctx.
+	exec func(t *testing.T, p *vm.Program, env *vm.Env) (uint64, error)
+}
+
+func mapEngines(t *testing.T) []mapEngine {
+	helperOnly := helpers.Standard(nil)
+	for n, h := range helperOnly {
+		h.ArrayLookup, h.HashLookup, h.HashUpdate = false, false, false
+		helperOnly[n] = h
+	}
+	interp := func(_ *testing.T, p *vm.Program, env *vm.Env) (uint64, error) { return p.Exec(env) }
+	engines := []mapEngine{
+		{"helpers", helperOnly, interp},
+		{"interpreter", helpers.Standard(nil), interp},
+	}
+	if jit.Supported {
+		engines = append(engines, mapEngine{"jit", helpers.Standard(nil), func(t *testing.T, p *vm.Program, env *vm.Env) (uint64, error) {
+			jp, err := jit.Compile(p, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer jp.Close()
+			return jp.Exec(env)
+		}})
+	}
+	return engines
+}
 
 // Map helper programs take the key in the context's first 8 bytes and the
 // value in the next 8 (r6 = ctx); map_by_fd(0) is the map under test.
@@ -136,21 +172,25 @@ func TestMapHelpers(t *testing.T) {
 			{progDelete, 1, 0, neg(int64(unix.EINVAL))},
 		}},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			m := newMap(t, tc.spec)
-			env := vm.NewEnv() // one CPU slot for per-CPU maps
-			progs := map[string]*vm.Program{}
-			for i, s := range tc.steps {
-				p := progs[s.prog]
-				if p == nil {
-					p = load(t, s.prog, nil, m)
-					progs[s.prog] = p
+		for _, engine := range mapEngines(t) {
+			t.Run(tc.name+"/"+engine.name, func(t *testing.T) {
+				m := newMap(t, tc.spec)
+				env := vm.NewEnv() // one CPU slot for per-CPU maps
+				progs := map[string]*vm.Program{}
+				for i, s := range tc.steps {
+					p := progs[s.prog]
+					if p == nil {
+						p = load(t, s.prog, engine.set, m)
+						progs[s.prog] = p
+					}
+					env.Reset()
+					env.SetContext(kv(s.key, s.value))
+					if got, err := engine.exec(t, p, env); err != nil || got != s.want {
+						t.Errorf("step %d: r0 = %#x (%v), want %#x", i, got, err, s.want)
+					}
 				}
-				if got := exec(t, p, env, kv(s.key, s.value)); got != s.want {
-					t.Errorf("step %d: r0 = %#x, want %#x", i, got, s.want)
-				}
-			}
-		})
+			})
+		}
 	}
 }
 
@@ -200,11 +240,14 @@ func TestMapHelpersBadArguments(t *testing.T) {
 		{"delete bad key", "lddw %r1, map_by_fd(0)\nmov %r2, 0\ncall 3\nexit", neg(14)},
 		{"percpu lookup on a hash", "lddw %r1, map_by_fd(0)\nmov %r2, %r10\nadd %r2, -8\nmov %r3, 0\ncall 195\nexit", 0},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := run(t, load(t, "stdw [%r10-8], 0\n"+tc.src, nil, m), nil); got != tc.want {
-				t.Errorf("r0 = %#x, want %#x", got, tc.want)
-			}
-		})
+		for _, engine := range mapEngines(t) {
+			t.Run(tc.name+"/"+engine.name, func(t *testing.T) {
+				p := load(t, "stdw [%r10-8], 0\n"+tc.src, engine.set, m)
+				if got, err := engine.exec(t, p, vm.NewEnv()); err != nil || got != tc.want {
+					t.Errorf("r0 = %#x (%v), want %#x", got, err, tc.want)
+				}
+			})
+		}
 	}
 }
 

@@ -161,7 +161,14 @@ func (c *compiler) emitHelperExit(pc int, reason uint32) {
 // helperReason returns the exit reason of the helper call at slot pc: the
 // helper's index in Program.helpers rides in it.
 func (c *compiler) helperReason(pc int) uint32 {
-	reason := reasonHelper | uint32(len(c.helperExits))<<8
+	kind := uint32(reasonHelper)
+	switch h := c.prog.Helpers()[c.insns[pc].Imm]; {
+	case h.ArrayLookup && h.HashLookup:
+		kind = reasonHashLookup
+	case h.HashUpdate:
+		kind = reasonHashUpdate
+	}
+	reason := kind | uint32(len(c.helperExits))<<8
 	c.helperExits = append(c.helperExits, int32(pc))
 	return reason
 }

@@ -171,9 +171,25 @@ func (p *Program) continueRun(e *vm.Env, s *runState) (r0 uint64, err error) {
 		switch s.reason & 0xff {
 		case reasonExit:
 			return s.regs[0], nil
-		case reasonHelper, reasonCallX:
+		case reasonHelper, reasonCallX, reasonHashLookup, reasonHashUpdate:
+			kind, r := s.reason&0xff, &s.regs
+			if kind == reasonHashLookup || kind == reasonHashUpdate {
+				// Go answers what it can without the helper, as the
+				// interpreter does.
+				var r0 uint64
+				var ok bool
+				if kind == reasonHashLookup {
+					r0, ok = e.LookupHash(r[1], r[2])
+				} else {
+					r0, ok = e.UpdateHash(r[1], r[2], r[3], r[4])
+				}
+				if ok {
+					r[0] = r0
+					break
+				}
+			}
 			var fn vm.HelperFunc
-			if s.reason&0xff == reasonHelper {
+			if kind != reasonCallX {
 				fn = cur.helpers[s.reason>>8]
 			} else if n := s.regs[cur.vp.Instructions()[pc].Dst]; n <= 1<<31-1 {
 				fn = cur.vp.Helpers()[int32(n)].Func

@@ -83,6 +83,11 @@ const (
 	reasonBudget     = 5 // budget exceeded at the jump, call or exit at reasonPC
 	reasonCallDepth  = 6 // local call at reasonPC exceeds the depth
 	reasonReturn     = 7 // returned into another program's code after a tail call
+	// Helper calls that Go may answer without the helper (vm.Env.LookupHash,
+	// vm.Env.UpdateHash), with the helper's index as in reasonHelper for
+	// the calls it cannot.
+	reasonHashLookup = 8
+	reasonHashUpdate = 9
 )
 
 // Offsets of runState fields for generated code, and of the Env fields

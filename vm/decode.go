@@ -62,6 +62,8 @@ func (p *Program) decode() error {
 					if fn.HashLookup {
 						d.off = 1 // hash maps too (drive)
 					}
+				} else if fn.HashUpdate {
+					d.off = 1 // drive updates hash maps itself
 				}
 			case opCallX:
 				if ins.Dst == asm.R10 {

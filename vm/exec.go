@@ -96,7 +96,7 @@ func (e *Env) drive(pc int, budget uint64) (uint64, uint64, error) {
 			return r[0], budget, nil
 		case whyCall:
 			in := &e.prog.code[at]
-			if in.op == opCallArrayLookup && in.off != 0 && e.lookupHash() {
+			if in.off != 0 && e.callHash(in) {
 				continue
 			}
 			var fn HelperFunc
@@ -146,32 +146,77 @@ func (e *Env) drive(pc int, budget uint64) (uint64, uint64, error) {
 	}
 }
 
-// lookupHash answers a call of an ArrayLookup helper (bpf_map_lookup_elem)
-// on a hash map of package maps as the helper would, with a direct call of
-// the map's lookup. It returns false, having done nothing, when r1 is not
-// such a map or the key is not readable: the helper then reports.
-func (e *Env) lookupHash() bool {
-	p := e.prog
+// callHash answers the call of a HashLookup or HashUpdate helper at in
+// itself when it can (see LookupHash and UpdateHash).
+func (e *Env) callHash(in *insn) bool {
 	r := &e.regs
-	off := r[1] - uint64(uintptr(unsafe.Pointer(unsafe.SliceData(p.maps))))
+	var r0 uint64
+	var ok bool
+	if in.op == opCallArrayLookup {
+		r0, ok = e.LookupHash(r[1], r[2])
+	} else {
+		r0, ok = e.UpdateHash(r[1], r[2], r[3], r[4])
+	}
+	if ok {
+		r[0] = r0
+	}
+	return ok
+}
+
+// hashAt returns what the running program's map table says of the hash
+// map at mapPtr, or nil if mapPtr is not a hash map of package maps.
+func (e *Env) hashAt(mapPtr uint64) *hashMap {
+	p := e.prog
+	off := mapPtr - uint64(uintptr(unsafe.Pointer(unsafe.SliceData(p.maps))))
 	m := off / mapEntrySize
-	if off%mapEntrySize != 0 || m >= uint64(len(p.hashes)) {
-		return false
+	if off%mapEntrySize != 0 || m >= uint64(len(p.hashes)) || p.hashes[m].keySize == 0 {
+		return nil
 	}
-	h := &p.hashes[m]
-	if h.keySize == 0 {
-		return false
+	return &p.hashes[m]
+}
+
+// LookupHash answers a call of a HashLookup helper (bpf_map_lookup_elem)
+// with r1 = mapPtr and r2 = keyAddr as the helper would, with a direct
+// call of the map's lookup, and returns r0. ok is false, and nothing is
+// done, when mapPtr is not a hash map of package maps or the key is not
+// readable: the helper then reports.
+func (e *Env) LookupHash(mapPtr, keyAddr uint64) (r0 uint64, ok bool) {
+	h := e.hashAt(mapPtr)
+	if h == nil {
+		return 0, false
 	}
-	key, ok := e.Pointer(r[2], h.keySize, false)
+	key, ok := e.Pointer(keyAddr, h.keySize, false)
 	if !ok {
-		return false
+		return 0, false
 	}
-	v := h.lookup.Lookup(key, e.cpu)
+	v := h.direct.Lookup(key, e.cpu)
 	if v != nil {
 		e.AddRegion(v, uintptr(h.valueSize), h.writable)
 	}
-	r[0] = uint64(uintptr(v))
-	return true
+	return uint64(uintptr(v)), true
+}
+
+// UpdateHash answers a call of a HashUpdate helper (bpf_map_update_elem)
+// with r1..r4 = mapPtr, keyAddr, valueAddr and flags as the helper would,
+// with a direct call of the map's update, and returns r0 (0). ok is false,
+// and nothing is done, when mapPtr is not a hash map of package maps, the
+// map is read-only to programs, the key or value is not readable or the
+// update fails (a failed update changes nothing): the helper then tries
+// the same and reports.
+func (e *Env) UpdateHash(mapPtr, keyAddr, valueAddr, flags uint64) (r0 uint64, ok bool) {
+	h := e.hashAt(mapPtr)
+	if h == nil || !h.writable {
+		return 0, false
+	}
+	key, ok := e.Pointer(keyAddr, h.keySize, false)
+	if !ok {
+		return 0, false
+	}
+	value, ok := e.Pointer(valueAddr, h.valueSize, false)
+	if !ok {
+		return 0, false
+	}
+	return 0, h.direct.Update(key, value, flags, e.cpu) == nil
 }
 
 var packetLoadSize = [...]int{opLdAbsB: 1, opLdAbsH: 2, opLdAbsW: 4, opLdIndB: 1, opLdIndH: 2, opLdIndW: 4}

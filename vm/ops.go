@@ -11,7 +11,7 @@ type insn struct {
 	dst uint8
 	src uint8
 	_   uint8
-	off int32  // memory offset, absolute jump/call target, or 1 on an opCallArrayLookup of a HashLookup helper
+	off int32  // memory offset, absolute jump/call target, or 1 on an opCallArrayLookup of a HashLookup helper and on an opCall of a HashUpdate helper
 	imm uint64 // sign-extended immediate, lddw constant, or helper index
 }
 

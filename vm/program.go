@@ -177,9 +177,9 @@ type arrayMap struct {
 	base, stride, n uint64
 }
 
-// hashMap is what an engine-side hash lookup needs of a hash map.
+// hashMap is what engine-side hash lookups and updates need of a hash map.
 type hashMap struct {
-	lookup    maps.HashLookup
+	direct    maps.DirectHash
 	keySize   uint64
 	valueSize uint64
 	writable  bool // values are writable by programs (not BPF_F_RDONLY_PROG)
@@ -193,8 +193,8 @@ func (p *Program) findArrays() {
 	p.hashes = make([]hashMap, len(p.maps))
 	for i, m := range p.maps {
 		if mm, ok := m.(maps.Map); ok {
-			if l, ok := maps.HashLookupOf(mm); ok {
-				p.hashes[i] = hashMap{lookup: l, keySize: uint64(mm.KeySize()),
+			if d, ok := maps.DirectHashOf(mm); ok {
+				p.hashes[i] = hashMap{direct: d, keySize: uint64(mm.KeySize()),
 					valueSize: uint64(mm.ValueSize()), writable: !mm.ReadOnlyProg()}
 				continue
 			}
