@@ -14,7 +14,7 @@ import (
 func (c *compiler) emitAtomic(pc int, ins *asm.Instruction) error {
 	a := c.a
 	size := accessSize(ins.Opcode)
-	c.emitCheck(pc, ins.Dst, ins.Offset, size, true)
+	c.emitCheck(pc, ins.Dst, int32(ins.Offset), size, true)
 	base, src := regMap[ins.Dst], regMap[ins.Src]
 	a.Lea(tmpAddr, x86.M(base, int32(ins.Offset)))
 	a.TestRI(1, tmpAddr, int32(size-1))

@@ -26,7 +26,7 @@ func accessSize(opcode uint8) int {
 // (programs walk their context, a map value, a packet). What fails the
 // inline test goes to an out-of-line stub that tests the stack and walks
 // the region list.
-func (c *compiler) emitCheck(pc int, baseReg uint8, off int16, size int, write bool) {
+func (c *compiler) emitCheck(pc int, baseReg uint8, off int32, size int, write bool) {
 	if !c.checked {
 		return
 	}
@@ -35,7 +35,7 @@ func (c *compiler) emitCheck(pc int, baseReg uint8, off int16, size int, write b
 	}
 	a := c.a
 	base := regMap[baseReg]
-	a.Lea(tmpAddr, x86.M(base, int32(off)))
+	a.Lea(tmpAddr, x86.M(base, off))
 	if baseReg == asm.R10 {
 		a.ALURM(x86.SUB, 8, tmpAddr, st(offStackLo))
 		a.ALURI(x86.CMP, 8, tmpAddr, int32(vm.StackSize-size))
@@ -79,17 +79,18 @@ func (c *compiler) memStubAt(patch, pc, v int) {
 	s.size, s.resume = uint8(v), int32(c.a.Len())
 }
 
-// emitLoad emits ldx and ldxs.
-func (c *compiler) emitLoad(pc int, ins *asm.Instruction) {
+// emitLoad emits ldx and ldxs, with the displacement off instead of the
+// instruction's own (see emitFoldedAccess).
+func (c *compiler) emitLoad(pc int, ins *asm.Instruction, off int32) {
 	size := accessSize(ins.Opcode)
 	signed := ins.Opcode&0xe0 == asm.ModeMEMSX
-	if c.loadFromSlot(ins.Dst, ins.Src, ins.Offset, size, signed) {
+	if c.loadFromSlot(ins.Dst, ins.Src, off, size, signed) {
 		// The slot holds a register stored in this block: no access, and
 		// none to check (the store was allowed, so is the load).
 		return
 	}
-	c.emitCheck(pc, ins.Src, ins.Offset, size, false)
-	m := x86.M(regMap[ins.Src], int32(ins.Offset))
+	c.emitCheck(pc, ins.Src, off, size, false)
+	m := x86.M(regMap[ins.Src], off)
 	if signed {
 		c.a.LoadSX(size, regMap[ins.Dst], m)
 	} else {
@@ -97,15 +98,16 @@ func (c *compiler) emitLoad(pc int, ins *asm.Instruction) {
 	}
 }
 
-// emitStore emits st and stx.
-func (c *compiler) emitStore(pc int, ins *asm.Instruction) {
+// emitStore emits st and stx, with the displacement off instead of the
+// instruction's own (see emitFoldedAccess).
+func (c *compiler) emitStore(pc int, ins *asm.Instruction, off int32) {
 	size := accessSize(ins.Opcode)
-	c.emitCheck(pc, ins.Dst, ins.Offset, size, true)
-	m := x86.M(regMap[ins.Dst], int32(ins.Offset))
+	c.emitCheck(pc, ins.Dst, off, size, true)
+	m := x86.M(regMap[ins.Dst], off)
 	if ins.Class() == asm.ClassSTX {
-		c.trackStore(ins.Dst, ins.Offset, size, int(ins.Src))
+		c.trackStore(ins.Dst, off, size, int(ins.Src))
 	} else {
-		c.trackStore(ins.Dst, ins.Offset, size, -1)
+		c.trackStore(ins.Dst, off, size, -1)
 	}
 	switch {
 	case ins.Class() == asm.ClassSTX:

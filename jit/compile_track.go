@@ -52,16 +52,16 @@ func (c *compiler) resetTracking() {
 
 // frameOff returns the offset from r10 of [reg+off] when reg is a known
 // frame pointer.
-func (c *compiler) frameOff(reg uint8, off int16) (int32, bool) {
+func (c *compiler) frameOff(reg uint8, off int32) (int32, bool) {
 	if c.tr.fpKnown&(1<<(reg&15)) == 0 {
 		return 0, false
 	}
-	return c.tr.fpOff[reg] + int32(off), true
+	return c.tr.fpOff[reg] + off, true
 }
 
 // inFrame reports whether [reg+off] of size bytes is inside the current
 // frame, where accesses need no check.
-func (c *compiler) inFrame(reg uint8, off int16, size int) bool {
+func (c *compiler) inFrame(reg uint8, off int32, size int) bool {
 	o, ok := c.frameOff(reg, off)
 	return ok && o >= -vm.StackFrameSize && o <= int32(-size)
 }
@@ -201,7 +201,7 @@ func (c *compiler) moveFrame(dst uint8, d int64) {
 
 // trackStore updates the tracking for a store of size bytes through base
 // with offset off, from register src (src < 0: an immediate).
-func (c *compiler) trackStore(base uint8, off int16, size int, src int) {
+func (c *compiler) trackStore(base uint8, off int32, size int, src int) {
 	o, ok := c.frameOff(base, off)
 	if !ok {
 		c.tr.nslots, c.tr.slotRegs = 0, 1<<asm.R1
@@ -218,7 +218,7 @@ func (c *compiler) trackStore(base uint8, off int16, size int, src int) {
 // loadFromSlot emits a load of size bytes (zero-extended) through base at
 // off into dst as a move when the slot is known to hold a register, and
 // updates the tracking. It reports whether it emitted the load.
-func (c *compiler) loadFromSlot(dst, base uint8, off int16, size int, signed bool) bool {
+func (c *compiler) loadFromSlot(dst, base uint8, off int32, size int, signed bool) bool {
 	o, ok := c.frameOff(base, off)
 	if !ok || c.tr.nslots == 0 {
 		c.written(dst)
@@ -242,17 +242,29 @@ func (c *compiler) loadFromSlot(dst, base uint8, off int16, size int, signed boo
 	return hit && !signed
 }
 
-// emitLeaPair emits "mov dst, src; add dst, imm" (slots pc and pc+1, in
-// one block) as one lea, and reports whether it did.
+// emitLeaPair emits "mov dst, src; add dst, imm" or "mov dst, src; add
+// dst, reg" (slots pc and pc+1, in one block) as one lea, and reports
+// whether it did.
 func (c *compiler) emitLeaPair(pc int, ins *asm.Instruction) bool {
 	if ins.Opcode != asm.ClassALU64|asm.AluMOV|asm.SourceX || ins.Offset != 0 || c.blind ||
 		pc+1 >= len(c.insns) || c.starts[pc+1] {
 		return false
 	}
 	next := &c.insns[pc+1]
-	if next.Opcode != asm.ClassALU64|asm.AluADD|asm.SourceK || next.Dst != ins.Dst || ins.Dst == ins.Src {
+	if next.Dst != ins.Dst || ins.Dst == ins.Src {
 		return false
 	}
-	c.a.Lea(regMap[ins.Dst], x86.M(regMap[ins.Src], next.Imm))
+	switch next.Opcode {
+	case asm.ClassALU64 | asm.AluADD | asm.SourceK:
+		c.a.Lea(regMap[ins.Dst], x86.M(regMap[ins.Src], next.Imm))
+	case asm.ClassALU64 | asm.AluADD | asm.SourceX:
+		index := next.Src
+		if index == ins.Dst { // dst + dst: src + src
+			index = ins.Src
+		}
+		c.a.Lea(regMap[ins.Dst], x86.MIndex(regMap[ins.Src], regMap[index], 1, 0))
+	default:
+		return false
+	}
 	return true
 }

@@ -1,6 +1,10 @@
 package jit
 
-import "unsafe"
+import (
+	"unsafe"
+
+	"github.com/uebpf/uebpf/asm"
+)
 
 // Code returns the program's machine code and the offset of its body, for
 // tests that disassemble it.
@@ -19,3 +23,10 @@ func Lean(p *Program) bool { return p.lean }
 // ZeroFrameStack makes runs of p without an Env start with a zeroed eBPF
 // stack, as on a new Env.
 func ZeroFrameStack(p *Program) { p.frameSetup |= frameSetupZeroStack }
+
+// DeadAfter reports whether no path from slot from of insns reads reg
+// before writing it (see compiler.deadAfter).
+func DeadAfter(insns []asm.Instruction, from int, reg uint8) bool {
+	c := &compiler{insns: insns}
+	return c.deadAfter(from, reg)
+}
