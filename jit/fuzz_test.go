@@ -196,6 +196,16 @@ func (g *progGen) memory() {
 	nbytes := 1 << (3 - size)
 	sz := sizeCodes[3-size]
 	base, off := g.address(nbytes, false)
+	if base == 9 && off >= 0 && g.src.u8()&3 == 0 {
+		// Through a copy of the context pointer moved by two adds: the
+		// first pairs with the move (one lea), the second may fold into
+		// the access when nothing reads the copy afterwards.
+		t, split := g.freeReg(), int16(g.src.n(int(off)+1))
+		g.emit(asm.Instruction{Opcode: asm.ClassALU64 | asm.AluMOV | asm.SourceX, Dst: t, Src: 9},
+			asm.Instruction{Opcode: asm.ClassALU64 | asm.AluADD, Dst: t, Imm: 1},
+			asm.Instruction{Opcode: asm.ClassALU64 | asm.AluADD, Dst: t, Imm: int32(split) - 1})
+		base, off = t, off-split
+	}
 	switch g.src.n(4) {
 	case 0: // load
 		mode := uint8(asm.ModeMEM)
