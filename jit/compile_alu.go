@@ -171,16 +171,13 @@ func (c *compiler) emitDivMod(mod, signed bool, size int, ins *asm.Instruction, 
 			a.MovRISX(tmpAddr, ins.Imm)
 		}
 	}
-	var special []int // jumps to the special cases, patched below
-	var zeroJump, minusOneJump int
+	var zeroJump, minusOneJump int // to the special cases, patched below
 	if isX {
 		a.TestRR(size, dv, dv)
 		zeroJump = a.Jcc(x86.CondE)
-		special = append(special, zeroJump)
 		if signed {
 			a.ALURI(x86.CMP, size, dv, -1)
 			minusOneJump = a.Jcc(x86.CondE)
-			special = append(special, minusOneJump)
 		}
 	}
 	if dv == tmpAddr {
@@ -188,8 +185,13 @@ func (c *compiler) emitDivMod(mod, signed bool, size int, ins *asm.Instruction, 
 	} else {
 		a.MovRR(8, tmpAddr, budgetReg)
 	}
-	if dst != x86.RAX {
+	// r0 lives in rax: keep it in rcx unless nothing reads it before
+	// writing it.
+	keepR0 := dst != x86.RAX && !c.deadAfter(c.pc+1, asm.R0)
+	if keepR0 {
 		a.MovRR(8, tmpC, x86.RAX)
+	}
+	if dst != x86.RAX {
 		a.MovRR(8, x86.RAX, dst)
 	}
 	switch {
@@ -223,31 +225,59 @@ func (c *compiler) emitDivMod(mod, signed bool, size int, ins *asm.Instruction, 
 	if mod {
 		result = tmpD
 	}
-	if dst != x86.RAX {
+	switch {
+	case dst == x86.RAX:
+		if mod {
+			a.MovRR(size, x86.RAX, tmpD)
+		}
+	case keepR0:
 		a.MovRR(size, dst, result)
 		a.MovRR(8, x86.RAX, tmpC)
-	} else if mod {
-		a.MovRR(size, x86.RAX, tmpD)
+	default:
+		a.MovRR(size, dst, result)
+		c.written(asm.R0) // rax no longer holds what a slot may say
 	}
 	if dv == tmpAddr {
 		a.Load(8, budgetReg, st(offBudget))
 	} else {
 		a.MovRR(8, budgetReg, tmpAddr)
 	}
-	if len(special) == 0 {
+	// The special cases are out of line, so that the usual path falls
+	// through.
+	if isX {
+		c.divSpecialStub(zeroJump, stubDivZero, !(mod && size == 8))
+		if signed {
+			c.divSpecialStub(minusOneJump, stubDivMinusOne, true)
+		}
+	}
+}
+
+// divSpecialStub makes the rel32 at patch jump to the out-of-line special
+// case of kind (stubDivZero, stubDivMinusOne) of the division at c.pc,
+// which then continues here, or straight here when the special case has
+// no code (x % 0 = x in 64 bits).
+func (c *compiler) divSpecialStub(patch int, kind stubKind, hasCode bool) {
+	if !hasCode {
+		c.a.PatchRel32(patch, c.a.Len())
 		return
 	}
-	done := []int{a.Jmp()}
-	a.PatchRel32(zeroJump, a.Len())
-	c.divByZero(mod, size, dst)
-	if signed {
-		done = append(done, a.Jmp())
-		a.PatchRel32(minusOneJump, a.Len())
-		c.divByMinusOne(mod, size, dst)
+	c.addStub(patch, kind, c.pc).resume = int32(c.a.Len())
+}
+
+// emitDivSpecial emits the code of a stubDivZero or stubDivMinusOne.
+func (c *compiler) emitDivSpecial(s *stub) {
+	ins := &c.insns[s.pc]
+	size := 8
+	if ins.Class() == asm.ClassALU {
+		size = 4
 	}
-	for _, j := range done {
-		a.PatchRel32(j, a.Len())
+	mod := ins.Opcode&0xf0 == asm.AluMOD
+	if s.kind == stubDivZero {
+		c.divByZero(mod, size, regMap[ins.Dst])
+	} else {
+		c.divByMinusOne(mod, size, regMap[ins.Dst])
 	}
+	c.a.JmpTo(int(s.resume))
 }
 
 // divPow2 emits an unsigned division or modulo by the constant imm

@@ -293,6 +293,8 @@ func (c *compiler) emitStub(s *stub) {
 		c.emitEdge(s.pc, s.target, s.n)
 	case stubLookup:
 		c.emitLookupStub(s)
+	case stubDivZero, stubDivMinusOne:
+		c.emitDivSpecial(s)
 	case stubCallDepth:
 		c.jmpLeavePC(reasonCallDepth, s.pc)
 	case stubMisaligned:

@@ -75,3 +75,30 @@ func TestFoldedAccess(t *testing.T) {
 		})
 	}
 }
+
+// A division goes through rax, which holds r0: r0 is kept only when
+// something may read it, and the special divisors (0, -1) are out of
+// line. Programs where r0 is read or not after each kind of division, with
+// each special divisor, run alike on the JIT and the interpreter.
+func TestDivisionAndR0(t *testing.T) {
+	var srcs []string
+	for _, op := range []string{"div", "mod", "sdiv", "smod", "div32", "mod32", "sdiv32", "smod32"} {
+		for _, divisor := range []string{"7", "0", "-1"} {
+			prefix := "lddw %r0, 0x8000000000000000\nmov %r3, %r0\nmov %r4, " + divisor + "\nmov %r0, 11\n"
+			if len(op) > 4 && op[len(op)-2:] == "32" {
+				prefix = "mov %r3, -2147483648\nmov %r4, " + divisor + "\nmov %r0, 11\n"
+			}
+			srcs = append(srcs,
+				prefix+op+" %r3, %r4\nmov %r0, %r3\nexit",               // r0 dead
+				prefix+op+" %r3, %r4\nadd %r0, %r3\nexit",               // r0 read
+				prefix+op+" %r3, %r4\njeq %r3, 0, +1\nmov %r0, 5\nexit", // read on one path
+				prefix+op+" %r0, %r4\nexit",                             // r0 divided
+			)
+		}
+	}
+	for _, src := range srcs {
+		t.Run("", func(t *testing.T) {
+			diffSource(t, src, diffInput{mem: make([]byte, 8)}, allModes)
+		})
+	}
+}
