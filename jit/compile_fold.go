@@ -63,7 +63,8 @@ func (c *compiler) emitFoldedAccess(pc int, ins *asm.Instruction) bool {
 }
 
 // deadAfter reports whether no path from slot from reads reg before it
-// writes it. It is conservative: exits, calls and packet loads count as
+// writes it. Folded accesses and divisions (which need not keep r0 when
+// it is dead) ask. It is conservative: exits, calls and packet loads count as
 // reading every register (a caller, a helper or a tail-called program
 // may look at any).
 func (c *compiler) deadAfter(from int, reg uint8) bool {
