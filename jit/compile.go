@@ -202,7 +202,7 @@ func (c *compiler) compile() ([]byte, error) {
 			c.blockStart, c.uncharged = pc, true
 			c.resetTracking()
 			if c.loops && c.isLoopHead(pc) {
-				c.alignLoopHead(pc)
+				c.a.Align(64)
 			}
 		}
 		c.pc = pc
@@ -502,28 +502,17 @@ func (c *compiler) findLoops() {
 	}
 }
 
-// alignLoopHead pads the code before loop head pc to a 64-byte boundary,
-// so that each iteration fetches the loop from as few 64-byte blocks as
-// possible. Measured against 16 and 32 (interleaved A/B, benchmark set):
+// isLoopHead reports whether a backward jump goes to slot pc: its code
+// starts on a 64-byte boundary, so that each iteration fetches the loop
+// from as few 64-byte blocks as possible. Measured against 16 and 32 (interleaved A/B, benchmark set):
 // a byte copy whose 38-byte loop fits one block runs twice as fast (the
 // same loop is as slow when it straddles two), strcmp 27 % and switch 11 %
-// faster, log2_int ~6 % slower, the others equal. The padding runs when
-// the code before falls into the head: inside another loop (prime's inner
-// loop falls into the head of the path from its outer loop) the head only
-// gets a 16-byte boundary, at most 15 bytes of NOPs per iteration.
-func (c *compiler) alignLoopHead(pc int) {
-	if pc > 0 && c.loopEnd[pc-1] != 0 {
-		switch prev := &c.insns[pc-1]; prev.Opcode {
-		case asm.ClassJMP | asm.JmpJA, asm.ClassJMP32 | asm.JmpJA, asm.OpExit:
-		default:
-			c.a.Align(16)
-			return
-		}
-	}
-	c.a.Align(64)
-}
-
-// isLoopHead reports whether a backward jump goes to slot pc.
+// faster, log2_int ~6 % slower, the others equal. Code that falls into a
+// head runs its padding (up to 63 bytes of NOPs, which prime's inner loop
+// runs every iteration): giving such heads only a 16-byte boundary changed
+// nothing on prime and lost strcmp's gain, whose loop moved with the
+// padding; alignment beyond that is luck until blocks are laid out by
+// how hot they are.
 func (c *compiler) isLoopHead(pc int) bool {
 	for _, e := range c.backEdges {
 		if int(e[0]) == pc {
