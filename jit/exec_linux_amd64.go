@@ -27,14 +27,12 @@ func run(p *Program, ctx []byte) (r0 uint64, err error)
 // frame layout, and the same code.
 func runPointer(p *Program, ctx unsafe.Pointer, size, _ uintptr) (r0 uint64, err error)
 
-// execLean is Exec of a lean program: see trampoline_linux_amd64.s.
-func execLean(s *runState, p *Program) (r0, reason uint64)
+// execLean is Exec of a lean program whose start stub is at start: see
+// trampoline_linux_amd64.s.
+func execLean(s *runState, start uintptr, budget uint64) (r0, reason uint64)
 
-// Where execLean finds the budget and records what a run executed.
-const (
-	envBudget   = vm.EngineBudgetOffset
-	envExecuted = vm.EngineExecutedOffset
-)
+// envExecuted is where execLean records what a run executed.
+const envExecuted = vm.EngineExecutedOffset
 
 // runFrame runs a lean program on its own frame: see
 // trampoline_linux_amd64.s.
@@ -92,18 +90,19 @@ func (p *Program) Exec(e *vm.Env) (uint64, error) {
 	if p.lean {
 		// Nothing to add to the Env's regions for the run, and no helper
 		// can look at the Env during it: there is nothing to prepare but
-		// the budget, which execLean does. Unlike a full run, a lean one
-		// does not make vm.Env.Program return the program (nothing can
-		// ask during the run).
+		// the budget. Unlike a full run, a lean one does not make
+		// vm.Env.Program return the program (nothing can ask during the
+		// run).
+		budget := e.Budget()
+		if budget == 0 {
+			budget = uint64(p.budget)
+		}
+		budget = min(budget, maxBudget)
 		s := stateOf(e)
-		r0, reason := execLean(s, p)
+		r0, reason := execLean(s, p.start, budget)
 		runtime.KeepAlive(p) // its code was running
 		if reason != reasonExit {
-			budget := e.Budget()
-			if budget == 0 {
-				budget = uint64(p.budget)
-			}
-			return 0, leanError(e, s, min(budget, maxBudget))
+			return 0, leanError(e, s, budget)
 		}
 		return r0, nil
 	}

@@ -29,38 +29,32 @@ TEXT ·enter(SB), NOSPLIT, $const_nativeStackBytes-16
 	MOVQ DX, runState_budget(R12)
 	RET
 
-// func execLean(s *runState, p *Program) (r0, reason uint64)
+// func execLean(s *runState, start uintptr, budget uint64) (r0, reason uint64)
 //
 // execLean runs a lean program with the Env whose state is s, as enter
-// does, and does the rest of Exec for it: the budget (the Env's, else the
-// program's, at most maxBudget) and, for a run that exits, what it
-// executed. A run that fails leaves r0, its reason and what is left of
-// the budget in the state, for Exec to build the error from. With the
-// results in registers, a run stores 4 fewer words than with enter.
-TEXT ·execLean(SB), NOSPLIT, $const_nativeStackBytes-32
+// does, from its start stub with budget, and records what a run that
+// exits executed in the Env. A run that fails leaves r0, its reason and
+// what is left of the budget in the state, for Exec to build the error
+// from. With the results in registers, a run stores 4 fewer words than
+// with enter.
+TEXT ·execLean(SB), NOSPLIT, $const_nativeStackBytes-40
 	NO_LOCAL_POINTERS
 	MOVQ s+0(FP), R12
-	MOVQ p+8(FP), AX
-	MOVQ const_envBudget(R12), DX
-	TESTQ DX, DX
-	CMOVQEQ Program_budget(AX), DX
-	MOVQ $const_maxBudget, CX
-	CMPQ DX, CX
-	CMOVQHI CX, DX
+	MOVQ start+8(FP), AX
+	MOVQ budget+16(FP), DX
 	MOVQ DX, runState_budget(R12) // the start stub loads it from there
-	MOVQ Program_start(AX), AX
 	LEAQ (const_nativeStackBytes-8)(SP), CX
 	MOVQ CX, runState_nativeBase(R12)
 	ADDQ $const_nativeStackBytes, SP
 	CALL AX
 	SUBQ $const_nativeStackBytes, SP
-	MOVQ CX, reason+24(FP)
+	MOVQ CX, reason+32(FP)
 	TESTQ CX, CX
 	JNE failed
-	MOVQ runState_budget(R12), BX
+	MOVQ budget+16(FP), BX
 	SUBQ DX, BX
 	MOVQ BX, const_envExecuted(R12)
-	MOVQ AX, r0+16(FP)
+	MOVQ AX, r0+24(FP)
 	RET
 failed:
 	MOVQ AX, runState_regs(R12)

@@ -149,10 +149,8 @@ const (
 	EngineRegionsLenOffset = EngineRegionsOffset + 8
 	EnginePacketOffset     = int32(unsafe.Offsetof(Env{}.packet)) - engineOffset
 	EnginePacketLenOffset  = EnginePacketOffset + 8
-	// EngineBudgetOffset and EngineExecutedOffset locate what SetBudget
-	// sets and Executed returns, for an engine whose run loop is
-	// assembly.
-	EngineBudgetOffset   = int32(unsafe.Offsetof(Env{}.budget)) - engineOffset
+	// EngineExecutedOffset locates what Executed returns, for an engine
+	// whose run loop is assembly.
 	EngineExecutedOffset = int32(unsafe.Offsetof(Env{}.executed)) - engineOffset
 
 	engineOffset = int32(unsafe.Offsetof(Env{}.engine))
