@@ -27,17 +27,16 @@ func (c *compiler) emitFoldedAccess(pc int, ins *asm.Instruction) bool {
 		return false // a frame pointer: its accesses are tracked
 	}
 	next := &c.insns[pc+1]
-	var base uint8
+	load := next.Class() == asm.ClassLDX
+	base := next.Dst
 	switch next.Opcode & 0xe7 { // class and mode
 	case asm.ClassLDX | asm.ModeMEM, asm.ClassLDX | asm.ModeMEMSX:
 		base = next.Src
 	case asm.ClassST | asm.ModeMEM:
-		base = next.Dst
 	case asm.ClassSTX | asm.ModeMEM:
 		if next.Src == reg {
 			return false // stores the sum
 		}
-		base = next.Dst
 	default:
 		return false
 	}
@@ -45,16 +44,14 @@ func (c *compiler) emitFoldedAccess(pc int, ins *asm.Instruction) bool {
 	if base != reg || off != int64(int32(off)) {
 		return false
 	}
-	if next.Opcode&0x07 != asm.ClassLDX || next.Dst != reg {
-		if !c.deadAfter(pc+2, reg) {
-			return false
-		}
+	if !(load && next.Dst == reg) && !c.deadAfter(pc+2, reg) {
+		return false
 	}
 	if c.needsTrackALU(ins) {
 		c.trackALU(ins)
 	}
 	c.pc = pc + 1
-	if next.Opcode&0x07 == asm.ClassLDX {
+	if load {
 		c.emitLoad(pc+1, next, int32(off))
 	} else {
 		c.emitStore(pc+1, next, int32(off))
@@ -64,9 +61,9 @@ func (c *compiler) emitFoldedAccess(pc int, ins *asm.Instruction) bool {
 
 // deadAfter reports whether no path from slot from reads reg before it
 // writes it. Folded accesses and divisions (which need not keep r0 when
-// it is dead) ask. It is conservative: exits, calls and packet loads count as
-// reading every register (a caller, a helper or a tail-called program
-// may look at any).
+// it is dead) ask. It is conservative: exits, calls and packet loads
+// count as reading every register (a caller, a helper or a tail-called
+// program may look at any).
 func (c *compiler) deadAfter(from int, reg uint8) bool {
 	insns := c.insns
 	seen := slices.Grow(c.foldSeen[:0], len(insns))[:len(insns)]
@@ -97,7 +94,7 @@ func (c *compiler) deadAfter(from int, reg uint8) bool {
 				case op == asm.JmpJA:
 					pc += 1 + int(ins.Imm)
 					continue
-				case op != asm.JmpCALL && op != asm.JmpEXIT:
+				default: // a conditional jump: calls and exits read reg
 					stack = append(stack, int32(pc+1+int(ins.Offset)))
 				}
 			case asm.ClassLD:

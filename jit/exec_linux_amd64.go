@@ -181,14 +181,7 @@ func (p *Program) continueRun(e *vm.Env, s *runState) (r0 uint64, err error) {
 			if kind == reasonHashLookup || kind == reasonHashUpdate {
 				// Go answers what it can without the helper, as the
 				// interpreter does.
-				var r0 uint64
-				var ok bool
-				if kind == reasonHashLookup {
-					r0, ok = e.LookupHash(r[1], r[2])
-				} else {
-					r0, ok = e.UpdateHash(r[1], r[2], r[3], r[4])
-				}
-				if ok {
+				if r0, ok := e.CallHash(kind == reasonHashUpdate, r[1], r[2], r[3], r[4]); ok {
 					r[0] = r0
 					break
 				}

@@ -83,8 +83,8 @@ const (
 	reasonBudget     = 5 // budget exceeded at the jump, call or exit at reasonPC
 	reasonCallDepth  = 6 // local call at reasonPC exceeds the depth
 	reasonReturn     = 7 // returned into another program's code after a tail call
-	// Helper calls that Go may answer without the helper (vm.Env.LookupHash,
-	// vm.Env.UpdateHash), with the helper's index as in reasonHelper for
+	// Helper calls that Go may answer without the helper (vm.Env.CallHash),
+	// with the helper's index as in reasonHelper for
 	// the calls it cannot.
 	reasonHashLookup = 8
 	reasonHashUpdate = 9

@@ -96,8 +96,11 @@ func (e *Env) drive(pc int, budget uint64) (uint64, uint64, error) {
 			return r[0], budget, nil
 		case whyCall:
 			in := &e.prog.code[at]
-			if in.off != 0 && e.callHash(in) {
-				continue
+			if in.off != 0 {
+				if r0, ok := e.CallHash(in.op != opCallArrayLookup, r[1], r[2], r[3], r[4]); ok {
+					r[0] = r0
+					continue
+				}
 			}
 			var fn HelperFunc
 			if in.op != opCallX {
@@ -146,21 +149,17 @@ func (e *Env) drive(pc int, budget uint64) (uint64, uint64, error) {
 	}
 }
 
-// callHash answers the call of a HashLookup or HashUpdate helper at in
-// itself when it can (see LookupHash and UpdateHash).
-func (e *Env) callHash(in *insn) bool {
-	r := &e.regs
-	var r0 uint64
-	var ok bool
-	if in.op == opCallArrayLookup {
-		r0, ok = e.LookupHash(r[1], r[2])
-	} else {
-		r0, ok = e.UpdateHash(r[1], r[2], r[3], r[4])
+// CallHash answers a call of a HashLookup helper (update false: r1 =
+// mapPtr, r2 = keyAddr) or of a HashUpdate helper (update true: r1..r4 =
+// mapPtr, keyAddr, valueAddr, flags) as the helper would, with a direct
+// call of the map, and returns r0. ok is false, and nothing is done, when
+// the helper must run instead: see lookupHash and updateHash. Engines call
+// it where the interpreter does, before a call of such a helper.
+func (e *Env) CallHash(update bool, r1, r2, r3, r4 uint64) (r0 uint64, ok bool) {
+	if update {
+		return e.updateHash(r1, r2, r3, r4)
 	}
-	if ok {
-		r[0] = r0
-	}
-	return ok
+	return e.lookupHash(r1, r2)
 }
 
 // hashAt returns what the running program's map table says of the hash
@@ -175,12 +174,10 @@ func (e *Env) hashAt(mapPtr uint64) *hashMap {
 	return &p.hashes[m]
 }
 
-// LookupHash answers a call of a HashLookup helper (bpf_map_lookup_elem)
-// with r1 = mapPtr and r2 = keyAddr as the helper would, with a direct
-// call of the map's lookup, and returns r0. ok is false, and nothing is
-// done, when mapPtr is not a hash map of package maps or the key is not
-// readable: the helper then reports.
-func (e *Env) LookupHash(mapPtr, keyAddr uint64) (r0 uint64, ok bool) {
+// lookupHash answers bpf_map_lookup_elem: the map's own lookup, and the
+// value becomes a region of the run. It leaves to the helper a mapPtr that
+// is not a hash map of package maps and a key that is not readable.
+func (e *Env) lookupHash(mapPtr, keyAddr uint64) (r0 uint64, ok bool) {
 	h := e.hashAt(mapPtr)
 	if h == nil {
 		return 0, false
@@ -196,14 +193,12 @@ func (e *Env) LookupHash(mapPtr, keyAddr uint64) (r0 uint64, ok bool) {
 	return uint64(uintptr(v)), true
 }
 
-// UpdateHash answers a call of a HashUpdate helper (bpf_map_update_elem)
-// with r1..r4 = mapPtr, keyAddr, valueAddr and flags as the helper would,
-// with a direct call of the map's update, and returns r0 (0). ok is false,
-// and nothing is done, when mapPtr is not a hash map of package maps, the
-// map is read-only to programs, the key or value is not readable or the
-// update fails (a failed update changes nothing): the helper then tries
-// the same and reports.
-func (e *Env) UpdateHash(mapPtr, keyAddr, valueAddr, flags uint64) (r0 uint64, ok bool) {
+// updateHash answers bpf_map_update_elem: the map's own update, r0 = 0.
+// It leaves to the helper a mapPtr that is not a hash map of package
+// maps, a map read-only to programs, a key or value that is not readable
+// and an update that fails (a failed update changes nothing): the helper
+// tries the same and reports.
+func (e *Env) updateHash(mapPtr, keyAddr, valueAddr, flags uint64) (r0 uint64, ok bool) {
 	h := e.hashAt(mapPtr)
 	if h == nil || !h.writable {
 		return 0, false

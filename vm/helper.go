@@ -20,13 +20,13 @@ type Helper struct {
 	ArrayLookup bool
 	// HashLookup, with ArrayLookup, says that engines may also answer
 	// calls on the hash maps of package maps (maps.DirectHashOf)
-	// themselves (Env.LookupHash), exactly as the standard helper does:
+	// themselves (Env.CallHash), exactly as the standard helper does:
 	// the map's own lookup, and the value becomes a region of the run
 	// (read-only with BPF_F_RDONLY_PROG).
 	HashLookup bool
 	// HashUpdate says the helper is bpf_map_update_elem: engines may
 	// answer calls on the hash maps of package maps themselves
-	// (Env.UpdateHash), exactly as the standard helper does, and leave
+	// (Env.CallHash), exactly as the standard helper does, and leave
 	// every call that fails to the helper, which tries the same update and
 	// reports why it failed.
 	HashUpdate bool
