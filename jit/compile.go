@@ -69,8 +69,17 @@ type compiler struct {
 	// lookupPatches are the jumps of inline lookups to their out-of-line
 	// paths, by lookup in order (see stubLookup).
 	lookupPatches []lookupPatch
-	r1Known       bool     // r1 holds the constant r1 here (in this block)
-	tr            tracking // see compile_track.go
+	// switches are the compare trees compiled to jump tables, in slot
+	// order (see compile_switch.go); nextSwitch is the next to emit.
+	// inSwitch, switchNodes and switchData are findSwitches' scratch
+	// space and the tables' buffer.
+	switches    []switchTree
+	nextSwitch  int
+	inSwitch    []bool
+	switchNodes []int32
+	switchData  []int32
+	r1Known     bool     // r1 holds the constant r1 here (in this block)
+	tr          tracking // see compile_track.go
 	// pc is the slot being emitted, blockStart the first slot of its
 	// block. uncharged: the block's length is not yet subtracted from the
 	// budget register. The subtraction waits for the charging instruction
@@ -112,6 +121,7 @@ const (
 	stubLookup
 	stubDivZero
 	stubDivMinusOne
+	stubSwitchRefund
 )
 
 // stub is an out-of-line path, emitted after the body: the rel32 at patch
@@ -167,6 +177,10 @@ func newCompiler(p *vm.Program, opts *Options, feat features, key uint64, tag ui
 
 		helperExits:   c.helperExits[:0],
 		lookupPatches: c.lookupPatches[:0],
+		switches:      c.switches[:0],
+		inSwitch:      c.inSwitch,
+		switchNodes:   c.switchNodes,
+		switchData:    c.switchData[:0],
 		infoFixups:    c.infoFixups[:0],
 		magic:         c.magic,
 	}
@@ -231,6 +245,10 @@ func (c *compiler) compile() ([]byte, error) {
 				c.trackALU(ins)
 			}
 		case asm.ClassJMP, asm.ClassJMP32:
+			if sw := c.switches; c.nextSwitch < len(sw) && sw[c.nextSwitch].root == int32(pc) {
+				c.emitSwitch(&sw[c.nextSwitch])
+				c.nextSwitch++
+			}
 			var fused bool
 			fused, err = c.emitJump(pc, ins)
 			if fused {
@@ -287,6 +305,7 @@ func (c *compiler) compile() ([]byte, error) {
 		c.emitStub(&c.stubs[i])
 	}
 	c.emitArrayInfo()
+	c.emitSwitchTables()
 	for _, j := range c.jumps {
 		c.a.PatchRel32(int(j.pos), int(c.offsets[j.target]))
 	}
@@ -415,6 +434,7 @@ func (c *compiler) findBlocks() error {
 			starts[next] = true
 		}
 	}
+	c.findSwitches()
 	c.findLoops()
 	c.findLiveIn()
 	return nil

@@ -295,6 +295,8 @@ func (c *compiler) emitStub(s *stub) {
 		c.emitLookupStub(s)
 	case stubDivZero, stubDivMinusOne:
 		c.emitDivSpecial(s)
+	case stubSwitchRefund:
+		c.emitRefund(s)
 	case stubCallDepth:
 		c.jmpLeavePC(reasonCallDepth, s.pc)
 	case stubMisaligned:

@@ -22,15 +22,19 @@ type diffInput struct {
 
 // outcome is what a run leaves behind.
 type outcome struct {
-	r0    uint64
-	err   string
-	mem   []byte
-	stack []byte
-	maps  [][]byte // memory of the program's array maps
+	r0  uint64
+	err string
+	// executed: the instructions charged to the budget
+	// (vm.Env.Executed) by a run that ends or exceeds its budget; after
+	// other errors the engines charge differently.
+	executed uint64
+	mem      []byte
+	stack    []byte
+	maps     [][]byte // memory of the program's array maps
 }
 
 func (o outcome) String() string {
-	return fmt.Sprintf("r0=%#x err=%q", o.r0, o.err)
+	return fmt.Sprintf("r0=%#x err=%q executed=%d", o.r0, o.err, o.executed)
 }
 
 // testHelpers are the helpers differential programs call.
@@ -79,6 +83,9 @@ func runOutcome(p interface {
 	env.SetBudget(in.budget)
 	r0, err := p.Exec(env)
 	o := outcome{r0: r0, mem: bytes.Clone(mem), stack: bytes.Clone(stack)}
+	if err == nil || errors.Is(err, vm.ErrBudgetExceeded) {
+		o.executed = env.Executed()
+	}
 	for _, m := range ms {
 		if a, ok := m.(maps.MemoryMap); ok {
 			o.maps = append(o.maps, bytes.Clone(a.Memory()))
@@ -115,7 +122,7 @@ func diffEngines(vp *vm.Program, in diffInput, opts ...jit.Options) error {
 			return fmt.Errorf("%+v: %w", o, errRun)
 		}
 		switch {
-		case got.r0 != want.r0 || got.err != want.err:
+		case got.r0 != want.r0 || got.err != want.err || got.executed != want.executed:
 			return fmt.Errorf("%+v: jit %v, interpreter %v", o, got, want)
 		case !bytes.Equal(got.mem, want.mem):
 			return fmt.Errorf("%+v: context memory differs (%v)\njit:         %x\ninterpreter: %x", o, want, got.mem, want.mem)

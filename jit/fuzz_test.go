@@ -115,9 +115,65 @@ func (g *progGen) block(n int) {
 			g.call()
 		case k == 14:
 			g.packetLoad()
+		case g.src.u8()&7 == 0:
+			g.switchTree()
 		default:
 			g.lddw(g.freeReg(), uint64(int64(int32(g.src.u32()))))
 		}
+	}
+}
+
+// switchTree emits a compare tree on one register as clang lowers a
+// switch (see switchSource), with leaves that are small blocks jumping to
+// its end: the JIT compiles such trees to jump tables. Usually the
+// register is first narrowed to a range around the cases.
+func (g *progGen) switchTree() {
+	class := uint8(asm.ClassJMP)
+	if g.src.u8()&1 == 0 {
+		class = asm.ClassJMP32
+	}
+	n, step, base := 4+g.src.n(14), 1+g.src.n(3), int32(int8(g.src.u8()))
+	reg := g.anyReg()
+	if g.src.u8()&3 != 0 {
+		reg = g.freeReg()
+		g.emit(asm.Instruction{Opcode: asm.ClassALU64 | asm.AluAND, Dst: reg, Imm: 31},
+			asm.Instruction{Opcode: asm.ClassALU64 | asm.AluADD, Dst: reg, Imm: base - 2})
+	}
+	split := []uint8{asm.JmpJSGT, asm.JmpJGT, asm.JmpJSGE, jumpCodes[g.src.n(len(jumpCodes))]}[g.src.n(4)]
+	// jumps are the tree's jumps to leaf (n: the default, n+1: the end).
+	type jump struct{ at, leaf int }
+	var jumps []jump
+	var tree func(lo, hi int)
+	tree = func(lo, hi int) {
+		if hi-lo <= 2 {
+			for i := lo; i < hi; i++ {
+				jumps = append(jumps, jump{len(g.insns), i})
+				g.emit(asm.Instruction{Opcode: class | asm.JmpJEQ, Dst: reg, Imm: base + int32(i*step)})
+			}
+			jumps = append(jumps, jump{len(g.insns), n})
+			g.emit(asm.Instruction{Opcode: asm.ClassJMP | asm.JmpJA})
+			return
+		}
+		mid := (lo + hi) / 2
+		at := len(g.insns)
+		g.emit(asm.Instruction{Opcode: class | split, Dst: reg, Imm: base + int32((mid-1)*step)})
+		tree(lo, mid)
+		g.insns[at].Offset = int16(len(g.insns) - at - 1)
+		tree(mid, hi)
+	}
+	tree(0, n)
+	leaves := make([]int, n+2)
+	g.depth++
+	for i := range n + 1 {
+		leaves[i] = len(g.insns)
+		g.block(1 + g.src.n(3))
+		jumps = append(jumps, jump{len(g.insns), n + 1})
+		g.emit(asm.Instruction{Opcode: asm.ClassJMP | asm.JmpJA})
+	}
+	g.depth--
+	leaves[n+1] = len(g.insns)
+	for _, j := range jumps {
+		g.insns[j.at].Offset = int16(leaves[j.leaf] - j.at - 1)
 	}
 }
 

@@ -84,3 +84,6 @@ func (a *Asm) Repeat(from, n int) {
 
 // Quad appends v as 8 bytes of data.
 func (a *Asm) Quad(v uint64) { a.imm64(v) }
+
+// Dword appends v as 4 bytes of data.
+func (a *Asm) Dword(v int32) { a.imm32(v) }
