@@ -46,6 +46,9 @@ type Program struct {
 	section string
 	vm      *vm.Program
 	jit     *jit.Program // nil when the interpreter runs the program
+	// jitLean is jit.Lean() until Close: Run then jumps straight to the
+	// JIT's fastest path (run_linux_amd64.s).
+	jitLean bool
 	// contextSize is the context size the verifier proved the program
 	// safe for (-1: not verified).
 	contextSize int
@@ -129,6 +132,7 @@ func NewCollection(spec *ebpf.CollectionSpec, opts *Options) (*Collection, error
 			coll.Close()
 			return nil, fmt.Errorf("program %s: %w", name, err)
 		}
+		p.jitLean = p.jit != nil && p.jit.Lean()
 		coll.Programs[name] = p
 	}
 	return coll, nil
@@ -187,6 +191,7 @@ func (c *Collection) Close() error {
 	var errs []error
 	for _, p := range c.Programs {
 		if p.jit != nil {
+			p.jitLean = false
 			errs = append(errs, p.jit.Close())
 		}
 	}

@@ -149,3 +149,31 @@ func TestVariablesFacade(t *testing.T) {
 		t.Errorf("seq = %d, %v; want 42", seq, err)
 	}
 }
+
+// TestRunAfterClose: a JIT-compiled program of a closed collection returns
+// jit.ErrClosed instead of running code that is gone (its lean programs,
+// such as this one, take a path of their own in Run).
+func TestRunAfterClose(t *testing.T) {
+	for _, engine := range []uebpf.Engine{uebpf.EngineJIT, uebpf.EngineAuto} {
+		t.Run(engine.String(), func(t *testing.T) {
+			coll, err := uebpf.LoadFile("internal/benchset/c/memory_a_plus_b.bpf.o", &uebpf.Options{Engine: engine})
+			if errors.Is(err, jit.ErrUnsupportedArch) {
+				t.Skip(err)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := coll.Program("memory_a_plus_b")
+			ctx := make([]byte, p.ContextSize())
+			if _, err := p.Run(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if err := coll.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if r0, err := p.Run(ctx); !errors.Is(err, jit.ErrClosed) {
+				t.Fatalf("run after Close: %d, %v; want %v", r0, err, jit.ErrClosed)
+			}
+		})
+	}
+}

@@ -16,10 +16,6 @@ func Code(p *Program) (code []byte, body int) {
 	return p.mem, int(p.entry - base)
 }
 
-// Lean reports whether runs of p take the lean paths (no BeginRun, and no
-// Env at all for Run and RunPointer).
-func Lean(p *Program) bool { return p.lean }
-
 // ZeroFrameStack makes runs of p without an Env start with a zeroed eBPF
 // stack, as on a new Env.
 func ZeroFrameStack(p *Program) { p.frameSetup |= frameSetupZeroStack }

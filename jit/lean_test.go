@@ -67,7 +67,7 @@ func TestLeanRuns(t *testing.T) {
 			}
 			t.Run(tc.name+"/"+m.name, func(t *testing.T) {
 				p := compile(t, vp, m.opts)
-				if !jit.Lean(p) {
+				if !p.Lean() {
 					t.Fatal("not lean")
 				}
 				run := func(p interface {
@@ -186,7 +186,7 @@ func TestLeanNotWithHelpers(t *testing.T) {
 	vp := loadVM(t, "call 1\nexit", hs)
 	for _, m := range leanModes {
 		p := compile(t, vp, m.opts)
-		if jit.Lean(p) {
+		if p.Lean() {
 			t.Errorf("%s: lean", m.name)
 		}
 		if r0, err := p.Run(nil); err != nil || r0 != 1 {
@@ -319,7 +319,7 @@ func TestLeanClosed(t *testing.T) {
 // past its end that lands in other memory) are left out: the interpreter
 // runs them on two Envs.
 func diffRun(vp *vm.Program, p *jit.Program, in diffInput) error {
-	if !jit.Lean(p) || in.budget != 0 || usesStackAddress(vp.Instructions()) {
+	if !p.Lean() || in.budget != 0 || usesStackAddress(vp.Instructions()) {
 		return nil
 	}
 	mem := make([]byte, len(in.mem)) // one buffer: the same pointer values

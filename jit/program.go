@@ -138,7 +138,16 @@ func (p *Program) setRunPath(c *compiler) {
 	if c.local {
 		p.frameSetup |= frameSetupLocal
 	}
+	if c.liveIn&0x3f9 != 0 { // r0, r3-r9
+		p.frameSetup |= frameSetupClear
+	}
 }
+
+// Lean reports whether runs of p need no vm.Env: p calls no helper and,
+// if it checks memory, has no static regions. Run and RunPointer then run
+// it on a frame of their own, the fastest path. A closed program is not
+// lean.
+func (p *Program) Lean() bool { return p.lean }
 
 // What enterFrame sets up for the code of a program besides the
 // registers, the budget and the native stack.
@@ -150,6 +159,9 @@ const (
 	frameSetupPacket
 	// frameSetupLocal: local calls compare r10 with the call limit.
 	frameSetupLocal
+	// frameSetupClear: the code may read r0 or r3-r9 before writing
+	// them, which start at 0.
+	frameSetupClear
 	// frameSetupZeroStack: the eBPF stack starts zeroed, as a new Env's.
 	// Only tests set it, to compare runs of programs that read stack they
 	// did not write with the interpreter's.

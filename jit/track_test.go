@@ -379,7 +379,7 @@ func TestLeanDeepNativeStack(t *testing.T) {
 	diffSource(t, src, diffInput{mem: make([]byte, 16)}, allModes)
 	vp := loadVM(t, src, nil)
 	p := compile(t, vp, jit.Options{})
-	if !jit.Lean(p) {
+	if !p.Lean() {
 		t.Fatal("not lean")
 	}
 	ctx := make([]byte, 16)

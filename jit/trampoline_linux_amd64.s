@@ -122,14 +122,6 @@ TEXT ·runFrame(SB), $4464-56 // frameBytes (go vet wants a number)
 	JNE setup
 start:
 	LEAQ const_frameBytes(SP), BP // r10: the top of the eBPF stack
-	XORL AX, AX
-	XORL BX, BX
-	XORL R8, R8
-	XORL R9, R9
-	XORL R10, R10
-	XORL R13, R13
-	XORL R14, R14
-	XORL R15, R15
 	CALL R11
 	TESTQ CX, CX
 	JNE failed
@@ -192,11 +184,24 @@ local:
 	MOVQ CX, runState_callLimit(R12)
 zero:
 	TESTL $const_frameSetupZeroStack, BX
-	JEQ start
+	JEQ clear
 	LEAQ const_frameStack(SP), CX
 	LEAQ const_frameBytes(SP), R8
 	MOVQ $0, (CX)
 	ADDQ $8, CX
 	CMPQ CX, R8
 	JB -3(PC)
+clear:
+	// The registers the code may read before writing them start at 0
+	// (r1 and r2 are the context's address and length).
+	TESTL $const_frameSetupClear, BX
+	JEQ start
+	XORL AX, AX
+	XORL BX, BX
+	XORL R8, R8
+	XORL R9, R9
+	XORL R10, R10
+	XORL R13, R13
+	XORL R14, R14
+	XORL R15, R15
 	JMP start
