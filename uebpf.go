@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"slices"
 	"unsafe"
 
@@ -46,9 +47,11 @@ type Program struct {
 	section string
 	vm      *vm.Program
 	jit     *jit.Program // nil when the interpreter runs the program
-	// jitLean is jit.Lean() until Close: Run then jumps straight to the
-	// JIT's fastest path (run_linux_amd64.s).
-	jitLean bool
+	// leanMin is the shortest context with which Run jumps straight to
+	// the JIT's fastest path (run_linux_amd64.s): contextSize while the
+	// program is lean (jit.Program.Lean), else (and after Close) more
+	// than any length.
+	leanMin int
 	// contextSize is the context size the verifier proved the program
 	// safe for (-1: not verified).
 	contextSize int
@@ -132,7 +135,10 @@ func NewCollection(spec *ebpf.CollectionSpec, opts *Options) (*Collection, error
 			coll.Close()
 			return nil, fmt.Errorf("program %s: %w", name, err)
 		}
-		p.jitLean = p.jit != nil && p.jit.Lean()
+		p.leanMin = math.MaxInt
+		if p.jit != nil && p.jit.Lean() {
+			p.leanMin = p.contextSize
+		}
 		coll.Programs[name] = p
 	}
 	return coll, nil
@@ -191,7 +197,7 @@ func (c *Collection) Close() error {
 	var errs []error
 	for _, p := range c.Programs {
 		if p.jit != nil {
-			p.jitLean = false
+			p.leanMin = math.MaxInt
 			errs = append(errs, p.jit.Close())
 		}
 	}
