@@ -196,6 +196,9 @@ func (c *compiler) emitRegionCheck(probe bool) int {
 	a.Store(8, st(offExitSize), tmpD)
 	a.Pop(x86.RBX)
 	a.Pop(x86.RAX)
+	// The budget, which the caller (emitMemSlowPaths) pushed before
+	// calling: the run reports what it executed.
+	a.Load(8, budgetReg, x86.M(x86.RSP, 8))
 	c.jmpLeave(reasonFault)
 	return start
 }

@@ -25,8 +25,7 @@ type outcome struct {
 	r0  uint64
 	err string
 	// executed: the instructions charged to the budget
-	// (vm.Env.Executed) by a run that ends or exceeds its budget; after
-	// other errors the engines charge differently.
+	// (vm.Env.Executed), whatever ended the run.
 	executed uint64
 	mem      []byte
 	stack    []byte
@@ -83,9 +82,7 @@ func runOutcome(p interface {
 	env.SetBudget(in.budget)
 	r0, err := p.Exec(env)
 	o := outcome{r0: r0, mem: bytes.Clone(mem), stack: bytes.Clone(stack)}
-	if err == nil || errors.Is(err, vm.ErrBudgetExceeded) {
-		o.executed = env.Executed()
-	}
+	o.executed = env.Executed()
 	for _, m := range ms {
 		if a, ok := m.(maps.MemoryMap); ok {
 			o.maps = append(o.maps, bytes.Clone(a.Memory()))
