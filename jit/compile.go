@@ -203,6 +203,12 @@ func (c *compiler) compile() ([]byte, error) {
 	}
 	c.prepareLookups()
 	c.emitShared()
+	if c.flat() {
+		// Every exit is at depth 0, where the stack pointer is already
+		// the native stack's base: leaving is returning.
+		c.leaveFinalOff = c.a.Len()
+		c.a.Ret()
+	}
 	c.emitStart()
 	c.bodyOff = c.a.Len()
 	insns, starts, offsets := c.insns, c.starts[:len(c.insns)], c.offsets[:len(c.insns)]
@@ -354,6 +360,16 @@ func (c *compiler) emitShared() {
 		enterOff: c.enterOff, leaveOff: c.leaveOff, leaveFinalOff: c.leaveFinalOff,
 		regionCheckOff: c.regionCheckOff, regionProbeOff: c.regionProbeOff, abortOff: c.abortOff,
 	})
+}
+
+// flat reports whether the code never leaves from below the native stack's
+// base: it makes no local call (no return addresses), no helper call and
+// no inline lookup (no exits that copy the native stack), no checked
+// access (no calls to the region check) and no packet load (whose failure
+// ends the run through the shared stubs). runFramePlain does not record
+// that base for it (see setRunPath).
+func (c *compiler) flat() bool {
+	return !c.local && !c.calls && !c.packet && !(c.checked && c.memory)
 }
 
 // findBlocks splits the program into blocks, straight-line code with one

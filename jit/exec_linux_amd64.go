@@ -16,7 +16,8 @@ func enter(s *runState, stub uintptr)
 
 // run runs the program with ctx as its context (r1 = 0 if it is empty): a
 // lean program (see Program.lean) on runFrame's frame without an Env, any
-// other with an Env from the program's pools (runEnvABI). It is in
+// other with an Env from the program's pools (runEnv): it jumps to
+// Program.runEntry. It is in
 // assembly (trampoline_linux_amd64.s), so that Program.Run, which only
 // calls it, inlines into its callers: a run of a lean program is one call
 // from Go. The root package's run (assembly too) jumps to it with its
@@ -34,11 +35,17 @@ func execLean(s *runState, start uintptr, budget uint64) (r0, reason uint64)
 // envExecuted is where execLean records what a run executed.
 const envExecuted = vm.EngineExecutedOffset
 
-// runFrame runs a lean program on its own frame: see
-// trampoline_linux_amd64.s.
+// runFrame and runFramePlain run a lean program on their own frame, and
+// runEnv runs any other with an Env: see trampoline_linux_amd64.s.
 func runFrame(p *Program, ctx []byte) (r0 uint64, err error)
+func runFramePlain(p *Program, ctx []byte) (r0 uint64, err error)
+func runEnv(p *Program, ctx []byte) (r0 uint64, err error)
 
-// runEnvABI is run for programs that are not lean.
+// runEntries returns the addresses of runFramePlain, runFrame and runEnv,
+// where run continues (Program.runEntry).
+func runEntries() (plain, frame, env uintptr)
+
+// runEnvABI is runEnv's Go part.
 func runEnvABI(p *Program, ctx []byte) (uint64, error) {
 	return p.runEnv(unsafe.Pointer(unsafe.SliceData(ctx)), uintptr(len(ctx)))
 }

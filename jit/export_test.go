@@ -26,3 +26,16 @@ func DeadAfter(insns []asm.Instruction, from int, reg uint8) bool {
 	c := &compiler{insns: insns}
 	return c.deadAfter(from, reg)
 }
+
+// RunPath names where run continues for p (Program.runEntry): "plain",
+// "frame" or "env".
+func RunPath(p *Program) string {
+	plain, frame, _ := runEntries()
+	switch p.runEntry {
+	case plain:
+		return "plain"
+	case frame:
+		return "frame"
+	}
+	return "env"
+}

@@ -195,6 +195,44 @@ func TestLeanNotWithHelpers(t *testing.T) {
 	}
 }
 
+// Run takes the path a program needs: plain for code with nothing to set
+// up, the full frame for code that reads r2 or r3, checks accesses or
+// makes local calls, an Env for code that calls helpers, and after Close.
+func TestRunPaths(t *testing.T) {
+	hs := vm.Helpers{1: {Name: "one", Func: func(*vm.Env, uint64, uint64, uint64, uint64, uint64) uint64 { return 1 }}}
+	tests := []struct {
+		name, src string
+		unchecked bool
+		want      string
+	}{
+		{"plain", "mov %r0, 1\nexit", true, "plain"},
+		{"plain_checked_no_memory", "mov %r0, %r1\nexit", false, "plain"},
+		{"reads_r2", "mov %r0, %r2\nexit", true, "frame"},
+		{"reads_r3", "mov %r0, %r3\nexit", true, "frame"},
+		{"checked_memory", "ldxb %r0, [%r1]\nexit", false, "frame"},
+		{"local_call", "call local f\nexit\nf:\nmov %r0, 2\nexit", true, "frame"},
+		{"helper", "call 1\nexit", true, "env"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := compile(t, loadVM(t, tc.src, hs), jit.Options{Unchecked: tc.unchecked})
+			if got := jit.RunPath(p); got != tc.want {
+				t.Errorf("path %s, want %s", got, tc.want)
+			}
+			if _, err := p.Run(make([]byte, 8)); err != nil {
+				t.Fatal(err)
+			}
+			p.Close()
+			if got := jit.RunPath(p); got != "env" {
+				t.Errorf("closed: path %s, want env", got)
+			}
+			if _, err := p.Run(make([]byte, 8)); !errors.Is(err, jit.ErrClosed) {
+				t.Errorf("closed: %v, want %v", err, jit.ErrClosed)
+			}
+		})
+	}
+}
+
 // Lean runs from many goroutines, on each path, with results, budget
 // errors and faults mixed: each run has its own frame or Env.
 func TestLeanConcurrent(t *testing.T) {

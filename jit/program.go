@@ -12,7 +12,11 @@ import (
 // immutable once compiled and safe for concurrent runs, each with its own
 // Env.
 type Program struct {
-	vp    *vm.Program
+	// runEntry is the assembly that run (and the root package's run)
+	// jumps to: runFramePlain, runFrame or runEnv (see setRunPath). It is
+	// the first field so that the root package's assembly can find it.
+	runEntry uintptr
+	vp       *vm.Program
 	fam   *family
 	mem   []byte  // the executable mapping, nil once closed
 	entry uintptr // first instruction of the body
@@ -141,6 +145,15 @@ func (p *Program) setRunPath(c *compiler) {
 	if c.liveIn&0x3f9 != 0 { // r0, r3-r9
 		p.frameSetup |= frameSetupClear
 	}
+	plain, frame, env := runEntries()
+	switch {
+	case !p.lean:
+		p.runEntry = env
+	case p.frameSetup == 0 && c.liveIn&(1<<2) == 0 && c.flat():
+		p.runEntry = plain
+	default:
+		p.runEntry = frame
+	}
 }
 
 // Lean reports whether runs of p need no vm.Env: p calls no helper and,
@@ -176,6 +189,7 @@ func (p *Program) release() {
 	unmapCode(p.mem)
 	p.mem = nil
 	p.lean = false // runs take the full path, which returns ErrClosed
+	_, _, p.runEntry = runEntries()
 }
 
 // owner returns the member whose code holds the address pc.
@@ -190,3 +204,6 @@ func (f *family) owner(pc uint64) *Program {
 	}
 	return nil
 }
+
+// The root package's assembly reads runEntry at offset 0 of a Program.
+var _ [0]struct{} = [unsafe.Offsetof(Program{}.runEntry)]struct{}{}

@@ -64,15 +64,33 @@ failed:
 
 // func run(p *Program, ctx []byte) (r0 uint64, err error)
 //
-// run continues in runFrame for a lean program and in runEnvABI (Go) for
-// any other, with its arguments and results where they are: both have its
-// signature.
+// run continues where p.runEntry says (see runEntries), with its
+// arguments and results where they are: every entry has its signature.
+// The root package's run jumps through p.runEntry too, which is why it is
+// p's first field.
 TEXT ·run(SB), NOSPLIT|NOFRAME, $0-56
 	MOVQ p+0(FP), AX
-	CMPB Program_lean(AX), $0
-	JEQ env
-	JMP ·runFrame(SB)
-env:
+	JMP (AX)
+
+// func runPointer(p *Program, ctx unsafe.Pointer, size, _ uintptr) (r0 uint64, err error)
+TEXT ·runPointer(SB), NOSPLIT|NOFRAME, $0-56
+	MOVQ p+0(FP), AX
+	JMP (AX)
+
+// func runEntries() (plain, frame, env uintptr)
+TEXT ·runEntries(SB), NOSPLIT|NOFRAME, $0-24
+	MOVQ $·runFramePlain(SB), AX
+	MOVQ AX, plain+0(FP)
+	MOVQ $·runFrame(SB), AX
+	MOVQ AX, frame+8(FP)
+	MOVQ $·runEnv(SB), AX
+	MOVQ AX, env+16(FP)
+	RET
+
+// func runEnv(p *Program, ctx []byte) (r0 uint64, err error)
+//
+// runEnv is run for programs that are not lean (or closed).
+TEXT ·runEnv(SB), NOSPLIT|NOFRAME, $0-56
 	// An empty context is r1 = 0 (RunPointer takes the other path).
 	MOVQ ctx_len+16(FP), AX
 	TESTQ AX, AX
@@ -80,9 +98,66 @@ env:
 	MOVQ AX, ctx_base+8(FP)
 	JMP ·runEnvABI(SB)
 
-// func runPointer(p *Program, ctx unsafe.Pointer, size, _ uintptr) (r0 uint64, err error)
-TEXT ·runPointer(SB), NOSPLIT|NOFRAME, $0-56
-	JMP ·run(SB)
+// FRAME_ENTER is the part of runFrame and runFramePlain before the
+// frameSetup work: r1 (r2 is the caller's), the state and the budget,
+// with p in AX and the body's address in R11.
+#define FRAME_ENTER \
+	MOVQ p+0(FP), AX; \
+	MOVQ ctx_base+8(FP), DI; \
+	MOVQ ctx_len+16(FP), CX; \
+	TESTQ CX, CX; \
+	CMOVQEQ CX, DI; \
+	LEAQ const_frameState(SP), R12; \
+	MOVQ Program_budget(AX), DX; \
+	MOVQ Program_entry(AX), R11
+
+// FRAME_CALL calls the body and returns its results, or continues at
+// failed with the reason in CX.
+#define FRAME_CALL \
+	LEAQ const_frameBytes(SP), BP; \
+	CALL R11; \
+	TESTQ CX, CX; \
+	JNE failed; \
+	MOVQ AX, r0+32(FP); \
+	XORPS X0, X0; \
+	MOVUPS X0, err_itable+40(FP); \
+	RET
+
+// FRAME_FAILED returns the error of a run that ended with the reason in
+// CX: frameError(reason, pc, addr, size uint64) (uint64, error), its
+// arguments and results at the bottom of the frame (the copies of Env
+// fields, which nothing reads any more). The frame pointer is restored
+// first: an error inside a local call leaves it at that call's r10.
+#define FRAME_FAILED \
+	LEAQ const_frameBytes(SP), BP; \
+	MOVQ CX, 0(SP); \
+	MOVQ runState_exitPC(R12), AX; \
+	MOVQ AX, 8(SP); \
+	MOVQ runState_exitAddr(R12), AX; \
+	MOVQ AX, 16(SP); \
+	MOVQ runState_exitSize(R12), AX; \
+	MOVQ AX, 24(SP); \
+	CALL ·frameError(SB); \
+	MOVQ 32(SP), AX; \
+	MOVQ AX, r0+32(FP); \
+	MOVQ 40(SP), AX; \
+	MOVQ AX, err_itable+40(FP); \
+	MOVQ 48(SP), AX; \
+	MOVQ AX, err_data+48(FP); \
+	RET
+
+// func runFramePlain(p *Program, ctx []byte) (r0 uint64, err error)
+//
+// runFramePlain is runFrame for a program with nothing to set up
+// (Program.frameSetup is 0) that does not read r2 before writing it and
+// leaves only from the base of its native stack (compiler.flat), which it
+// does not record: the fastest run there is.
+TEXT ·runFramePlain(SB), $4464-56 // frameBytes
+	NO_LOCAL_POINTERS
+	FRAME_ENTER
+	FRAME_CALL
+failed:
+	FRAME_FAILED
 
 // func runFrame(p *Program, ctx []byte) (r0 uint64, err error)
 //
@@ -107,52 +182,17 @@ TEXT ·runPointer(SB), NOSPLIT|NOFRAME, $0-56
 // the return address of its call.
 TEXT ·runFrame(SB), $4464-56 // frameBytes (go vet wants a number)
 	NO_LOCAL_POINTERS
-	MOVQ p+0(FP), AX
-	MOVQ ctx_base+8(FP), DI // r1
-	MOVQ ctx_len+16(FP), SI // r2
-	TESTQ SI, SI
-	CMOVQEQ SI, DI // r1 = 0 for an empty context
-	LEAQ const_frameState(SP), R12
-	MOVQ Program_budget(AX), DX
-	MOVQ Program_entry(AX), R11
+	FRAME_ENTER
 	LEAQ -8(SP), CX // where CALL R11 puts its return address
 	MOVQ CX, runState_nativeBase(R12)
+	MOVQ ctx_len+16(FP), SI // r2
 	MOVBLZX Program_frameSetup(AX), BX
 	TESTL BX, BX
 	JNE setup
 start:
-	LEAQ const_frameBytes(SP), BP // r10: the top of the eBPF stack
-	CALL R11
-	TESTQ CX, CX
-	JNE failed
-	MOVQ AX, r0+32(FP)
-	// A nil error in one store: stores limit how fast a short run can
-	// be.
-	XORPS X0, X0
-	MOVUPS X0, err_itable+40(FP)
-	RET
+	FRAME_CALL
 failed:
-	// The frame pointer, which an error inside a local call leaves at
-	// that call's r10.
-	LEAQ const_frameBytes(SP), BP
-	// frameError(reason, pc, addr, size uint64) (uint64, error), its
-	// arguments and results at the bottom of the frame (the copies of Env
-	// fields, which nothing reads any more).
-	MOVQ CX, 0(SP)
-	MOVQ runState_exitPC(R12), AX
-	MOVQ AX, 8(SP)
-	MOVQ runState_exitAddr(R12), AX
-	MOVQ AX, 16(SP)
-	MOVQ runState_exitSize(R12), AX
-	MOVQ AX, 24(SP)
-	CALL ·frameError(SB)
-	MOVQ 32(SP), AX
-	MOVQ AX, r0+32(FP)
-	MOVQ 40(SP), AX
-	MOVQ AX, err_itable+40(FP)
-	MOVQ 48(SP), AX
-	MOVQ AX, err_data+48(FP)
-	RET
+	FRAME_FAILED
 setup:
 	XORL AX, AX
 	TESTL $const_frameSetupChecked, BX
