@@ -17,12 +17,12 @@ type Program struct {
 	// the first field so that the root package's assembly can find it.
 	runEntry uintptr
 	vp       *vm.Program
-	fam   *family
-	mem   []byte  // the executable mapping, nil once closed
-	entry uintptr // first instruction of the body
-	start uintptr // start stub: the entry point of a run
-	enter uintptr // enter stub: the entry point when resuming
-	tag   uint32  // identifies this code to the run-time tag checks
+	fam      *family
+	mem      []byte  // the executable mapping, nil once closed
+	entry    uintptr // first instruction of the body
+	start    uintptr // start stub: the entry point of a run
+	enter    uintptr // enter stub: the entry point when resuming
+	tag      uint32  // identifies this code to the run-time tag checks
 	// needsSave: helper exits may happen inside local calls, so a run
 	// needs a save area for the native stack.
 	needsSave bool
