@@ -47,10 +47,10 @@ type Program struct {
 	section string
 	vm      *vm.Program
 	jit     *jit.Program // nil when the interpreter runs the program
-	// jitMin is the shortest context with which Run jumps straight into
-	// the JIT (run_linux_amd64.s): contextSize for a JIT-compiled
-	// program, more than any length for the interpreter's.
-	jitMin int
+	// plainMin is the shortest context with which Run jumps straight to
+	// the JIT's fastest path (run_linux_amd64.s): contextSize while the
+	// JIT runs the program there (jitPlain), else more than any length.
+	plainMin int
 	// contextSize is the context size the verifier proved the program
 	// safe for (-1: not verified).
 	contextSize int
@@ -134,9 +134,9 @@ func NewCollection(spec *ebpf.CollectionSpec, opts *Options) (*Collection, error
 			coll.Close()
 			return nil, fmt.Errorf("program %s: %w", name, err)
 		}
-		p.jitMin = math.MaxInt
-		if p.jit != nil {
-			p.jitMin = p.contextSize
+		p.plainMin = math.MaxInt
+		if jitPlain(p.jit) {
+			p.plainMin = p.contextSize
 		}
 		coll.Programs[name] = p
 	}
@@ -196,6 +196,7 @@ func (c *Collection) Close() error {
 	var errs []error
 	for _, p := range c.Programs {
 		if p.jit != nil {
+			p.plainMin = math.MaxInt
 			errs = append(errs, p.jit.Close())
 		}
 	}

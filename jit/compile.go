@@ -86,7 +86,11 @@ type compiler struct {
 	// that ends the block, whose sign test it then is.
 	pc, blockStart int
 	uncharged      bool
-	r1             uint64
+	// flatLeave: every exit of the body is at depth 0, where the stack
+	// pointer is already the native stack's base: leaving is returning
+	// (see jmpLeave). The shared stubs leave through leaveFinal.
+	flatLeave bool
+	r1        uint64
 	// magic caches the reciprocals of divMagic, which cost divisions to
 	// find; they depend on nothing but the divisor and are kept across
 	// compiles.
@@ -203,12 +207,7 @@ func (c *compiler) compile() ([]byte, error) {
 	}
 	c.prepareLookups()
 	c.emitShared()
-	if c.flat() {
-		// Every exit is at depth 0, where the stack pointer is already
-		// the native stack's base: leaving is returning.
-		c.leaveFinalOff = c.a.Len()
-		c.a.Ret()
-	}
+	c.flatLeave = c.flat()
 	c.emitStart()
 	c.bodyOff = c.a.Len()
 	insns, starts, offsets := c.insns, c.starts[:len(c.insns)], c.offsets[:len(c.insns)]

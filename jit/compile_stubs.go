@@ -116,6 +116,10 @@ func (c *compiler) emitLeave() {
 // errors.
 func (c *compiler) jmpLeave(reason uint32) {
 	c.a.MovRI32(tmpC, reason)
+	if c.flatLeave {
+		c.a.Ret()
+		return
+	}
 	c.a.JmpTo(c.leaveFinalOff)
 }
 

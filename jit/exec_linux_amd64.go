@@ -16,8 +16,8 @@ func enter(s *runState, stub uintptr)
 
 // run runs the program with ctx as its context (r1 = 0 if it is empty): a
 // lean program (see Program.lean) on runFrame's frame without an Env, any
-// other with an Env from the program's pools (runEnv): it jumps to
-// Program.runEntry. It is in
+// other with an Env from the program's pools (runEnv), as Program.path
+// says. It is in
 // assembly (trampoline_linux_amd64.s), so that Program.Run, which only
 // calls it, inlines into its callers: a run of a lean program is one call
 // from Go. The root package's run (assembly too) jumps to it with its
@@ -40,10 +40,6 @@ const envExecuted = vm.EngineExecutedOffset
 func runFrame(p *Program, ctx []byte) (r0 uint64, err error)
 func runFramePlain(p *Program, ctx []byte) (r0 uint64, err error)
 func runEnv(p *Program, ctx []byte) (r0 uint64, err error)
-
-// runEntries returns the addresses of runFramePlain, runFrame and runEnv,
-// where run continues (Program.runEntry).
-func runEntries() (plain, frame, env uintptr)
 
 // runEnvABI is runEnv's Go part.
 func runEnvABI(p *Program, ctx []byte) (uint64, error) {

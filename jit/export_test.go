@@ -27,15 +27,8 @@ func DeadAfter(insns []asm.Instruction, from int, reg uint8) bool {
 	return c.deadAfter(from, reg)
 }
 
-// RunPath names where run continues for p (Program.runEntry): "plain",
+// RunPath names where run continues for p (Program.path): "plain",
 // "frame" or "env".
 func RunPath(p *Program) string {
-	plain, frame, _ := runEntries()
-	switch p.runEntry {
-	case plain:
-		return "plain"
-	case frame:
-		return "frame"
-	}
-	return "env"
+	return [...]string{pathEnv: "env", pathFrame: "frame", pathPlain: "plain"}[p.path]
 }

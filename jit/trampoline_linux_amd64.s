@@ -64,28 +64,21 @@ failed:
 
 // func run(p *Program, ctx []byte) (r0 uint64, err error)
 //
-// run continues where p.runEntry says (see runEntries), with its
-// arguments and results where they are: every entry has its signature.
-// The root package's run jumps through p.runEntry too, which is why it is
-// p's first field.
+// run continues where p.path says, with its arguments and results where
+// they are: runFramePlain, runFrame and runEnv have its signature.
 TEXT ·run(SB), NOSPLIT|NOFRAME, $0-56
 	MOVQ p+0(FP), AX
-	JMP (AX)
+	CMPB Program_path(AX), $const_pathPlain
+	JNE 2(PC)
+	JMP ·runFramePlain(SB)
+	CMPB Program_path(AX), $const_pathFrame
+	JNE 2(PC)
+	JMP ·runFrame(SB)
+	JMP ·runEnv(SB)
 
 // func runPointer(p *Program, ctx unsafe.Pointer, size, _ uintptr) (r0 uint64, err error)
 TEXT ·runPointer(SB), NOSPLIT|NOFRAME, $0-56
-	MOVQ p+0(FP), AX
-	JMP (AX)
-
-// func runEntries() (plain, frame, env uintptr)
-TEXT ·runEntries(SB), NOSPLIT|NOFRAME, $0-24
-	MOVQ $·runFramePlain(SB), AX
-	MOVQ AX, plain+0(FP)
-	MOVQ $·runFrame(SB), AX
-	MOVQ AX, frame+8(FP)
-	MOVQ $·runEnv(SB), AX
-	MOVQ AX, env+16(FP)
-	RET
+	JMP ·run(SB)
 
 // func runEnv(p *Program, ctx []byte) (r0 uint64, err error)
 //

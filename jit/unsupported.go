@@ -28,5 +28,3 @@ func runPointer(*Program, unsafe.Pointer, uintptr, uintptr) (uint64, error) {
 }
 
 func unmapCode([]byte) {}
-
-func runEntries() (plain, frame, env uintptr) { return 0, 0, 0 }
