@@ -57,8 +57,10 @@ type compiler struct {
 	// lookups: the program calls an ArrayLookup helper and has arrays
 	// to answer such calls with (see compile_lookup.go).
 	lookups bool
-	// liveIn: the registers the start stub sets up (see findLiveIn).
+	// liveIn: the registers the start stub sets up (see findLiveIn);
+	// live is findLiveIn's scratch space.
 	liveIn uint16
+	live   []uint16
 	// hotUsed: some access is not through r10, so checked code may test
 	// the hot regions. memory: the program accesses memory (loads, stores,
 	// atomics). packet: it loads from the packet (LD_ABS, LD_IND).
@@ -171,6 +173,7 @@ func newCompiler(p *vm.Program, opts *Options, feat features, key uint64, tag ui
 		offsets: slices.Grow(c.offsets[:0], len(insns))[:len(insns)],
 		starts:  slices.Grow(c.starts[:0], len(insns))[:len(insns)],
 		loopEnd: c.loopEnd,
+		live:    c.live,
 
 		foldSeen:  c.foldSeen,
 		foldStack: c.foldStack,
@@ -456,67 +459,88 @@ func (c *compiler) findBlocks() error {
 }
 
 // findLiveIn sets liveIn, the registers whose value at the start of a run
-// the program may read, which the start stub must set up; the others are
-// left as they are. The first block's instructions up to its first jump,
-// call or exit run first on every path: a register they write before
-// reading it is not live. When they end with an exit, nothing else runs:
-// only what they read first is live. With helper calls everything is
-// (helpers read r1-r5, tail-call targets any register).
+// the program may read on some path before writing them, which the start
+// stub (and runFrame) must set up; the others are left as they are. It is
+// a backward liveness analysis over every slot, repeated until nothing
+// changes (once, plus once per loop nesting, in practice). Clang's code
+// reads no register but r1 and r10 before writing it, so its runs set up
+// nothing else. With helper calls everything is live (helpers read r1-r5,
+// tail-call targets any register); a local call reads every register (the
+// callee sees them all) and writes none, conservatively.
 func (c *compiler) findLiveIn() {
 	if c.calls {
 		c.liveIn = 1<<11 - 1
 		return
 	}
-	var live, written uint16
-	rest := uint16(1<<11 - 1) // what the rest of the program may read
-	read := func(r uint8) {
-		if written&(1<<r) == 0 {
-			live |= 1 << r
+	const all = 1<<11 - 1
+	live := slices.Grow(c.live[:0], len(c.insns))[:len(c.insns)]
+	clear(live)
+	c.live = live
+	next := func(q int) uint16 {
+		if q < len(live) {
+			return live[q]
+		}
+		return 0
+	}
+	for changed := true; changed; {
+		changed = false
+		for pc := len(c.insns) - 1; pc >= 0; pc-- {
+			ins := &c.insns[pc]
+			if pc > 0 && c.insns[pc-1].Opcode == asm.OpLDDW {
+				continue // the second slot of an lddw
+			}
+			var in uint16
+			dst, src := uint16(1)<<ins.Dst, uint16(1)<<ins.Src
+			switch ins.Class() {
+			case asm.ClassALU, asm.ClassALU64:
+				in = next(pc + 1)
+				op := ins.Opcode & 0xf0
+				if op != asm.AluMOV {
+					in |= dst // read, then written
+				} else {
+					in &^= dst
+				}
+				if ins.Opcode&asm.SourceX != 0 && op != asm.AluEND && op != asm.AluNEG {
+					in |= src
+				}
+			case asm.ClassLDX:
+				in = next(pc+1)&^dst | src
+			case asm.ClassST:
+				in = next(pc+1) | dst
+			case asm.ClassSTX:
+				in = next(pc+1) | dst | src
+				if ins.Opcode&0xe0 == asm.ModeATOMIC {
+					in |= 1 << asm.R0 // cmpxchg; fetches write, which kills nothing here
+				}
+			case asm.ClassLD:
+				if ins.Opcode == asm.OpLDDW {
+					in = next(pc+2) &^ dst
+				} else { // packet loads read r6 (and src), and may end the run
+					in = next(pc+1) | 1<<asm.R6 | src
+				}
+			default: // jumps, local calls and exits
+				switch {
+				case ins.Opcode == asm.OpExit:
+					in = 1 << asm.R0
+				case ins.Opcode == asm.OpCall:
+					in = all
+				case ins.Opcode == asm.ClassJMP|asm.JmpJA:
+					in = next(pc + 1 + int(ins.Offset))
+				case ins.Opcode == asm.ClassJMP32|asm.JmpJA:
+					in = next(pc + 1 + int(ins.Imm))
+				default:
+					in = next(pc+1) | next(pc+1+int(ins.Offset)) | dst
+					if ins.Opcode&asm.SourceX != 0 {
+						in |= src
+					}
+				}
+			}
+			if in != live[pc] {
+				live[pc], changed = in|live[pc], true
+			}
 		}
 	}
-prefix:
-	for pc := 0; pc < len(c.insns); pc++ {
-		if pc > 0 && c.starts[pc] {
-			break
-		}
-		ins := &c.insns[pc]
-		switch ins.Class() {
-		case asm.ClassALU, asm.ClassALU64:
-			op := ins.Opcode & 0xf0
-			if ins.Opcode&asm.SourceX != 0 && op != asm.AluEND && op != asm.AluNEG {
-				read(ins.Src)
-			}
-			if op != asm.AluMOV {
-				read(ins.Dst)
-			}
-			written |= 1 << ins.Dst
-		case asm.ClassLDX:
-			read(ins.Src)
-			written |= 1 << ins.Dst
-		case asm.ClassST:
-			read(ins.Dst)
-		case asm.ClassSTX:
-			read(ins.Dst)
-			read(ins.Src)
-			if ins.Opcode&0xe0 == asm.ModeATOMIC {
-				read(asm.R0)
-				break prefix // it may write src or r0
-			}
-		case asm.ClassLD:
-			if ins.Opcode != asm.OpLDDW {
-				break prefix
-			}
-			written |= 1 << ins.Dst
-			pc++
-		default: // jumps, calls and exits
-			if ins.Opcode == asm.OpExit {
-				rest = 0 // nothing after it runs
-			}
-			break prefix
-		}
-	}
-	// exit (whatever its register fields say) and cmpxchg read r0.
-	c.liveIn = live | (rest|1<<asm.R0)&^written
+	c.liveIn = live[0]
 	if c.local {
 		c.liveIn |= 1 << asm.R10 // the call limit
 	}

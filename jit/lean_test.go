@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"sync"
@@ -11,6 +12,8 @@ import (
 	"unsafe"
 
 	"github.com/uebpf/uebpf/asm"
+	"github.com/uebpf/uebpf/elf"
+	"github.com/uebpf/uebpf/helpers"
 	"github.com/uebpf/uebpf/jit"
 	"github.com/uebpf/uebpf/maps"
 	"github.com/uebpf/uebpf/vm"
@@ -505,4 +508,27 @@ func collectConstantly() (stop func()) {
 		}
 	}()
 	return func() { close(quit); <-done }
+}
+
+// Clang's code reads no register but r1 and r10 before writing it, so
+// the benchmark set's programs that call no helper run on the plain
+// frame (findLiveIn's analysis sees through their loops).
+func TestBenchmarkSetRunsPlain(t *testing.T) {
+	objs, err := filepath.Glob("../internal/benchset/c/*.bpf.o")
+	if err != nil || len(objs) == 0 {
+		t.Fatalf("no objects: %v", err)
+	}
+	for _, obj := range objs {
+		coll, err := elf.Load(obj, &elf.Options{Helpers: helpers.Standard(nil)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, ep := range coll.Programs {
+			p := compile(t, ep.VM, jit.Options{Unchecked: true})
+			if want := map[bool]string{true: "plain", false: "env"}[p.Lean()]; jit.RunPath(p) != want {
+				t.Errorf("%s: path %s, want %s", name, jit.RunPath(p), want)
+			}
+		}
+		coll.Close()
+	}
 }
