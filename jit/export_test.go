@@ -18,7 +18,12 @@ func Code(p *Program) (code []byte, body int) {
 
 // ZeroFrameStack makes runs of p without an Env start with a zeroed eBPF
 // stack, as on a new Env.
-func ZeroFrameStack(p *Program) { p.frameSetup |= frameSetupZeroStack }
+func ZeroFrameStack(p *Program) {
+	p.frameSetup |= frameSetupZeroStack
+	if p.path == pathPlain { // which sets up nothing
+		p.path = pathFrame
+	}
+}
 
 // DeadAfter reports whether no path from slot from of insns reads reg
 // before writing it (see compiler.deadAfter).
