@@ -92,10 +92,11 @@ func (c *compiler) emitStartCode() {
 func (c *compiler) emitLeave() {
 	a := c.a
 	c.leaveOff = a.Len()
-	for i, r := range regMap {
-		a.Store(8, st(offRegs+8*int32(i)), r)
+	// r0 and the budget stay in rax and rdx, which the trampoline (enter)
+	// stores with the reason.
+	for i, r := range regMap[1:] {
+		a.Store(8, st(offRegs+8*int32(i+1)), r)
 	}
-	a.Store(8, st(offBudget), budgetReg)
 	a.MovRR(8, tmpAddr, tmpC) // the reason
 	a.Load(8, tmpC, st(offNativeBase))
 	a.ALURR(x86.SUB, 8, tmpC, x86.RSP)
