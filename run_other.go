@@ -2,8 +2,14 @@
 
 package uebpf
 
-import "github.com/uebpf/uebpf/jit"
+import (
+	"unsafe"
 
-func run(p *Program, ctx []byte) (uint64, error) { return p.runSlow(ctx) }
+	"github.com/uebpf/uebpf/jit"
+)
+
+func run(p *Program, ctx unsafe.Pointer, n uintptr) (uint64, error) {
+	return p.runSlow(unsafe.Slice((*byte)(ctx), n))
+}
 
 func jitPlain(*jit.Program) bool { return false }

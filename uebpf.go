@@ -43,10 +43,12 @@ type Variable = elf.Variable
 
 // Program is a loaded program.
 type Program struct {
+	// jit is nil when the interpreter runs the program. It is the first
+	// field: the JIT's assembly reads it (run_linux_amd64.go).
+	jit     *jit.Program
 	name    string
 	section string
 	vm      *vm.Program
-	jit     *jit.Program // nil when the interpreter runs the program
 	// plainMin is the shortest context with which Run jumps straight to
 	// the JIT's fastest path (run_linux_amd64.s): contextSize while the
 	// JIT runs the program there (jitPlain), else more than any length.
@@ -239,8 +241,9 @@ func (p *Program) VM() *vm.Program { return p.vm }
 func (p *Program) Run(ctx []byte) (uint64, error) {
 	// run does what runSlow does, in assembly where there is a JIT, so
 	// that Run inlines into its callers: a run of a JIT-compiled program
-	// that needs no Env is then one call from Go.
-	return run(p, ctx)
+	// that needs no Env is then one call from Go, with three words of
+	// arguments (every store counts).
+	return run(p, unsafe.Pointer(unsafe.SliceData(ctx)), uintptr(len(ctx)))
 }
 
 // runSlow is Run: the context check, then the engine.

@@ -91,37 +91,36 @@ TEXT ·runEnv(SB), NOSPLIT|NOFRAME, $0-56
 	MOVQ AX, ctx_base+8(FP)
 	JMP ·runEnvABI(SB)
 
-// FRAME_ENTER is the part of runFrame and runFramePlain before the
-// frameSetup work: r1 (r2 is the caller's), the state and the budget,
-// with p in AX and the body's address in R11.
-#define FRAME_ENTER \
-	MOVQ p+0(FP), AX; \
-	MOVQ ctx_base+8(FP), DI; \
-	MOVQ ctx_len+16(FP), CX; \
-	TESTQ CX, CX; \
-	CMOVQEQ CX, DI; \
+// FRAME_START is the part of the runFrame* functions before any
+// frameSetup work, with the *Program in AX and r1 in DI: the state, the
+// budget and the body's address in R11.
+#define FRAME_START \
 	LEAQ const_frameState(SP), R12; \
 	MOVQ Program_budget(AX), DX; \
 	MOVQ Program_entry(AX), R11
 
-// FRAME_CALL calls the body and returns its results, or continues at
-// failed with the reason in CX.
+// R1_OF_SLICE sets r1 (DI) to the context's address, 0 if it is empty.
+#define R1_OF_SLICE \
+	MOVQ ctx_base+8(FP), DI; \
+	MOVQ ctx_len+16(FP), CX; \
+	TESTQ CX, CX; \
+	CMOVQEQ CX, DI
+
+// FRAME_CALL calls the body, and continues at failed when it returns a
+// reason (in CX).
 #define FRAME_CALL \
 	LEAQ const_frameBytes(SP), BP; \
 	CALL R11; \
 	TESTQ CX, CX; \
-	JNE failed; \
-	MOVQ AX, r0+32(FP); \
-	XORPS X0, X0; \
-	MOVUPS X0, err_itable+40(FP); \
-	RET
+	JNE failed
 
-// FRAME_FAILED returns the error of a run that ended with the reason in
-// CX: frameError(reason, pc, addr, size uint64) (uint64, error), its
-// arguments and results at the bottom of the frame (the copies of Env
-// fields, which nothing reads any more). The frame pointer is restored
-// first: an error inside a local call leaves it at that call's r10.
-#define FRAME_FAILED \
+// FRAME_ERROR calls frameError(reason, pc, addr, size uint64) (uint64,
+// error) for a run that ended with the reason in CX, its arguments and
+// results (at 32, 40 and 48(SP)) at the bottom of the frame (the copies of
+// Env fields, which nothing reads any more). The frame pointer is
+// restored first: an error inside a local call leaves it at that call's
+// r10.
+#define FRAME_ERROR \
 	LEAQ const_frameBytes(SP), BP; \
 	MOVQ CX, 0(SP); \
 	MOVQ runState_exitPC(R12), AX; \
@@ -130,13 +129,56 @@ TEXT ·runEnv(SB), NOSPLIT|NOFRAME, $0-56
 	MOVQ AX, 16(SP); \
 	MOVQ runState_exitSize(R12), AX; \
 	MOVQ AX, 24(SP); \
-	CALL ·frameError(SB); \
+	CALL ·frameError(SB)
+
+// FRAME_RETURN returns the results of the runFrame* functions with the
+// slice layout: r0 and a nil error, or after failed, what frameError
+// returned.
+#define FRAME_RETURN \
+	MOVQ AX, r0+32(FP); \
+	XORPS X0, X0; \
+	MOVUPS X0, err_itable+40(FP); \
+	RET; \
+failed: \
+	FRAME_ERROR; \
 	MOVQ 32(SP), AX; \
 	MOVQ AX, r0+32(FP); \
 	MOVQ 40(SP), AX; \
 	MOVQ AX, err_itable+40(FP); \
 	MOVQ 48(SP), AX; \
 	MOVQ AX, err_data+48(FP); \
+	RET
+
+// func runRoot(p unsafe.Pointer, ctx unsafe.Pointer, n uintptr) (r0 uint64, err error)
+//
+// runRoot is runFramePlain for the root package's Program.Run, which
+// jumps here with its own arguments: p is a *uebpf.Program, whose first
+// field is its *Program, and the context is an address and a length (no
+// capacity to store). It takes no other path.
+TEXT ·runRoot(SB), $4464-48 // frameBytes
+	NO_LOCAL_POINTERS
+	MOVQ p+0(FP), AX
+	MOVQ (AX), AX
+	MOVQ ctx+8(FP), DI
+	MOVQ n+16(FP), CX
+	TESTQ CX, CX
+	CMOVQEQ CX, DI
+	FRAME_START
+	FRAME_CALL
+	MOVQ AX, r0+24(FP)
+	// A nil error in one store: stores limit how fast a short run can
+	// be.
+	XORPS X0, X0
+	MOVUPS X0, err_itable+32(FP)
+	RET
+failed:
+	FRAME_ERROR
+	MOVQ 32(SP), AX
+	MOVQ AX, r0+24(FP)
+	MOVQ 40(SP), AX
+	MOVQ AX, err_itable+32(FP)
+	MOVQ 48(SP), AX
+	MOVQ AX, err_data+40(FP)
 	RET
 
 // func runFramePlain(p *Program, ctx []byte) (r0 uint64, err error)
@@ -147,10 +189,11 @@ TEXT ·runEnv(SB), NOSPLIT|NOFRAME, $0-56
 // does not record: the fastest run there is.
 TEXT ·runFramePlain(SB), $4464-56 // frameBytes
 	NO_LOCAL_POINTERS
-	FRAME_ENTER
+	MOVQ p+0(FP), AX
+	R1_OF_SLICE
+	FRAME_START
 	FRAME_CALL
-failed:
-	FRAME_FAILED
+	FRAME_RETURN
 
 // func runFrame(p *Program, ctx []byte) (r0 uint64, err error)
 //
@@ -175,7 +218,9 @@ failed:
 // the return address of its call.
 TEXT ·runFrame(SB), $4464-56 // frameBytes (go vet wants a number)
 	NO_LOCAL_POINTERS
-	FRAME_ENTER
+	MOVQ p+0(FP), AX
+	R1_OF_SLICE
+	FRAME_START
 	LEAQ -8(SP), CX // where CALL R11 puts its return address
 	MOVQ CX, runState_nativeBase(R12)
 	MOVQ ctx_len+16(FP), SI // r2
@@ -184,8 +229,7 @@ TEXT ·runFrame(SB), $4464-56 // frameBytes (go vet wants a number)
 	JNE setup
 start:
 	FRAME_CALL
-failed:
-	FRAME_FAILED
+	FRAME_RETURN
 setup:
 	XORL AX, AX
 	TESTL $const_frameSetupChecked, BX
