@@ -20,9 +20,13 @@ func runSlowABI(p *Program, ctx unsafe.Pointer, n uintptr) (uint64, error) {
 // The JIT's runRoot reads a Program's jit field at offset 0.
 var _ [0]struct{} = [unsafe.Offsetof(Program{}.jit)]struct{}{}
 
-// jitPlain reports whether p runs on the JIT's runFramePlain: the first
-// byte of a jit.Program says where its runs go, and 2 is runFramePlain
-// (package jit asserts both when it compiles).
-func jitPlain(p *jit.Program) bool {
-	return p != nil && *(*uint8)(unsafe.Pointer(p)) == 2
+// jitPath says where runs of p go in the JIT: the first byte of a
+// jit.Program, where 2 is its plain frame (runRoot) and 3 its stackless
+// one (runRootStackless); package jit asserts both when it compiles.
+func jitPath(p *jit.Program) (plain, stackless bool) {
+	if p == nil {
+		return false, false
+	}
+	path := *(*uint8)(unsafe.Pointer(p))
+	return path >= 2, path == 3
 }

@@ -3,14 +3,18 @@
 
 // func run(p *Program, ctx unsafe.Pointer, n uintptr) (r0 uint64, err error)
 //
-// A program that the JIT runs on its plain frame (Program.plainMin) with a
-// long enough context continues in the JIT's runRoot, which takes these
-// arguments as they are, any other in runSlowABI. The fast path has one
-// conditional branch: measured on the benchmark set's shortest programs,
-// a second one, or an indirect jump, costs 5-20 %.
+// A program that the JIT runs on one of its plain frames
+// (Program.stacklessMin, plainMin) with a long enough context continues in
+// the JIT's runRootStackless or runRoot, which take these arguments as
+// they are, any other in runSlowABI. The fastest path has one conditional
+// branch: measured on the benchmark set's shortest programs, a second one,
+// or an indirect jump, costs 5-20 %.
 TEXT ·run(SB), NOSPLIT|NOFRAME, $0-48
 	MOVQ p+0(FP), AX
 	MOVQ n+16(FP), CX
+	CMPQ CX, Program_stacklessMin(AX)
+	JLT 2(PC)
+	JMP github·com∕uebpf∕uebpf∕jit·runRootStackless(SB)
 	CMPQ CX, Program_plainMin(AX)
 	JLT slow
 	JMP github·com∕uebpf∕uebpf∕jit·runRoot(SB)

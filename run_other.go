@@ -12,4 +12,4 @@ func run(p *Program, ctx unsafe.Pointer, n uintptr) (uint64, error) {
 	return p.runSlow(unsafe.Slice((*byte)(ctx), n))
 }
 
-func jitPlain(*jit.Program) bool { return false }
+func jitPath(*jit.Program) (plain, stackless bool) { return false, false }

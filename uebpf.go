@@ -49,10 +49,11 @@ type Program struct {
 	name    string
 	section string
 	vm      *vm.Program
-	// plainMin is the shortest context with which Run jumps straight to
-	// the JIT's fastest path (run_linux_amd64.s): contextSize while the
-	// JIT runs the program there (jitPlain), else more than any length.
-	plainMin int
+	// plainMin and stacklessMin are the shortest contexts with which Run
+	// jumps straight to the JIT's fastest paths (run_linux_amd64.s):
+	// contextSize while the JIT runs the program there (jitPath), else
+	// more than any length.
+	plainMin, stacklessMin int
 	// contextSize is the context size the verifier proved the program
 	// safe for (-1: not verified).
 	contextSize int
@@ -136,9 +137,12 @@ func NewCollection(spec *ebpf.CollectionSpec, opts *Options) (*Collection, error
 			coll.Close()
 			return nil, fmt.Errorf("program %s: %w", name, err)
 		}
-		p.plainMin = math.MaxInt
-		if jitPlain(p.jit) {
+		p.plainMin, p.stacklessMin = math.MaxInt, math.MaxInt
+		if plain, stackless := jitPath(p.jit); plain {
 			p.plainMin = p.contextSize
+			if stackless {
+				p.stacklessMin = p.contextSize
+			}
 		}
 		coll.Programs[name] = p
 	}
@@ -198,7 +202,7 @@ func (c *Collection) Close() error {
 	var errs []error
 	for _, p := range c.Programs {
 		if p.jit != nil {
-			p.plainMin = math.MaxInt
+			p.plainMin, p.stacklessMin = math.MaxInt, math.MaxInt
 			errs = append(errs, p.jit.Close())
 		}
 	}

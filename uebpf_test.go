@@ -1,6 +1,7 @@
 package uebpf_test
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"strings"
@@ -175,5 +176,32 @@ func TestRunAfterClose(t *testing.T) {
 				t.Fatalf("run after Close: %d, %v; want %v", r0, err, jit.ErrClosed)
 			}
 		})
+	}
+}
+
+// A run that fails on the JIT's fastest path (a lean program that never
+// touches the stack, run from Program.Run) reports the interpreter's error.
+func TestRunErrorOnFastPath(t *testing.T) {
+	var want string
+	for _, engine := range []uebpf.Engine{uebpf.EngineInterpreter, uebpf.EngineJIT} {
+		coll, err := uebpf.LoadFile("internal/benchset/c/strcmp.bpf.o", &uebpf.Options{Engine: engine, Budget: 50})
+		if errors.Is(err, jit.ErrUnsupportedArch) {
+			t.Skip(err)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := coll.Program("strcmp_full")
+		// Two equal strings with no NUL: the loop runs to the end.
+		r0, err := p.Run(bytes.Repeat([]byte{'x'}, p.ContextSize()))
+		coll.Close()
+		if !errors.Is(err, vm.ErrBudgetExceeded) || r0 != 0 {
+			t.Fatalf("%v: %d, %v; want %v", engine, r0, err, vm.ErrBudgetExceeded)
+		}
+		if want == "" {
+			want = err.Error()
+		} else if err.Error() != want {
+			t.Errorf("%v: %v; interpreter: %v", engine, err, want)
+		}
 	}
 }

@@ -40,10 +40,12 @@ const envExecuted = vm.EngineExecutedOffset
 func runFrame(p *Program, ctx []byte) (r0 uint64, err error)
 func runFramePlain(p *Program, ctx []byte) (r0 uint64, err error)
 
-// runRoot is runFramePlain for the root package's Program.Run, with its
-// *uebpf.Program (whose first field is the *Program) and the context's
-// address and length: see trampoline_linux_amd64.s.
+// runRoot and runRootStackless are runFramePlain for the root package's
+// Program.Run, with its *uebpf.Program (whose first field is the
+// *Program) and the context's address and length: see
+// trampoline_linux_amd64.s.
 func runRoot(p unsafe.Pointer, ctx unsafe.Pointer, n uintptr) (r0 uint64, err error)
+func runRootStackless(p unsafe.Pointer, ctx unsafe.Pointer, n uintptr) (r0 uint64, err error)
 func runEnv(p *Program, ctx []byte) (r0 uint64, err error)
 
 // runEnvABI is runEnv's Go part.

@@ -20,7 +20,7 @@ func Code(p *Program) (code []byte, body int) {
 // stack, as on a new Env.
 func ZeroFrameStack(p *Program) {
 	p.frameSetup |= frameSetupZeroStack
-	if p.path == pathPlain { // which sets up nothing
+	if p.path >= pathPlain { // which set up nothing
 		p.path = pathFrame
 	}
 }
@@ -32,8 +32,8 @@ func DeadAfter(insns []asm.Instruction, from int, reg uint8) bool {
 	return c.deadAfter(from, reg)
 }
 
-// RunPath names where run continues for p (Program.path): "plain",
-// "frame" or "env".
+// RunPath names where run continues for p (Program.path): "stackless",
+// "plain", "frame" or "env".
 func RunPath(p *Program) string {
-	return [...]string{pathEnv: "env", pathFrame: "frame", pathPlain: "plain"}[p.path]
+	return [...]string{pathEnv: "env", pathFrame: "frame", pathPlain: "plain", pathStackless: "stackless"}[p.path]
 }

@@ -198,9 +198,10 @@ func TestLeanNotWithHelpers(t *testing.T) {
 	}
 }
 
-// Run takes the path a program needs: plain for code with nothing to set
-// up, the full frame for code that reads r2 or r3, checks accesses or
-// makes local calls, an Env for code that calls helpers, and after Close.
+// Run takes the path a program needs: stackless for code with nothing to
+// set up that never names r10, plain for other such code, the full frame
+// for code that reads r2 or r3, checks accesses or makes local calls, an
+// Env for code that calls helpers, and after Close.
 func TestRunPaths(t *testing.T) {
 	hs := vm.Helpers{1: {Name: "one", Func: func(*vm.Env, uint64, uint64, uint64, uint64, uint64) uint64 { return 1 }}}
 	tests := []struct {
@@ -208,8 +209,10 @@ func TestRunPaths(t *testing.T) {
 		unchecked bool
 		want      string
 	}{
-		{"plain", "mov %r0, 1\nexit", true, "plain"},
-		{"plain_checked_no_memory", "mov %r0, %r1\nexit", false, "plain"},
+		{"stackless", "mov %r0, 1\nexit", true, "stackless"},
+		{"stackless_checked_no_memory", "mov %r0, %r1\nexit", false, "stackless"},
+		{"plain", "stxdw [%r10-8], %r1\nldxdw %r0, [%r10-8]\nexit", true, "plain"},
+		{"checked_stack", "stxdw [%r10-8], %r1\nldxdw %r0, [%r10-8]\nexit", false, "frame"},
 		{"reads_r2", "mov %r0, %r2\nexit", true, "frame"},
 		{"reads_r3", "mov %r0, %r3\nexit", true, "frame"},
 		{"checked_memory", "ldxb %r0, [%r1]\nexit", false, "frame"},
@@ -511,8 +514,9 @@ func collectConstantly() (stop func()) {
 }
 
 // Clang's code reads no register but r1 and r10 before writing it, so
-// the benchmark set's programs that call no helper run on the plain
-// frame (findLiveIn's analysis sees through their loops).
+// the benchmark set's programs that call no helper run on a plain frame
+// (findLiveIn's analysis sees through their loops); none of them uses the
+// stack.
 func TestBenchmarkSetRunsPlain(t *testing.T) {
 	objs, err := filepath.Glob("../internal/benchset/c/*.bpf.o")
 	if err != nil || len(objs) == 0 {
@@ -525,7 +529,7 @@ func TestBenchmarkSetRunsPlain(t *testing.T) {
 		}
 		for name, ep := range coll.Programs {
 			p := compile(t, ep.VM, jit.Options{Unchecked: true})
-			if want := map[bool]string{true: "plain", false: "env"}[p.Lean()]; jit.RunPath(p) != want {
+			if want := map[bool]string{true: "stackless", false: "env"}[p.Lean()]; jit.RunPath(p) != want {
 				t.Errorf("%s: path %s, want %s", name, jit.RunPath(p), want)
 			}
 		}

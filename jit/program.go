@@ -2,9 +2,11 @@ package jit
 
 import (
 	"runtime"
+	"slices"
 	"sync"
 	"unsafe"
 
+	"github.com/uebpf/uebpf/asm"
 	"github.com/uebpf/uebpf/vm"
 )
 
@@ -148,12 +150,17 @@ func (p *Program) setRunPath(c *compiler) {
 	switch {
 	case !p.lean:
 		p.path = pathEnv
-	case p.frameSetup == 0 && c.liveIn&(1<<2) == 0 && c.flat():
+	case p.frameSetup != 0 || c.liveIn&(1<<2) != 0 || !c.flat():
+		p.path = pathFrame
+	case slices.ContainsFunc(c.insns, usesR10):
 		p.path = pathPlain
 	default:
-		p.path = pathFrame
+		p.path = pathStackless
 	}
 }
+
+// usesR10 reports whether ins names r10, the frame pointer.
+func usesR10(ins asm.Instruction) bool { return ins.Dst == asm.R10 || ins.Src == asm.R10 }
 
 // Where run continues (Program.path). run picks with direct jumps:
 // measured on the benchmark set's shortest programs, one indirect jump
@@ -162,6 +169,10 @@ const (
 	pathEnv   = iota // runEnv: an Env from the program's pools
 	pathFrame        // runFrame
 	pathPlain        // runFramePlain
+	// pathStackless: runFramePlain, and from the root package
+	// runRootStackless, for code that never names r10 and so needs no
+	// eBPF stack: its frame is small enough to skip the stack check.
+	pathStackless
 )
 
 // Lean reports whether runs of p need no vm.Env: p calls no helper and,
@@ -214,8 +225,9 @@ func (f *family) owner(pc uint64) *Program {
 }
 
 // The root package (run_linux_amd64.go) reads path at offset 0 of a
-// Program to know whether runs go to runFramePlain, which is 2.
+// Program, where 2 is pathPlain and 3 pathStackless.
 var (
 	_ [0]struct{} = [unsafe.Offsetof(Program{}.path)]struct{}{}
 	_ [2]struct{} = [pathPlain]struct{}{}
+	_ [3]struct{} = [pathStackless]struct{}{}
 )

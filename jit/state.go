@@ -164,4 +164,7 @@ var (
 	_ [800 - nativeStackBytes]byte
 	_ [frameBytes - 4464]byte
 	_ [4464 - frameBytes]byte
+	// runRootStackless's TEXT line has frameRegion as a number.
+	_ [frameRegion - 336]byte
+	_ [336 - frameRegion]byte
 )

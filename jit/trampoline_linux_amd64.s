@@ -69,8 +69,8 @@ failed:
 TEXT ·run(SB), NOSPLIT|NOFRAME, $0-56
 	MOVQ p+0(FP), AX
 	CMPB Program_path(AX), $const_pathPlain
-	JNE 2(PC)
-	JMP ·runFramePlain(SB)
+	JLT 2(PC)
+	JMP ·runFramePlain(SB) // pathPlain or pathStackless
 	CMPB Program_path(AX), $const_pathFrame
 	JNE 2(PC)
 	JMP ·runFrame(SB)
@@ -122,6 +122,11 @@ TEXT ·runEnv(SB), NOSPLIT|NOFRAME, $0-56
 // r10.
 #define FRAME_ERROR \
 	LEAQ const_frameBytes(SP), BP; \
+	FRAME_ERROR_CALL
+
+// FRAME_ERROR_CALL is FRAME_ERROR for code that leaves the frame
+// pointer alone.
+#define FRAME_ERROR_CALL \
 	MOVQ CX, 0(SP); \
 	MOVQ runState_exitPC(R12), AX; \
 	MOVQ AX, 8(SP); \
@@ -173,6 +178,40 @@ TEXT ·runRoot(SB), $4464-48 // frameBytes
 	RET
 failed:
 	FRAME_ERROR
+	MOVQ 32(SP), AX
+	MOVQ AX, r0+24(FP)
+	MOVQ 40(SP), AX
+	MOVQ AX, err_itable+32(FP)
+	MOVQ 48(SP), AX
+	MOVQ AX, err_data+40(FP)
+	RET
+
+// func runRootStackless(p unsafe.Pointer, ctx unsafe.Pointer, n uintptr) (r0 uint64, err error)
+//
+// runRootStackless is runRoot for code that never names r10 and so needs
+// no eBPF stack, and never changes the frame pointer (pathStackless): its
+// frame is the Env copy and the state (frameRegion bytes), small enough
+// for NOSPLIT, so it has no stack check. The code's native stack, a
+// return address (the code is flat), is below the frame, in the room the
+// linker's NOSPLIT analysis leaves.
+TEXT ·runRootStackless(SB), NOSPLIT, $336-48 // frameRegion
+	NO_LOCAL_POINTERS
+	MOVQ p+0(FP), AX
+	MOVQ (AX), AX
+	MOVQ ctx+8(FP), DI
+	MOVQ n+16(FP), CX
+	TESTQ CX, CX
+	CMOVQEQ CX, DI
+	FRAME_START
+	CALL R11
+	TESTQ CX, CX
+	JNE failed
+	MOVQ AX, r0+24(FP)
+	XORPS X0, X0
+	MOVUPS X0, err_itable+32(FP)
+	RET
+failed:
+	FRAME_ERROR_CALL
 	MOVQ 32(SP), AX
 	MOVQ AX, r0+24(FP)
 	MOVQ 40(SP), AX
