@@ -195,3 +195,30 @@ func TestMustAssemblePanics(t *testing.T) {
 	}()
 	asm.MustAssemble("nope")
 }
+
+func TestJumpTaken(t *testing.T) {
+	tests := []struct {
+		op    uint8
+		x, y  uint64
+		wide  bool
+		taken bool
+	}{
+		{asm.JmpJEQ, 5, 5, true, true},
+		{asm.JmpJEQ, 1<<32 | 5, 5, true, false},
+		{asm.JmpJEQ, 1<<32 | 5, 5, false, true}, // JMP32 compares the low halves
+		{asm.JmpJGT, 0xffffffff, 1, false, true},
+		{asm.JmpJSGT, 0xffffffff, 1, false, false}, // -1 as int32
+		{asm.JmpJSGT, 0xffffffff, 1, true, true},
+		{asm.JmpJSLT, 1 << 63, 0, true, true},
+		{asm.JmpJSET, 6, 3, true, true},
+		{asm.JmpJSET, 4, 3, true, false},
+		{asm.JmpJNE | asm.ClassJMP32, 1, 2, false, true}, // the class bits are ignored
+		{asm.JmpJLE, 3, 3, true, true},
+		{asm.JmpJSGE, 0x80000000, 0, false, false},
+	}
+	for _, tt := range tests {
+		if got := asm.JumpTaken(tt.op, tt.x, tt.y, tt.wide); got != tt.taken {
+			t.Errorf("JumpTaken(%#x, %#x, %#x, %v) = %v", tt.op, tt.x, tt.y, tt.wide, got)
+		}
+	}
+}

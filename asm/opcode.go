@@ -119,3 +119,40 @@ const (
 
 // InstructionSize is the size of one instruction slot in bytes.
 const InstructionSize = 8
+
+// JumpTaken reports whether a conditional jump whose operation (the high
+// nibble of its opcode, as JmpJEQ) is op is taken with dst value x and
+// operand y: compared on all 64 bits, or on the low 32 for JMP32 (wide
+// false), as the interpreter does.
+func JumpTaken(op uint8, x, y uint64, wide bool) bool {
+	sx, sy := int64(x), int64(y)
+	if !wide {
+		x, y = uint64(uint32(x)), uint64(uint32(y))
+		sx, sy = int64(int32(x)), int64(int32(y))
+	}
+	switch op & 0xf0 {
+	case JmpJEQ:
+		return x == y
+	case JmpJNE:
+		return x != y
+	case JmpJSET:
+		return x&y != 0
+	case JmpJGT:
+		return x > y
+	case JmpJGE:
+		return x >= y
+	case JmpJLT:
+		return x < y
+	case JmpJLE:
+		return x <= y
+	case JmpJSGT:
+		return sx > sy
+	case JmpJSGE:
+		return sx >= sy
+	case JmpJSLT:
+		return sx < sy
+	case JmpJSLE:
+		return sx <= sy
+	}
+	return false
+}

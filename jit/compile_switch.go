@@ -90,7 +90,7 @@ func (c *compiler) isNode(pc int, reg uint8, class uint8) bool {
 // next returns where the tree node at pc goes for value v.
 func (c *compiler) next(pc int, v uint64, wide bool) int {
 	ins := &c.insns[pc]
-	if jumpHolds(ins.Opcode, v, uint64(int64(ins.Imm)), wide) {
+	if asm.JumpTaken(ins.Opcode, v, uint64(int64(ins.Imm)), wide) {
 		return pc + 1 + int(ins.Offset)
 	}
 	return pc + 1
@@ -160,40 +160,6 @@ func (c *compiler) switchAt(root int) *switchTree {
 		s.leaves[i], s.slots[i] = int32(pc), int32(slots)
 	}
 	return s
-}
-
-// jumpHolds evaluates the condition of a conditional jump (op) on x and
-// y as the interpreter does: on the low 32 bits unless wide.
-func jumpHolds(op uint8, x, y uint64, wide bool) bool {
-	sx, sy := int64(x), int64(y)
-	if !wide {
-		x, y = uint64(uint32(x)), uint64(uint32(y))
-		sx, sy = int64(int32(x)), int64(int32(y))
-	}
-	switch op & 0xf0 {
-	case asm.JmpJEQ:
-		return x == y
-	case asm.JmpJNE:
-		return x != y
-	case asm.JmpJSET:
-		return x&y != 0
-	case asm.JmpJGT:
-		return x > y
-	case asm.JmpJGE:
-		return x >= y
-	case asm.JmpJLT:
-		return x < y
-	case asm.JmpJLE:
-		return x <= y
-	case asm.JmpJSGT:
-		return sx > sy
-	case asm.JmpJSGE:
-		return sx >= sy
-	case asm.JmpJSLT:
-		return sx < sy
-	default: // JSLE
-		return sx <= sy
-	}
 }
 
 // emitSwitch emits the dispatch of s in front of its root's code, which

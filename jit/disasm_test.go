@@ -14,6 +14,7 @@ import (
 	"github.com/uebpf/uebpf/elf"
 	"github.com/uebpf/uebpf/helpers"
 	"github.com/uebpf/uebpf/jit"
+	"github.com/uebpf/uebpf/vm"
 )
 
 // disassemble decodes code from body to the first ud2 (the end of the
@@ -36,11 +37,11 @@ func disassemble(code []byte, body int) (string, error) {
 	return s.String(), nil
 }
 
-// The body of every program of the benchmark set's objects decodes; with
-// UEBPF_JIT_DUMP=1 the listings are written to the test log (go test -v
-// -run TestBodyDecodes). The objects are read as files, so that these tests
-// do not depend on the root package.
-func TestBodyDecodes(t *testing.T) {
+// setPrograms calls f with each program of the benchmark set's objects,
+// in order. The objects are read as files, so that these tests do not
+// depend on the root package.
+func setPrograms(t *testing.T, f func(name string, vp *vm.Program)) {
+	t.Helper()
 	objs, err := filepath.Glob("../internal/benchset/c/*.bpf.o")
 	if err != nil || len(objs) == 0 {
 		t.Fatalf("no objects: %v", err)
@@ -50,20 +51,28 @@ func TestBodyDecodes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		names := slices.Sorted(maps.Keys(coll.Programs))
-		for _, name := range names {
-			for _, opts := range []jit.Options{{}, {Unchecked: true}} {
-				p := compile(t, coll.Program(name).VM, opts)
-				code, body := jit.Code(p)
-				listing, err := disassemble(code, body)
-				if err != nil {
-					t.Errorf("%s (unchecked %v): %v", name, opts.Unchecked, err)
-				}
-				if os.Getenv("UEBPF_JIT_DUMP") != "" {
-					t.Logf("%s (unchecked %v), %d bytes:\n%s", name, opts.Unchecked, len(code), listing)
-				}
-			}
+		for _, name := range slices.Sorted(maps.Keys(coll.Programs)) {
+			f(name, coll.Program(name).VM)
 		}
 		coll.Close()
 	}
+}
+
+// The body of every program of the benchmark set's objects decodes; with
+// UEBPF_JIT_DUMP=1 the listings are written to the test log (go test -v
+// -run TestBodyDecodes).
+func TestBodyDecodes(t *testing.T) {
+	setPrograms(t, func(name string, vp *vm.Program) {
+		for _, opts := range []jit.Options{{}, {Unchecked: true}} {
+			p := compile(t, vp, opts)
+			code, body := jit.Code(p)
+			listing, err := disassemble(code, body)
+			if err != nil {
+				t.Errorf("%s (unchecked %v): %v", name, opts.Unchecked, err)
+			}
+			if os.Getenv("UEBPF_JIT_DUMP") != "" {
+				t.Logf("%s (unchecked %v), %d bytes:\n%s", name, opts.Unchecked, len(code), listing)
+			}
+		}
+	})
 }

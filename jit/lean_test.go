@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"sync"
@@ -12,8 +11,6 @@ import (
 	"unsafe"
 
 	"github.com/uebpf/uebpf/asm"
-	"github.com/uebpf/uebpf/elf"
-	"github.com/uebpf/uebpf/helpers"
 	"github.com/uebpf/uebpf/jit"
 	"github.com/uebpf/uebpf/maps"
 	"github.com/uebpf/uebpf/vm"
@@ -518,21 +515,10 @@ func collectConstantly() (stop func()) {
 // (findLiveIn's analysis sees through their loops); none of them uses the
 // stack.
 func TestBenchmarkSetRunsPlain(t *testing.T) {
-	objs, err := filepath.Glob("../internal/benchset/c/*.bpf.o")
-	if err != nil || len(objs) == 0 {
-		t.Fatalf("no objects: %v", err)
-	}
-	for _, obj := range objs {
-		coll, err := elf.Load(obj, &elf.Options{Helpers: helpers.Standard(nil)})
-		if err != nil {
-			t.Fatal(err)
+	setPrograms(t, func(name string, vp *vm.Program) {
+		p := compile(t, vp, jit.Options{Unchecked: true})
+		if want := map[bool]string{true: "stackless", false: "env"}[p.Lean()]; jit.RunPath(p) != want {
+			t.Errorf("%s: path %s, want %s", name, jit.RunPath(p), want)
 		}
-		for name, ep := range coll.Programs {
-			p := compile(t, ep.VM, jit.Options{Unchecked: true})
-			if want := map[bool]string{true: "stackless", false: "env"}[p.Lean()]; jit.RunPath(p) != want {
-				t.Errorf("%s: path %s, want %s", name, jit.RunPath(p), want)
-			}
-		}
-		coll.Close()
-	}
+	})
 }

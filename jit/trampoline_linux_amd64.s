@@ -2,6 +2,26 @@
 #include "funcdata.h"
 #include "go_asm.h"
 
+// ROOT_RETURN (defined before any function, where go vet does not check
+// it against one) returns the results of runRoot and runRootStackless: r0
+// and a nil error, or after failed, what frameError returned. Their code
+// leaves the frame pointer alone (it makes no local calls), so frameError
+// needs no FRAME_ERROR.
+#define ROOT_RETURN \
+	MOVQ AX, r0+24(FP); \
+	XORPS X0, X0; \
+	MOVUPS X0, err_itable+32(FP); \
+	RET; \
+failed: \
+	FRAME_ERROR_CALL; \
+	MOVQ 32(SP), AX; \
+	MOVQ AX, r0+24(FP); \
+	MOVQ 40(SP), AX; \
+	MOVQ AX, err_itable+32(FP); \
+	MOVQ 48(SP), AX; \
+	MOVQ AX, err_data+40(FP); \
+	RET
+
 // func enter(s *runState, stub uintptr)
 //
 // enter runs generated code until it returns to Go. It calls stub (the
@@ -170,21 +190,7 @@ TEXT ·runRoot(SB), $4464-48 // frameBytes
 	CMOVQEQ CX, DI
 	FRAME_START
 	FRAME_CALL
-	MOVQ AX, r0+24(FP)
-	// A nil error in one store: stores limit how fast a short run can
-	// be.
-	XORPS X0, X0
-	MOVUPS X0, err_itable+32(FP)
-	RET
-failed:
-	FRAME_ERROR
-	MOVQ 32(SP), AX
-	MOVQ AX, r0+24(FP)
-	MOVQ 40(SP), AX
-	MOVQ AX, err_itable+32(FP)
-	MOVQ 48(SP), AX
-	MOVQ AX, err_data+40(FP)
-	RET
+	ROOT_RETURN
 
 // func runRootStackless(p unsafe.Pointer, ctx unsafe.Pointer, n uintptr) (r0 uint64, err error)
 //
@@ -206,19 +212,7 @@ TEXT ·runRootStackless(SB), NOSPLIT, $336-48 // frameRegion
 	CALL R11
 	TESTQ CX, CX
 	JNE failed
-	MOVQ AX, r0+24(FP)
-	XORPS X0, X0
-	MOVUPS X0, err_itable+32(FP)
-	RET
-failed:
-	FRAME_ERROR_CALL
-	MOVQ 32(SP), AX
-	MOVQ AX, r0+24(FP)
-	MOVQ 40(SP), AX
-	MOVQ AX, err_itable+32(FP)
-	MOVQ 48(SP), AX
-	MOVQ AX, err_data+40(FP)
-	RET
+	ROOT_RETURN
 
 // func runFramePlain(p *Program, ctx []byte) (r0 uint64, err error)
 //

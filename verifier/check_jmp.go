@@ -71,7 +71,7 @@ func (v *verifier) checkCondJump(ins asm.Instruction) (int, bool, error) {
 			same = !signedJump(op) || (a.umax <= math.MaxInt32 && b.umax <= math.MaxInt32)
 		}
 		if !same && a.isConst() && b.isConst() {
-			if evalJump32(op, uint32(a.value()), uint32(b.value())) {
+			if asm.JumpTaken(op, a.value(), b.value(), false) {
 				return target, false, nil
 			}
 			return v.pc + 1, false, nil
@@ -186,34 +186,6 @@ func signedJump(op uint8) bool {
 	switch op {
 	case asm.JmpJSGT, asm.JmpJSGE, asm.JmpJSLT, asm.JmpJSLE:
 		return true
-	}
-	return false
-}
-
-func evalJump32(op uint8, a, b uint32) bool {
-	switch op {
-	case asm.JmpJEQ:
-		return a == b
-	case asm.JmpJNE:
-		return a != b
-	case asm.JmpJGT:
-		return a > b
-	case asm.JmpJGE:
-		return a >= b
-	case asm.JmpJLT:
-		return a < b
-	case asm.JmpJLE:
-		return a <= b
-	case asm.JmpJSET:
-		return a&b != 0
-	case asm.JmpJSGT:
-		return int32(a) > int32(b)
-	case asm.JmpJSGE:
-		return int32(a) >= int32(b)
-	case asm.JmpJSLT:
-		return int32(a) < int32(b)
-	case asm.JmpJSLE:
-		return int32(a) <= int32(b)
 	}
 	return false
 }

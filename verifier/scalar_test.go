@@ -91,7 +91,7 @@ func TestRefineSound(t *testing.T) {
 		a, x := randScalar(r)
 		b, y := randScalar(r)
 		op := ops[r.IntN(len(ops))]
-		taken := evalJump64(op, x, y)
+		taken := asm.JumpTaken(op, x, y, true)
 		switch outcome(op, a, b) {
 		case alwaysTaken:
 			if !taken {
@@ -107,30 +107,4 @@ func TestRefineSound(t *testing.T) {
 			t.Fatalf("op %#x taken=%v: %v, %v narrowed to %v, %v, losing %#x, %#x", op, taken, a, b, na, nb, x, y)
 		}
 	}
-}
-
-func evalJump64(op uint8, a, b uint64) bool {
-	switch op {
-	case asm.JmpJEQ:
-		return a == b
-	case asm.JmpJNE:
-		return a != b
-	case asm.JmpJGT:
-		return a > b
-	case asm.JmpJGE:
-		return a >= b
-	case asm.JmpJLT:
-		return a < b
-	case asm.JmpJLE:
-		return a <= b
-	case asm.JmpJSET:
-		return a&b != 0
-	case asm.JmpJSGT:
-		return int64(a) > int64(b)
-	case asm.JmpJSGE:
-		return int64(a) >= int64(b)
-	case asm.JmpJSLT:
-		return int64(a) < int64(b)
-	}
-	return int64(a) <= int64(b)
 }
