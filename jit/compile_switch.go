@@ -20,19 +20,15 @@ import (
 
 // switchTree is a compare tree found in the program, and its table.
 type switchTree struct {
-	root   int32 // slot of the first comparison
-	reg    uint8 // the eBPF register compared
-	wide   bool  // 64-bit comparisons (JMP); else 32-bit (JMP32)
-	lo     int64 // value of entry 0
-	leaves []int32
-	// slots: the tree's slots a value executes, the comparisons
-	// (entry 0 at first; the charge in the table adds the slots of the
-	// root's block before it).
-	slots []int32
-	// tablePatch is the rel32 of the dispatch's lea of the table,
-	// refundPatch the js to the refund stub.
-	tablePatch int32
-	pre        int32 // slots of the block before the root, not yet charged
+	root int32 // slot of the first comparison
+	reg  uint8 // the eBPF register compared
+	wide bool  // 64-bit comparisons (JMP); else 32-bit (JMP32)
+	lo   int64 // value of entry 0
+	// By entry: the slot the tree goes to, and the comparisons it
+	// executes on the way (the table's charge adds pre).
+	leaves, slots []int32
+	tablePatch    int32 // the rel32 of the dispatch's lea of the table
+	pre           int32 // slots of the block before the root, not yet charged
 }
 
 const (
@@ -57,19 +53,19 @@ func (c *compiler) findSwitches() {
 			// lookup answers (see emitArrayLookup).
 			continue
 		}
-		s := c.switchAt(pc)
+		s, ok := c.switchAt(pc)
 		// The tree's other comparisons are not roots of their own, even
 		// when it is not worth a table: that keeps the search linear.
 		for _, n := range c.switchNodes {
 			c.inSwitch[n] = true
 		}
-		if s == nil {
+		if !ok {
 			continue
 		}
 		for _, leaf := range s.leaves {
 			c.starts[leaf] = true
 		}
-		c.switches = append(c.switches, *s)
+		c.switches = append(c.switches, s)
 	}
 }
 
@@ -96,9 +92,8 @@ func (c *compiler) next(pc int, v uint64, wide bool) int {
 	return pc + 1
 }
 
-// switchAt returns the tree at root, or nil if there is none worth a
-// table there.
-func (c *compiler) switchAt(root int) *switchTree {
+// switchAt returns the tree at root, if there is one worth a table.
+func (c *compiler) switchAt(root int) (switchTree, bool) {
 	ins := &c.insns[root]
 	reg, class := ins.Dst, ins.Class()
 	wide := class == asm.ClassJMP
@@ -115,13 +110,10 @@ func (c *compiler) switchAt(root int) *switchTree {
 			continue // two nodes go there
 		}
 		if len(nodes) == switchMaxEntries {
-			return nil
+			return switchTree{}, false
 		}
 		nodes = append(nodes, int32(pc))
 		k := int64(c.insns[pc].Imm)
-		if !wide {
-			k = int64(int32(k))
-		}
 		lo, hi = min(lo, k), max(hi, k)
 		for _, n := range [2]int{pc + 1, pc + 1 + int(c.insns[pc].Offset)} {
 			if n > pc && c.isNode(n, reg, class) {
@@ -134,9 +126,9 @@ func (c *compiler) switchAt(root int) *switchTree {
 	hi++
 	n := int(hi - lo + 1)
 	if len(nodes) < switchMinNodes || n > switchMaxEntries || n > 8*len(nodes) {
-		return nil
+		return switchTree{}, false
 	}
-	s := &switchTree{root: int32(root), reg: reg, wide: wide, lo: lo}
+	s := switchTree{root: int32(root), reg: reg, wide: wide, lo: lo}
 	// The tables share one buffer per compiler: compiling allocates
 	// nothing in the steady state.
 	start := len(c.switchData)
@@ -144,22 +136,17 @@ func (c *compiler) switchAt(root int) *switchTree {
 	s.leaves, s.slots = c.switchData[start:start+n:start+n], c.switchData[start+n:start+2*n]
 	for i := range n {
 		v := uint64(lo) + uint64(i)
-		pc, slots := root, 0
-		for {
-			slots++
-			if slots > switchMaxDepth {
-				return nil
+		pc, slots := root, 1
+		next := c.next(pc, v, wide)
+		for next > pc && c.isNode(next, reg, class) {
+			if slots++; slots > switchMaxDepth {
+				return switchTree{}, false
 			}
-			next := c.next(pc, v, wide)
-			if next <= pc || !c.isNode(next, reg, class) {
-				pc = next
-				break
-			}
-			pc = next
+			pc, next = next, c.next(next, v, wide)
 		}
-		s.leaves[i], s.slots[i] = int32(pc), int32(slots)
+		s.leaves[i], s.slots[i] = int32(next), int32(slots)
 	}
-	return s
+	return s, true
 }
 
 // emitSwitch emits the dispatch of s in front of its root's code, which

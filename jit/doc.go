@@ -65,18 +65,24 @@
 // context region: Exec skips BeginRun and EndRun for it, and Run and
 // RunPointer use no Env at all. They call run, in assembly (so that
 // Program.Run inlines into its callers and a run is one call from Go),
-// which continues in runFrame: its frame holds copies of the Env fields
-// generated code reads, the state, a one-entry region list (the context)
-// and the 4 KiB eBPF stack. runFrame does the start stub's work with the
-// arguments in registers, setting up only what the code reads (checks,
-// packet, local calls), and calls the body where its stack pointer is:
-// the native stack (at most 336 bytes) is below the frame, in the room
-// that the stack check of runFrame's prologue leaves for NOSPLIT callees
-// (StackLimit, 800 bytes). It is not NOSPLIT: its prologue grows the
-// goroutine stack before generated code runs. Its errors are built by Go
-// code it calls, so it never writes the stack pointer itself, and the
-// runtime can unwind through it. Nothing on the frame outlives the run: a
-// stack address a program stored is a number afterwards, which checked
+// which continues where Program.path says: runFrame, whose frame holds
+// copies of the Env fields generated code reads, the state, a one-entry
+// region list (the context) and the 4 KiB eBPF stack, and which sets up
+// only what the code reads (checks, packet, local calls, the registers it
+// may read before writing them); runFramePlain, the same with nothing to
+// set up, for code that is also flat (every exit at the base of its
+// native stack); or runEnv, for any other program. The root package's
+// Program.Run jumps straight to runRoot (runFramePlain with its
+// arguments) or runRootStackless, whose frame has no eBPF stack (for code
+// that never names r10) and is small enough for NOSPLIT. The frame
+// entries call the body where their stack pointer is: the native stack
+// (at most 336 bytes) is below the frame, in the room that the stack
+// check of a prologue leaves for NOSPLIT callees (StackLimit, 800 bytes).
+// The large ones are not NOSPLIT: their prologue grows the goroutine
+// stack before generated code runs. Their errors are built by Go code
+// they call, so they never write the stack pointer themselves, and the
+// runtime can unwind through them. Nothing on the frame outlives the run:
+// a stack address a program stored is a number afterwards, which checked
 // code cannot use (as with an Env's stack, which the next run reuses).
 //
 // Generated code is not Go code: the scheduler cannot preempt it (Go's
