@@ -7,8 +7,8 @@ import (
 )
 
 // run is Program.Run with the context's address and length: it jumps to
-// the JIT's runRoot with its arguments in place, or continues in
-// runSlowABI (see run_linux_amd64.s).
+// the JIT's runRootStackless or runRoot with its arguments in place, or
+// continues in runSlowABI (see run_linux_amd64.s).
 func run(p *Program, ctx unsafe.Pointer, n uintptr) (r0 uint64, err error)
 
 // runSlowABI is run's path to everything but a run on the JIT's plain

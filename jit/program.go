@@ -16,7 +16,8 @@ import (
 type Program struct {
 	// path says where run continues: runFramePlain, runFrame or runEnv
 	// (see setRunPath). It is the first field so that the root package
-	// can find it: its Run goes straight to runFramePlain.
+	// can find it: its Run goes straight to runRoot or runRootStackless
+	// when it says so.
 	path  uint8
 	vp    *vm.Program
 	fam   *family
