@@ -80,8 +80,20 @@ type compiler struct {
 	inSwitch    []bool
 	switchNodes []int32
 	switchData  []int32
-	r1Known     bool     // r1 holds the constant r1 here (in this block)
-	tr          tracking // see compile_track.go
+	// hoists are the loops whose checks are hoisted (compile_hoist.go),
+	// hoistRanges their ranges; hoisted marks the accesses that the
+	// unchecked copies do not test. copying is the loop whose copy is
+	// being emitted, at copyOffsets. hoistState and hoistReached are the
+	// analysis' scratch space.
+	hoists       []hoistLoop
+	hoistRanges  []hoistRange
+	hoisted      []bool
+	copying      *hoistLoop
+	copyOffsets  []int32
+	hoistState   [][11]affine
+	hoistReached []bool
+	r1Known      bool     // r1 holds the constant r1 here (in this block)
+	tr           tracking // see compile_track.go
 	// pc is the slot being emitted, blockStart the first slot of its
 	// block. uncharged: the block's length is not yet subtracted from the
 	// budget register. The subtraction waits for the charging instruction
@@ -128,6 +140,7 @@ const (
 	stubDivZero
 	stubDivMinusOne
 	stubSwitchRefund
+	stubHoistProbe
 )
 
 // stub is an out-of-line path, emitted after the body: the rel32 at patch
@@ -190,6 +203,13 @@ func newCompiler(p *vm.Program, opts *Options, feat features, key uint64, tag ui
 		switchData:    c.switchData[:0],
 		infoFixups:    c.infoFixups[:0],
 		magic:         c.magic,
+
+		hoists:       c.hoists[:0],
+		hoistRanges:  c.hoistRanges[:0],
+		hoisted:      c.hoisted,
+		copyOffsets:  c.copyOffsets,
+		hoistState:   c.hoistState,
+		hoistReached: c.hoistReached,
 	}
 	c.a.Reset()
 	clear(c.starts)
@@ -213,8 +233,30 @@ func (c *compiler) compile() ([]byte, error) {
 	c.flatLeave = c.flat()
 	c.emitStart()
 	c.bodyOff = c.a.Len()
-	insns, starts, offsets := c.insns, c.starts[:len(c.insns)], c.offsets[:len(c.insns)]
-	for pc := 0; pc < len(insns); pc++ {
+	if err := c.emitSlots(0, len(c.insns), c.offsets); err != nil {
+		return nil, err
+	}
+	c.a.Ud2() // unreachable: validation forbids falling off the end
+	if err := c.emitLoopCopies(); err != nil {
+		return nil, err
+	}
+	c.emitMemSlowPaths()
+	for i := range c.stubs {
+		c.emitStub(&c.stubs[i])
+	}
+	c.emitArrayInfo()
+	c.emitSwitchTables()
+	for _, j := range c.jumps {
+		c.a.PatchRel32(int(j.pos), int(c.offsets[j.target]))
+	}
+	return c.a.Bytes(), nil
+}
+
+// emitSlots emits the code of slots [from, to), recording their offsets
+// in offsets: the body, or the copy of a loop.
+func (c *compiler) emitSlots(from, to int, offsets []int32) error {
+	insns, starts := c.insns, c.starts[:len(c.insns)]
+	for pc := from; pc < to; pc++ {
 		if starts[pc] {
 			// The last block may fall through into this one without a
 			// charging instruction.
@@ -224,6 +266,9 @@ func (c *compiler) compile() ([]byte, error) {
 			c.blockStart, c.uncharged = pc, true
 			c.resetTracking()
 			if c.loops && c.isLoopHead(pc) {
+				if l := c.hoistAt(pc); l != nil && c.copying == nil {
+					c.emitGuard(l)
+				}
 				c.a.Align(64)
 			}
 		}
@@ -295,7 +340,7 @@ func (c *compiler) compile() ([]byte, error) {
 			err = fmt.Errorf("%w %#02x", vm.ErrUnknownOpcode, ins.Opcode)
 		}
 		if err != nil {
-			return nil, &vm.LoadError{Program: c.prog.Name(), Index: pc, Err: fmt.Errorf("jit: %w", err)}
+			return &vm.LoadError{Program: c.prog.Name(), Index: pc, Err: fmt.Errorf("jit: %w", err)}
 		}
 		if lddw { // its second slot is never a jump target: validation refuses those
 			offsets[pc+1] = offsets[pc]
@@ -307,17 +352,7 @@ func (c *compiler) compile() ([]byte, error) {
 			c.blockStart, c.uncharged = pc+1, true
 		}
 	}
-	c.a.Ud2() // unreachable: validation forbids falling off the end
-	c.emitMemSlowPaths()
-	for i := range c.stubs {
-		c.emitStub(&c.stubs[i])
-	}
-	c.emitArrayInfo()
-	c.emitSwitchTables()
-	for _, j := range c.jumps {
-		c.a.PatchRel32(int(j.pos), int(c.offsets[j.target]))
-	}
-	return c.a.Bytes(), nil
+	return nil
 }
 
 // shared is the code at the start of every program of one kind (checked
@@ -352,9 +387,7 @@ func (c *compiler) emitShared() {
 	c.emitLeave()
 	if c.checked {
 		c.regionCheckOff = c.emitRegionCheck(false)
-		if c.lookups {
-			c.regionProbeOff = c.emitRegionCheck(true)
-		}
+		c.regionProbeOff = c.emitRegionCheck(true)
 	}
 	c.emitAbort()
 	sharedCode[kind].Store(&shared{
@@ -455,6 +488,7 @@ func (c *compiler) findBlocks() error {
 	c.findSwitches()
 	c.findLoops()
 	c.findLiveIn()
+	c.findHoists()
 	return nil
 }
 
@@ -649,8 +683,16 @@ func (c *compiler) align() {
 // jumpToSlot emits a jump (cond, or unconditional when always) to slot
 // target, in its short form when the target is already emitted.
 func (c *compiler) jumpToSlot(cond x86.Cond, always bool, target int) {
-	if target <= c.pc { // emitted
-		off := c.offsets[target]
+	offsets, emitted := c.offsets, target <= c.pc
+	if l := c.copying; l != nil {
+		if target >= int(l.head) && target <= int(l.end) {
+			offsets = c.copyOffsets
+		} else {
+			emitted = true // the body's code
+		}
+	}
+	if emitted {
+		off := offsets[target]
 		if always {
 			c.a.JmpTo(int(off))
 		} else {

@@ -33,6 +33,9 @@ func (c *compiler) emitCheck(pc int, baseReg uint8, off int32, size int, write b
 	if c.inFrame(baseReg, off, size) { // r10, or a copy of it plus a constant
 		return
 	}
+	if c.copying != nil && c.hoisted[pc] {
+		return // a loop's guard tested it (compile_hoist.go)
+	}
 	a := c.a
 	base := regMap[baseReg]
 	a.Lea(tmpAddr, x86.M(base, off))

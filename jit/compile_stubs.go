@@ -305,6 +305,8 @@ func (c *compiler) emitStub(s *stub) {
 		c.emitDivSpecial(s)
 	case stubSwitchRefund:
 		c.emitRefund(s)
+	case stubHoistProbe:
+		c.emitHoistProbe(s)
 	case stubCallDepth:
 		c.jmpLeavePC(reasonCallDepth, s.pc)
 	case stubMisaligned:

@@ -4,6 +4,7 @@ import (
 	"unsafe"
 
 	"github.com/uebpf/uebpf/asm"
+	"github.com/uebpf/uebpf/vm"
 )
 
 // Code returns the program's machine code and the offset of its body, for
@@ -36,4 +37,20 @@ func DeadAfter(insns []asm.Instruction, from int, reg uint8) bool {
 // "plain", "frame" or "env".
 func RunPath(p *Program) string {
 	return [...]string{pathEnv: "env", pathFrame: "frame", pathPlain: "plain", pathStackless: "stackless"}[p.path]
+}
+
+// Hoisted returns the number of loops of vp whose checks the checked
+// compiler hoists (compile_hoist.go) and of accesses it hoists.
+func Hoisted(vp *vm.Program) (loops, accesses int) {
+	c := newCompiler(vp, &Options{}, features{}, 0, 0)
+	defer c.release()
+	if c.findBlocks() != nil {
+		return 0, 0
+	}
+	for _, h := range c.hoisted {
+		if h {
+			accesses++
+		}
+	}
+	return len(c.hoists), accesses
 }

@@ -2,6 +2,7 @@ package jit_test
 
 import (
 	"encoding/binary"
+	"math/bits"
 	"testing"
 
 	"github.com/uebpf/uebpf/asm"
@@ -110,7 +111,11 @@ func (g *progGen) block(n int) {
 		case k < 12:
 			g.forwardJump()
 		case k == 12 && g.depth == 0:
-			g.loop()
+			if g.src.u8()&1 == 0 {
+				g.loop()
+			} else {
+				g.walk()
+			}
 		case k == 13:
 			g.call()
 		case k == 14:
@@ -348,6 +353,69 @@ func (g *progGen) loop() {
 		// jeq to the exit of the loop, then a backward ja.
 		g.emit(asm.Instruction{Opcode: asm.ClassJMP32 | asm.JmpJEQ, Dst: 8, Offset: 1})
 		g.emit(asm.Instruction{Opcode: asm.ClassJMP | asm.JmpJA, Offset: int16(back - 1)})
+	}
+}
+
+// walk emits a loop that walks the context with a counter in r8, as
+// clang compiles "for (i = a; i < b; i += k) p[i] = ...", with the exit
+// test at the top, at the bottom, or at the bottom jumping out: the
+// checked JIT hoists the checks of such loops (compile_hoist.go). The
+// walk stays inside the context unless faults are allowed.
+func (g *progGen) walk() {
+	step := []int32{1, 1, 2, 4, 8, 3}[g.src.n(6)]
+	size := 1 << g.src.n(4)
+	start := int32(g.src.n(16))
+	count := int32(1 + g.src.n(int(fuzzCtxSize-int32(size)-start)/int(step)))
+	end := start + step*count // the counter's first value that leaves
+	off := int16(g.src.n(int(fuzzCtxSize - int32(size) - (end - step))))
+	if g.allowFaults && g.src.u8()&3 == 0 {
+		off += int16(g.src.n(8)) - 3
+	}
+	g.emit(asm.Instruction{Opcode: asm.ClassALU64 | asm.AluMOV, Dst: 8, Imm: start})
+	head := len(g.insns)
+	form := g.src.n(3)
+	// The comparison that leaves the loop, at the top (form 0) or the
+	// bottom (form 2), with r8 below end on the iterations that stay.
+	leave := []asm.Instruction{
+		{Opcode: asm.ClassJMP | asm.JmpJGE, Dst: 8, Imm: end},
+		{Opcode: asm.ClassJMP | asm.JmpJGT, Dst: 8, Imm: end - 1},
+		{Opcode: asm.ClassJMP | asm.JmpJSGE, Dst: 8, Imm: end},
+		{Opcode: asm.ClassJMP | asm.JmpJEQ, Dst: 8, Imm: end}, // exact: end is start + step*count
+	}[g.src.n(4)]
+	if form == 0 {
+		g.emit(leave)
+	}
+	g.depth++
+	for range 1 + g.src.n(3) {
+		t := g.freeReg()
+		g.emit(asm.Instruction{Opcode: asm.ClassALU64 | asm.AluMOV | asm.SourceX, Dst: t, Src: 9},
+			asm.Instruction{Opcode: asm.ClassALU64 | asm.AluADD | asm.SourceX, Dst: t, Src: 8})
+		sz := sizeCodes[bits.TrailingZeros(uint(size))]
+		if g.src.u8()&1 == 0 {
+			g.emit(asm.Instruction{Opcode: asm.ClassLDX | asm.ModeMEM | sz, Dst: g.freeReg(), Src: t, Offset: off})
+		} else {
+			g.emit(asm.Instruction{Opcode: asm.ClassSTX | asm.ModeMEM | sz, Dst: t, Src: g.anyReg(), Offset: off})
+		}
+		g.block(g.src.n(3))
+	}
+	g.depth--
+	g.emit(asm.Instruction{Opcode: asm.ClassALU64 | asm.AluADD, Dst: 8, Imm: step})
+	switch form {
+	case 0:
+		g.emit(asm.Instruction{Opcode: asm.ClassJMP | asm.JmpJA, Offset: int16(head - len(g.insns) - 1)})
+		g.insns[head].Offset = int16(len(g.insns) - head - 1)
+	case 1: // stay at the bottom
+		stay := []asm.Instruction{
+			{Opcode: asm.ClassJMP | asm.JmpJLT, Dst: 8, Imm: end},
+			{Opcode: asm.ClassJMP | asm.JmpJLE, Dst: 8, Imm: end - 1},
+			{Opcode: asm.ClassJMP | asm.JmpJSLT, Dst: 8, Imm: end},
+			{Opcode: asm.ClassJMP | asm.JmpJNE, Dst: 8, Imm: end},
+		}[g.src.n(4)]
+		stay.Offset = int16(head - len(g.insns) - 1)
+		g.emit(stay)
+	default:
+		leave.Offset = 1
+		g.emit(leave, asm.Instruction{Opcode: asm.ClassJMP | asm.JmpJA, Offset: int16(head - len(g.insns) - 2)})
 	}
 }
 
