@@ -92,6 +92,8 @@ type compiler struct {
 	copyOffsets  []int32
 	hoistState   [][11]affine
 	hoistReached []bool
+	hoistBack    []bool
+	hoistSkip    []bool
 	r1Known      bool     // r1 holds the constant r1 here (in this block)
 	tr           tracking // see compile_track.go
 	// pc is the slot being emitted, blockStart the first slot of its
@@ -210,6 +212,8 @@ func newCompiler(p *vm.Program, opts *Options, feat features, key uint64, tag ui
 		copyOffsets:  c.copyOffsets,
 		hoistState:   c.hoistState,
 		hoistReached: c.hoistReached,
+		hoistBack:    c.hoistBack,
+		hoistSkip:    c.hoistSkip,
 	}
 	c.a.Reset()
 	clear(c.starts)
@@ -267,7 +271,7 @@ func (c *compiler) emitSlots(from, to int, offsets []int32) error {
 			c.resetTracking()
 			if c.loops && c.isLoopHead(pc) {
 				if l := c.hoistAt(pc); l != nil && c.copying == nil {
-					c.emitGuard(l)
+					c.enterHoisted(l)
 				}
 				c.a.Align(64)
 			}

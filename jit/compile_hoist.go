@@ -18,21 +18,26 @@ import (
 // all the iterations the loop can make, lies in a region that allows them.
 // Otherwise the usual, checked copy runs, which reports a fault where the
 // interpreter would. Both copies compute the same thing and charge the
-// same budget, and either may jump into the other's code after the loop.
+// same budget, and the copy jumps to the body's code wherever it leaves
+// the loop.
 //
-// A loop qualifies when it is a range of slots [head, end] entered only
-// at head, whose backward jumps all go to head, with no calls, packet
-// loads or switch tables. An abstract interpretation of one iteration
-// finds its induction variables (registers that grow by the same
-// constant on every path back to head) and, at each access, the address
-// as a sum of register values at the start of the iteration plus a
-// constant. The range of the counter iv comes from the loop's exit test,
-// a comparison of iv (plus a constant) with an immediate that every
-// iteration runs: for "stay while iv+dE < bound" and a step k > 0, iv+dE
-// goes from its value at entry, which the guard requires below bound, to
-// at most bound-1+k at the test (bound-1 after it). Accesses whose
-// address is iv plus invariant registers, or invariant registers alone,
-// are hoisted; the others keep their checks.
+// A loop is a range of slots [head, end] whose backward jumps go to head,
+// with no calls or packet loads. Its iterations start at its entry: head
+// when the code before falls into it, or the slot the jump right before
+// head goes to (clang's rotated loops). An abstract interpretation of one
+// iteration, from the entry and in the order of the slots after it, finds
+// its counters (registers that come back to the entry grown by the same
+// constant on every path) and, at each access, the address as a sum of
+// register values at the start of the iteration plus a constant. A jump
+// backwards in that order other than to the entry (an inner loop) makes
+// the loop not qualify. The range of a counter comes from an exit test
+// that every iteration runs (it dominates the jumps back to the entry), a
+// comparison of the counter (plus a constant dE) with an immediate: for
+// "stay while counter+dE < bound" and a step k > 0, counter+dE goes from
+// its value at entry, which the guard requires below bound, to at most
+// bound-1+k (bound-1 where only the test's staying edge leads). Accesses
+// through the counter plus invariant registers, or through invariant
+// registers alone, are hoisted; the others keep their checks.
 
 // Limits that keep the analysis cheap and the guard short.
 const (
@@ -63,7 +68,7 @@ type hoistRange struct {
 
 // hoistLoop is a loop with hoisted checks.
 type hoistLoop struct {
-	head, end int32
+	head, end, entry int32
 	// The exit test, when iv: stay while counter+dE < bound, with the
 	// counter growing by step. divisible: the test is "!=", which needs
 	// bound-(counter+dE) to be a multiple of step at entry.
@@ -75,10 +80,18 @@ type hoistLoop struct {
 	// ranges is the loop's part of hoistRanges.
 	ranges [2]int32
 	// guardJump is the rel32 of the guard's jump to the copy, fails
-	// those of its jumps to the checked copy (0: none).
-	guardJump int32
-	fails     [2]int32
+	// those of its jumps to the checked copy (0: none). entryJump, for a
+	// loop entered by a jump to its entry, is that jump's rel32: it goes
+	// to the guard.
+	guardJump, entryJump int32
+	fails                [2]int32
 }
+
+func (l *hoistLoop) slots() int         { return int(l.end-l.head) + 1 }
+func (l *hoistLoop) inside(pc int) bool { return pc >= int(l.head) && pc <= int(l.end) }
+func (l *hoistLoop) inline() bool       { return l.entry == l.head }
+func (l *hoistLoop) index(pc int) int   { return (pc - int(l.entry) + l.slots()) % l.slots() }
+func (l *hoistLoop) slot(index int) int { return int(l.head) + (int(l.entry-l.head)+index)%l.slots() }
 
 // findHoists finds the loops whose checks can be hoisted, marks their
 // hoisted accesses and makes the slot after each such loop the start of a
@@ -88,7 +101,7 @@ func (c *compiler) findHoists() {
 	if !c.checked || c.blind || !c.loops || !c.hotUsed {
 		return
 	}
-	c.hoisted = slices.Grow(c.hoisted[:0], len(c.insns))[:len(c.insns)]
+	c.hoisted = slices.Grow(c.hoisted, len(c.insns))[:len(c.insns)]
 	clear(c.hoisted)
 	for i, e := range c.backEdges {
 		head, end := int(e[0]), int(e[1])
@@ -107,8 +120,23 @@ func (c *compiler) findHoists() {
 // hoistLoop analyses the loop [head, end] and records it when some of its
 // checks can be hoisted.
 func (c *compiler) hoistLoop(head, end int) {
-	if head == 0 || end-head >= maxHoistSlots || !c.singleEntry(head, end) {
+	if head == 0 || end-head >= maxHoistSlots {
 		return
+	}
+	l := hoistLoop{head: int32(head), end: int32(end), entry: int32(head)}
+	prev := head - 1
+	if head >= 2 && c.insns[head-2].Opcode == asm.OpLDDW {
+		prev = head - 2
+	}
+	if ins := &c.insns[prev]; !fallsThrough(ins) {
+		if ins.Opcode&0xf0 != asm.JmpJA || ins.Opcode&0x07 != asm.ClassJMP && ins.Opcode&0x07 != asm.ClassJMP32 {
+			return // entered some other way
+		}
+		t := jumpTarget(prev, ins)
+		if t <= head || t > end {
+			return
+		}
+		l.entry = int32(t)
 	}
 	var defined uint16 // the registers the loop writes
 	for pc := head; pc <= end; pc++ {
@@ -127,27 +155,26 @@ func (c *compiler) hoistLoop(head, end int) {
 			defined |= 1 << ins.Dst
 			pc++ // its second slot
 		case asm.ClassJMP, asm.ClassJMP32:
-			op := ins.Opcode & 0xf0
-			if op == asm.JmpCALL {
+			if ins.Opcode&0xf0 == asm.JmpCALL {
 				return
-			}
-			if t := jumpTarget(pc, ins); op != asm.JmpEXIT && t <= pc && t != head {
-				return // an inner loop
 			}
 		}
 	}
 	for _, s := range c.switches {
-		if int(s.root) >= head && int(s.root) <= end {
+		if l.inside(int(s.root)) {
 			return // its table jumps to the body's code
 		}
 	}
 
-	// Induction variables: assume every register the loop writes is one,
-	// and drop those that do not come back to head grown by a constant.
+	// Counters: assume every register the loop writes is one, and drop
+	// those that do not come back to the entry grown by a constant.
 	var steps [11]int64
 	ivs := defined
 	for {
-		kept := c.interpretLoop(head, end, defined, ivs, &steps)
+		kept, ok := c.interpretLoop(&l, defined, ivs, &steps)
+		if !ok {
+			return
+		}
 		if kept == ivs {
 			break
 		}
@@ -159,11 +186,10 @@ func (c *compiler) hoistLoop(head, end int) {
 			moving |= 1 << r
 		}
 	}
-	l := hoistLoop{head: int32(head), end: int32(end)}
-	exit := c.exitTest(&l, head, end, moving, &steps)
+	c.exitTest(&l, moving, &steps)
 	first := len(c.hoistRanges)
-	for pc := head; pc <= end; pc++ {
-		c.hoistAccess(&l, pc, exit, moving, first)
+	for i := range l.slots() {
+		c.hoistAccess(&l, i, moving, first)
 	}
 	if len(c.hoistRanges) == first {
 		return
@@ -183,47 +209,33 @@ func jumpTarget(pc int, ins *asm.Instruction) int {
 	return pc + 1 + int(ins.Offset)
 }
 
-// singleEntry reports whether no jump or call from outside [head, end]
-// goes into it after head.
-func (c *compiler) singleEntry(head, end int) bool {
-	for pc := 0; pc < len(c.insns); pc++ {
-		ins := &c.insns[pc]
-		if ins.Opcode == asm.OpLDDW {
-			pc++
-			continue
+// successors returns the slots that may run after slot pc of a loop, the
+// next one and a jump's target (-1: none).
+func (c *compiler) successors(pc int) (next, jump int) {
+	ins := &c.insns[pc]
+	switch ins.Class() {
+	case asm.ClassLD:
+		return pc + 2, -1 // lddw
+	case asm.ClassJMP, asm.ClassJMP32:
+		switch ins.Opcode & 0xf0 {
+		case asm.JmpEXIT:
+			return -1, -1
+		case asm.JmpJA:
+			return -1, jumpTarget(pc, ins)
 		}
-		if pc >= head && pc <= end {
-			continue
-		}
-		class := ins.Class()
-		if class != asm.ClassJMP && class != asm.ClassJMP32 {
-			continue
-		}
-		op := ins.Opcode & 0xf0
-		localCall := ins.Opcode == asm.OpCall && ins.Src == asm.PseudoCall
-		if op == asm.JmpEXIT || op == asm.JmpCALL && !localCall {
-			continue
-		}
-		var t int
-		if localCall {
-			t = pc + 1 + int(ins.Imm)
-		} else {
-			t = jumpTarget(pc, ins)
-		}
-		if t > head && t <= end {
-			return false
-		}
+		return pc + 1, jumpTarget(pc, ins)
 	}
-	return true
+	return pc + 1, -1
 }
 
-// interpretLoop runs one iteration of the loop abstractly, assuming the
-// registers in ivs hold counters at head, and returns those that are: on
-// every path back to head, grown by the same constant, which it stores in
-// steps. It leaves in hoistState the registers at the start of each slot
-// (hoistReached false: no path reaches the slot).
-func (c *compiler) interpretLoop(head, end int, defined, ivs uint16, steps *[11]int64) uint16 {
-	n := end - head + 1
+// interpretLoop runs one iteration of loop l abstractly, assuming the
+// registers in ivs hold counters at its entry, and returns those that do:
+// on every path back to the entry, grown by the same constant, which it
+// stores in steps. It leaves in hoistState the registers at the start of
+// each slot, by index (hoistReached false: no path reaches the slot). ok
+// false: a jump goes backwards in the iteration's order, not to the entry.
+func (c *compiler) interpretLoop(l *hoistLoop, defined, ivs uint16, steps *[11]int64) (_ uint16, ok bool) {
+	n := l.slots()
 	c.hoistState = slices.Grow(c.hoistState[:0], n)[:n]
 	c.hoistReached = slices.Grow(c.hoistReached[:0], n)[:n]
 	clear(c.hoistReached)
@@ -235,9 +247,11 @@ func (c *compiler) interpretLoop(head, end int, defined, ivs uint16, steps *[11]
 		}
 	}
 	c.hoistState[0], c.hoistReached[0] = cur, true
-	flow := func(t int, cur *[11]affine) {
-		switch {
-		case t == head:
+	ok = true
+	flow := func(from, t int, cur *[11]affine) {
+		switch i := l.index(t); {
+		case t < 0 || !l.inside(t): // leaves the loop
+		case i == 0: // back to the entry
 			for r := range 11 {
 				if ivs&(1<<r) == 0 {
 					continue
@@ -252,11 +266,12 @@ func (c *compiler) interpretLoop(head, end int, defined, ivs uint16, steps *[11]
 					ivs &^= 1 << r
 				}
 			}
-		case t < head || t > end: // leaves the loop
-		case !c.hoistReached[t-head]:
-			c.hoistState[t-head], c.hoistReached[t-head] = *cur, true
+		case i <= l.index(from):
+			ok = false
+		case !c.hoistReached[i]:
+			c.hoistState[i], c.hoistReached[i] = *cur, true
 		default:
-			s := &c.hoistState[t-head]
+			s := &c.hoistState[i]
 			for r := range s {
 				if s[r] != cur[r] {
 					s[r] = affine{}
@@ -264,37 +279,28 @@ func (c *compiler) interpretLoop(head, end int, defined, ivs uint16, steps *[11]
 			}
 		}
 	}
-	for pc := head; pc <= end; pc++ {
-		if !c.hoistReached[pc-head] {
+	for i := range n {
+		if !c.hoistReached[i] {
 			continue
 		}
-		cur = c.hoistState[pc-head]
+		pc := l.slot(i)
+		cur = c.hoistState[i]
 		ins := &c.insns[pc]
-		next := pc + 1
 		switch ins.Class() {
 		case asm.ClassALU64:
 			stepALU64(&cur, ins)
-		case asm.ClassALU, asm.ClassLDX:
+		case asm.ClassALU, asm.ClassLDX, asm.ClassLD:
 			cur[ins.Dst] = affine{}
 		case asm.ClassSTX:
 			if ins.Opcode&0xe0 == asm.ModeATOMIC {
 				cur[ins.Src], cur[0] = affine{}, affine{}
 			}
-		case asm.ClassLD: // lddw
-			cur[ins.Dst] = affine{}
-			next++
-		case asm.ClassJMP, asm.ClassJMP32:
-			if ins.Opcode&0xf0 == asm.JmpEXIT {
-				continue
-			}
-			flow(jumpTarget(pc, ins), &cur)
-			if ins.Opcode&0xf0 == asm.JmpJA {
-				continue
-			}
 		}
-		flow(next, &cur)
+		next, jump := c.successors(pc)
+		flow(pc, jump, &cur)
+		flow(pc, next, &cur)
 	}
-	return ivs
+	return ivs, ok
 }
 
 // stepALU64 applies a 64-bit ALU instruction to what is known.
@@ -321,50 +327,71 @@ func stepALU64(cur *[11]affine, ins *asm.Instruction) {
 }
 
 // exitTest finds the loop's exit test on a counter and fills l's fields
-// for it; it returns its slot (-1: none). The test must run on every
-// iteration: no jump before it goes past it or back to head.
-func (c *compiler) exitTest(l *hoistLoop, head, end int, moving uint16, steps *[11]int64) int {
-	reach := head // the furthest slot a jump so far lands on
-	for pc := head; pc <= end; pc++ {
-		ins := &c.insns[pc]
-		class := ins.Class()
-		if class != asm.ClassJMP && class != asm.ClassJMP32 {
-			if ins.Opcode == asm.OpLDDW {
-				pc++
+// for it (l.iv false: none), and hoistSkip for it (see dominates).
+func (c *compiler) exitTest(l *hoistLoop, moving uint16, steps *[11]int64) {
+	n := l.slots()
+	// hoistBack[i]: a path from slot i returns to the entry. Jumps go
+	// forward in the iteration's order, so one backward pass finds all.
+	c.hoistBack = slices.Grow(c.hoistBack[:0], n)[:n]
+	for i := n - 1; i >= 0; i-- {
+		next, jump := c.successors(l.slot(i))
+		c.hoistBack[i] = c.returns(l, next) || c.returns(l, jump)
+	}
+	for i := range n {
+		pc := l.slot(i)
+		if c.hoistReached[i] && c.counterTest(l, pc, moving, steps) {
+			if c.dominates(l, pc) {
+				return
 			}
-			continue
-		}
-		if pc < reach || !c.hoistReached[pc-head] {
-			return -1 // a jump may skip this slot
-		}
-		switch op := ins.Opcode & 0xf0; {
-		case op == asm.JmpEXIT:
-			continue
-		case op == asm.JmpJA:
-			return -1 // what follows is reached some other way, or never
-		}
-		t := jumpTarget(pc, ins)
-		if c.counterTest(l, pc, t, head, end, moving, steps) {
-			return pc
-		}
-		if t == head {
-			return -1
-		}
-		if t <= end {
-			reach = max(reach, t)
+			l.iv = false
 		}
 	}
-	return -1
 }
 
-// counterTest reports whether the conditional jump at pc, to t, is an
-// exit test on a counter, and fills l's fields for it.
-func (c *compiler) counterTest(l *hoistLoop, pc, t, head, end int, moving uint16, steps *[11]int64) bool {
+// returns reports whether slot t is the loop's entry or a slot from which
+// a path returns to it.
+func (c *compiler) returns(l *hoistLoop, t int) bool {
+	return t >= 0 && l.inside(t) && (l.index(t) == 0 || c.hoistBack[l.index(t)])
+}
+
+// dominates reports whether every path from the loop's entry back to it
+// takes the staying edge of the exit test at slot test, and fills
+// hoistSkip, by index, with the slots that a path from the entry reaches
+// without taking that edge: the others run only on iterations that stay.
+func (c *compiler) dominates(l *hoistLoop, test int) bool {
+	n := l.slots()
+	skip := slices.Grow(c.hoistSkip[:0], n)[:n]
+	c.hoistSkip = skip
+	clear(skip)
+	skip[0] = test != int(l.entry)
+	for i := range n {
+		if !skip[i] {
+			continue
+		}
+		pc := l.slot(i)
+		next, jump := c.successors(pc)
+		for _, t := range [2]int{next, jump} {
+			switch {
+			case t < 0 || !l.inside(t) || pc == test && c.returns(l, t):
+			case l.index(t) == 0:
+				return false // an iteration that skips the test
+			default:
+				skip[l.index(t)] = true
+			}
+		}
+	}
+	return true
+}
+
+// counterTest reports whether the conditional jump at slot pc is an exit
+// test on a counter, one of whose edges returns to the entry and the
+// other never does, and fills l's fields for it.
+func (c *compiler) counterTest(l *hoistLoop, pc int, moving uint16, steps *[11]int64) bool {
 	ins := &c.insns[pc]
 	if ins.Class() != asm.ClassJMP || ins.Opcode&asm.SourceX != 0 || ins.Imm < 0 {
 		return false
 	}
-	v := c.hoistState[pc-head][ins.Dst]
+	v := c.hoistState[l.index(pc)][ins.Dst]
 	if !v.ok || bits.OnesCount16(v.bases) != 1 || moving&v.bases == 0 || v.d != int64(int32(v.d)) {
 		return false
 	}
@@ -374,10 +401,11 @@ func (c *compiler) counterTest(l *hoistLoop, pc, t, head, end int, moving uint16
 		return false
 	}
 	op := ins.Opcode & 0xf0
-	switch {
-	case t < head || t > end: // taken: leaves; the loop stays on the negation
+	next, jump := c.successors(pc)
+	switch stayNext, stayJump := c.returns(l, next), c.returns(l, jump); {
+	case stayNext && !stayJump: // taken, it leaves: the loop stays on the negation
 		op = negated[op>>4]
-	case pc == end && t == head: // taken: stays; falling through leaves
+	case stayJump && !stayNext:
 	default:
 		return false
 	}
@@ -395,7 +423,7 @@ func (c *compiler) counterTest(l *hoistLoop, pc, t, head, end int, moving uint16
 		return false
 	}
 	// Signed and unsigned comparisons agree: the values compared go from
-	// below bound (the guard's test) to below bound+step, all under 2^62.
+	// below bound (the guard's test) to below bound+step, all under 2^31.
 	if bound <= 0 || bound >= 1<<30 {
 		return false
 	}
@@ -413,10 +441,11 @@ var negated = [16]uint8{
 	asm.JmpJSGT >> 4: asm.JmpJSLE, asm.JmpJSLE >> 4: asm.JmpJSGT,
 }
 
-// hoistAccess hoists the check of the access at slot pc, if it is one
-// whose addresses the loop l bounds, into the loop's ranges (from first
-// on). exit is the slot of the exit test (-1: none).
-func (c *compiler) hoistAccess(l *hoistLoop, pc, exit int, moving uint16, first int) {
+// hoistAccess hoists the check of the access at index i of loop l, if it
+// is one whose addresses the loop bounds, into the loop's ranges (from
+// first on).
+func (c *compiler) hoistAccess(l *hoistLoop, i int, moving uint16, first int) {
+	pc := l.slot(i)
 	ins := &c.insns[pc]
 	var base uint8
 	switch ins.Opcode & 0xe7 { // class and mode
@@ -427,10 +456,10 @@ func (c *compiler) hoistAccess(l *hoistLoop, pc, exit int, moving uint16, first 
 	default:
 		return
 	}
-	if !c.hoistReached[pc-int(l.head)] {
+	if !c.hoistReached[i] {
 		return
 	}
-	v := c.hoistState[pc-int(l.head)][base]
+	v := c.hoistState[i][base]
 	if !v.ok || v.bases&(1<<asm.R10) != 0 || v.d >= 1<<40 || v.d <= -1<<40 {
 		return // r10's accesses have their own test, short or none
 	}
@@ -442,9 +471,10 @@ func (c *compiler) hoistAccess(l *hoistLoop, pc, exit int, moving uint16, first 
 	case counters == 0:
 	case l.iv && counters == 1<<l.counter:
 		// The counter, at the start of the iteration, is x-dE for the
-		// value x compared with the bound.
+		// value x compared with the bound: below bound+step, and below
+		// bound where only the test's staying edge leads.
 		xmax := int64(l.bound) - 1
-		if pc < exit {
+		if c.hoistSkip[i] {
 			xmax += l.step
 		}
 		hiM8 += xmax - int64(l.dE)
@@ -456,12 +486,12 @@ func (c *compiler) hoistAccess(l *hoistLoop, pc, exit int, moving uint16, first 
 	if iv {
 		r.bases &^= 1 << l.counter
 	}
-	i := slices.IndexFunc(c.hoistRanges[first:], func(o hoistRange) bool {
+	j := slices.IndexFunc(c.hoistRanges[first:], func(o hoistRange) bool {
 		return o.bases == r.bases && o.iv == r.iv && o.write == r.write
 	})
 	switch {
-	case i >= 0:
-		o := &c.hoistRanges[first+i]
+	case j >= 0:
+		o := &c.hoistRanges[first+j]
 		o.lo, o.hiM8 = min(o.lo, r.lo), max(o.hiM8, r.hiM8)
 	case len(c.hoistRanges)-first == maxHoistRanges:
 		return
@@ -481,9 +511,23 @@ func (c *compiler) hoistAt(pc int) *hoistLoop {
 	return nil
 }
 
-// emitGuard emits, before the checked copy of loop l, the tests that send
-// the run to the unchecked copy when all of the loop's hoisted accesses
-// are allowed. It falls through to the checked copy otherwise.
+// enterHoisted is called at the head of loop l in the body: a loop
+// entered by falling into its head gets its guard here; for one entered by
+// the jump right before, that jump goes to the guard, out of line.
+func (c *compiler) enterHoisted(l *hoistLoop) {
+	if l.inline() {
+		c.emitGuard(l)
+		return
+	}
+	if j := c.jumps[len(c.jumps)-1]; j.target == l.entry {
+		l.entryJump = j.pos
+		c.jumps = c.jumps[:len(c.jumps)-1]
+	}
+}
+
+// emitGuard emits the tests that send the run to the unchecked copy of
+// loop l when all of the loop's hoisted accesses are allowed, and to the
+// checked copy otherwise.
 func (c *compiler) emitGuard(l *hoistLoop) {
 	a := c.a
 	if l.iv {
@@ -518,14 +562,14 @@ func (c *compiler) emitGuard(l *hoistLoop) {
 		if !r.iv && r.hiM8 < r.lo {
 			// Fewer than 8 bytes: the hot region's usual test.
 			a.ALURM(x86.CMP, 8, tmpAddr, st(hot+8))
-			c.toStub(x86.CondAE, stubHoistProbe, int(l.head)).n = int32(r.hiM8 - r.lo + 8)
+			c.toStub(x86.CondAE, stubHoistProbe, int(l.entry)).n = int32(r.hiM8 - r.lo + 8)
 		} else {
 			c.emitSum(tmpC, r.bases, r.hiM8)
 			a.ALURM(x86.SUB, 8, tmpC, st(hot))
 			a.ALURM(x86.CMP, 8, tmpC, st(hot+8))
-			c.toStub(x86.CondAE, stubHoistProbe, int(l.head))
+			c.toStub(x86.CondAE, stubHoistProbe, int(l.entry))
 			a.ALURR(x86.CMP, 8, tmpAddr, tmpC)
-			c.toStub(x86.CondA, stubHoistProbe, int(l.head))
+			c.toStub(x86.CondA, stubHoistProbe, int(l.entry))
 		}
 		for j := first; j < len(c.stubs); j++ {
 			s := &c.stubs[j]
@@ -614,10 +658,17 @@ func (c *compiler) emitLoopCopies() error {
 	c.copyOffsets = slices.Grow(c.copyOffsets[:0], len(c.insns))[:len(c.insns)]
 	for i := range c.hoists {
 		l := &c.hoists[i]
-		head, end := int(l.head), int(l.end)
+		head, end, entry := int(l.head), int(l.end), int(l.entry)
+		if !l.inline() {
+			if l.entryJump == 0 {
+				continue // not entered that way after all
+			}
+			c.a.PatchRel32(int(l.entryJump), c.a.Len())
+			c.emitGuard(l)
+		}
 		for _, f := range l.fails {
 			if f != 0 {
-				c.a.PatchRel32(int(f), int(c.offsets[head]))
+				c.a.PatchRel32(int(f), int(c.offsets[entry]))
 			}
 		}
 		c.copying = l
@@ -632,7 +683,7 @@ func (c *compiler) emitLoopCopies() error {
 			}
 			c.a.JmpTo(int(c.offsets[end+1]))
 		}
-		c.a.PatchRel32(int(l.guardJump), int(c.copyOffsets[head]))
+		c.a.PatchRel32(int(l.guardJump), int(c.copyOffsets[entry]))
 		for _, j := range c.jumps[jumps:] {
 			c.a.PatchRel32(int(j.pos), int(c.copyOffsets[j.target]))
 		}

@@ -358,7 +358,8 @@ func (g *progGen) loop() {
 
 // walk emits a loop that walks the context with a counter in r8, as
 // clang compiles "for (i = a; i < b; i += k) p[i] = ...", with the exit
-// test at the top, at the bottom, or at the bottom jumping out: the
+// test at the top, at the bottom, at the bottom jumping out, or at the
+// top of a loop entered by a jump to its body: the
 // checked JIT hoists the checks of such loops (compile_hoist.go). The
 // walk stays inside the context unless faults are allowed.
 func (g *progGen) walk() {
@@ -372,18 +373,28 @@ func (g *progGen) walk() {
 		off += int16(g.src.n(8)) - 3
 	}
 	g.emit(asm.Instruction{Opcode: asm.ClassALU64 | asm.AluMOV, Dst: 8, Imm: start})
-	head := len(g.insns)
-	form := g.src.n(3)
-	// The comparison that leaves the loop, at the top (form 0) or the
-	// bottom (form 2), with r8 below end on the iterations that stay.
+	form := g.src.n(4)
+	// The comparison that leaves the loop, at the top (forms 0 and 3) or
+	// the bottom (form 2), with r8 below end on the iterations that stay.
 	leave := []asm.Instruction{
 		{Opcode: asm.ClassJMP | asm.JmpJGE, Dst: 8, Imm: end},
 		{Opcode: asm.ClassJMP | asm.JmpJGT, Dst: 8, Imm: end - 1},
 		{Opcode: asm.ClassJMP | asm.JmpJSGE, Dst: 8, Imm: end},
 		{Opcode: asm.ClassJMP | asm.JmpJEQ, Dst: 8, Imm: end}, // exact: end is start + step*count
 	}[g.src.n(4)]
-	if form == 0 {
+	add := asm.Instruction{Opcode: asm.ClassALU64 | asm.AluADD, Dst: 8, Imm: step}
+	entry := len(g.insns)
+	if form == 3 {
+		// Rotated, as clang lays out while loops: jump to the body, with
+		// the step and the test at the head.
+		g.emit(asm.Instruction{Opcode: asm.ClassJMP | asm.JmpJA, Offset: 2})
+	}
+	head := len(g.insns)
+	switch form {
+	case 0:
 		g.emit(leave)
+	case 3:
+		g.emit(add, leave)
 	}
 	g.depth++
 	for range 1 + g.src.n(3) {
@@ -399,10 +410,10 @@ func (g *progGen) walk() {
 		g.block(g.src.n(3))
 	}
 	g.depth--
-	g.emit(asm.Instruction{Opcode: asm.ClassALU64 | asm.AluADD, Dst: 8, Imm: step})
+	back := func(extra int) int16 { return int16(head - len(g.insns) - 1 - extra) }
 	switch form {
 	case 0:
-		g.emit(asm.Instruction{Opcode: asm.ClassJMP | asm.JmpJA, Offset: int16(head - len(g.insns) - 1)})
+		g.emit(add, asm.Instruction{Opcode: asm.ClassJMP | asm.JmpJA, Offset: back(1)})
 		g.insns[head].Offset = int16(len(g.insns) - head - 1)
 	case 1: // stay at the bottom
 		stay := []asm.Instruction{
@@ -411,11 +422,14 @@ func (g *progGen) walk() {
 			{Opcode: asm.ClassJMP | asm.JmpJSLT, Dst: 8, Imm: end},
 			{Opcode: asm.ClassJMP | asm.JmpJNE, Dst: 8, Imm: end},
 		}[g.src.n(4)]
-		stay.Offset = int16(head - len(g.insns) - 1)
-		g.emit(stay)
-	default:
+		stay.Offset = back(1)
+		g.emit(add, stay)
+	case 2:
 		leave.Offset = 1
-		g.emit(leave, asm.Instruction{Opcode: asm.ClassJMP | asm.JmpJA, Offset: int16(head - len(g.insns) - 2)})
+		g.emit(add, leave, asm.Instruction{Opcode: asm.ClassJMP | asm.JmpJA, Offset: back(2)})
+	case 3:
+		g.emit(asm.Instruction{Opcode: asm.ClassJMP | asm.JmpJA, Offset: back(0)})
+		g.insns[entry+2].Offset = int16(len(g.insns) - entry - 3)
 	}
 }
 

@@ -24,6 +24,7 @@ func TestHoistedLoops(t *testing.T) {
 		// loops, accesses: what the compiler must hoist.
 		loops, accesses int
 		fails           string // the interpreter's error, if any
+		fill            byte   // the context's bytes (0: 1, 2, 3, ... with a 0 at 50)
 	}{{
 		name: "copy inside the context",
 		src: `	mov %r2, 0
@@ -240,6 +241,19 @@ func TestHoistedLoops(t *testing.T) {
 			ja loop
 		out:
 			exit`,
+		loops: 1, accesses: 1,
+	}, {
+		name: "rotated string comparison",
+		src:  strcmpSource(32),
+		fill: 'x', loops: 1, accesses: 2,
+	}, {
+		name: "rotated string comparison one byte too far",
+		src:  strcmpSource(33),
+		fill: 'x', loops: 1, accesses: 2, fails: "outside the program's regions",
+	}, {
+		name:  "rotated string comparison stopping early",
+		src:   strcmpSource(40),
+		loops: 1, accesses: 2,
 	}, {
 		name: "loop with a helper call",
 		src: `	mov %r6, 0
@@ -296,8 +310,13 @@ func TestHoistedLoops(t *testing.T) {
 			in := diffInput{mem: make([]byte, 64), budget: tc.budget}
 			for i := range in.mem {
 				in.mem[i] = byte(i + 1)
+				if tc.fill != 0 {
+					in.mem[i] = tc.fill
+				}
 			}
-			in.mem[50] = 0 // where "early exit" stops
+			if tc.fill == 0 {
+				in.mem[50] = 0 // where "early exit" stops
+			}
 			env := vm.NewEnv()
 			env.SetContext(in.mem)
 			env.SetBudget(tc.budget)
@@ -310,6 +329,33 @@ func TestHoistedLoops(t *testing.T) {
 			}
 		})
 	}
+}
+
+// strcmpSource is the loop clang compiles strcmp of the benchmark set to,
+// comparing the context's two halves over n bytes: entered by a jump into
+// its middle, with the counter in two registers and an exit instruction
+// inside the loop's slots that code after the loop jumps back to.
+func strcmpSource(n int) string {
+	return `	mov %r3, 0
+		mov %r0, 0
+		ja body
+	loop:
+		jeq %r3, 0, done
+		mov %r3, %r2
+		add %r3, 1
+		jne %r2, ` + strconv.Itoa(n-1) + `, body
+	done:
+		exit
+	body:
+		mov %r2, %r3
+		mov %r3, %r1
+		add %r3, %r2
+		ldxb %r4, [%r3+32]
+		ldxb %r3, [%r3+0]
+		jeq %r3, %r4, loop
+		sub %r3, %r4
+		mov %r0, %r3
+		ja done`
 }
 
 // A loop that writes a map value the program looked up: the guard finds
@@ -412,3 +458,23 @@ func BenchmarkHoistedLoop(b *testing.B) {
 }
 
 func itoa(v int32) string { return strconv.Itoa(int(v)) }
+
+// The loops of the benchmark set's byte copy and string comparison (a
+// rotated loop, entered by a jump into its middle) run unchecked after
+// their guards.
+func TestSetLoopsHoist(t *testing.T) {
+	want := map[string][2]int{"memcpy_1m": {1, 2}, "strcmp_full": {1, 2}, "strcmp_fail": {1, 2}}
+	setPrograms(t, func(name string, vp *vm.Program) {
+		w, ok := want[name]
+		if !ok {
+			return
+		}
+		delete(want, name)
+		if loops, accesses := jit.Hoisted(vp); loops != w[0] || accesses != w[1] {
+			t.Errorf("%s: hoisted %d loops, %d accesses; want %d, %d", name, loops, accesses, w[0], w[1])
+		}
+	})
+	if len(want) > 0 {
+		t.Errorf("not in the set: %v", want)
+	}
+}
