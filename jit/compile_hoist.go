@@ -364,15 +364,23 @@ func (c *compiler) dominates(l *hoistLoop, test int) bool {
 	c.hoistSkip = skip
 	clear(skip)
 	skip[0] = test != int(l.entry)
+	// The test's leaving edge: what it leads to runs on the last
+	// iteration, whether a path reaches the test without it or not.
+	next, jump := c.successors(test)
+	for _, t := range [2]int{next, jump} {
+		if l.inside(t) && !c.returns(l, t) {
+			skip[l.index(t)] = true
+		}
+	}
 	for i := range n {
-		if !skip[i] {
+		pc := l.slot(i)
+		if !skip[i] || pc == test {
 			continue
 		}
-		pc := l.slot(i)
 		next, jump := c.successors(pc)
 		for _, t := range [2]int{next, jump} {
 			switch {
-			case t < 0 || !l.inside(t) || pc == test && c.returns(l, t):
+			case t < 0 || !l.inside(t):
 			case l.index(t) == 0:
 				return false // an iteration that skips the test
 			default:
@@ -519,9 +527,10 @@ func (c *compiler) enterHoisted(l *hoistLoop) {
 		c.emitGuard(l)
 		return
 	}
-	if j := c.jumps[len(c.jumps)-1]; j.target == l.entry {
-		l.entryJump = j.pos
-		c.jumps = c.jumps[:len(c.jumps)-1]
+	// The jump's fixup is the last one: it was the slot before.
+	if n := len(c.jumps); n > 0 && c.jumps[n-1].target == l.entry {
+		l.entryJump = c.jumps[n-1].pos
+		c.jumps = c.jumps[:n-1]
 	}
 }
 

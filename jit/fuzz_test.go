@@ -413,8 +413,26 @@ func (g *progGen) walk() {
 	back := func(extra int) int16 { return int16(head - len(g.insns) - 1 - extra) }
 	switch form {
 	case 0:
-		g.emit(add, asm.Instruction{Opcode: asm.ClassJMP | asm.JmpJA, Offset: back(1)})
+		if g.src.u8()&3 != 0 {
+			g.emit(add, asm.Instruction{Opcode: asm.ClassJMP | asm.JmpJA, Offset: back(1)})
+			g.insns[head].Offset = int16(len(g.insns) - head - 1)
+			break
+		}
+		// The test leaves to a tail between it and the jump back, which
+		// reads or writes at the counter's last value.
+		at := g.src.n(fuzzCtxSize) // where in the context
+		if g.allowFaults && g.src.u8()&1 == 0 {
+			at = fuzzCtxSize + g.src.n(4)
+		}
+		tailOff := int16(at) - int16(end)
+		t := g.freeReg()
+		g.emit(add, asm.Instruction{Opcode: asm.ClassJMP | asm.JmpJA, Offset: 4})
 		g.insns[head].Offset = int16(len(g.insns) - head - 1)
+		g.emit(asm.Instruction{Opcode: asm.ClassALU64 | asm.AluMOV | asm.SourceX, Dst: t, Src: 9},
+			asm.Instruction{Opcode: asm.ClassALU64 | asm.AluADD | asm.SourceX, Dst: t, Src: 8},
+			asm.Instruction{Opcode: asm.ClassSTX | asm.ModeMEM | asm.SizeB, Dst: t, Src: g.anyReg(), Offset: tailOff},
+			asm.Instruction{Opcode: asm.ClassJMP | asm.JmpJA, Offset: 1})
+		g.emit(asm.Instruction{Opcode: asm.ClassJMP | asm.JmpJA, Offset: back(0)})
 	case 1: // stay at the bottom
 		stay := []asm.Instruction{
 			{Opcode: asm.ClassJMP | asm.JmpJLT, Dst: 8, Imm: end},

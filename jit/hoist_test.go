@@ -243,6 +243,14 @@ func TestHoistedLoops(t *testing.T) {
 			exit`,
 		loops: 1, accesses: 1,
 	}, {
+		name: "leaving to code inside the loop's slots",
+		src: leaveInsideSource(63),
+		loops: 1, accesses: 2,
+	}, {
+		name: "leaving to code inside the loop's slots, one byte too far",
+		src: leaveInsideSource(64),
+		loops: 1, accesses: 2, fails: "outside the program's regions",
+	}, {
 		name: "rotated string comparison",
 		src:  strcmpSource(32),
 		fill: 'x', loops: 1, accesses: 2,
@@ -329,6 +337,30 @@ func TestHoistedLoops(t *testing.T) {
 			}
 		})
 	}
+}
+
+// leaveInsideSource is a loop whose exit test, at its top, leaves to code
+// between it and the jump back: that code runs on the last iteration,
+// with the counter at n.
+func leaveInsideSource(n int) string {
+	return `	mov %r2, 0
+			mov %r0, 0
+		loop:
+			jge %r2, ` + strconv.Itoa(n) + `, tail
+			mov %r3, %r1
+			add %r3, %r2
+			ldxb %r4, [%r3+0]
+			add %r0, %r4
+			add %r2, 1
+			ja next
+		tail:
+			mov %r3, %r1
+			add %r3, %r2
+			ldxb %r4, [%r3+0]
+			add %r0, %r4
+			exit
+		next:
+			ja loop`
 }
 
 // strcmpSource is the loop clang compiles strcmp of the benchmark set to,
