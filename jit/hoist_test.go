@@ -243,12 +243,12 @@ func TestHoistedLoops(t *testing.T) {
 			exit`,
 		loops: 1, accesses: 1,
 	}, {
-		name: "leaving to code inside the loop's slots",
-		src: leaveInsideSource(63),
+		name:  "leaving to code inside the loop's slots",
+		src:   leaveInsideSource(63),
 		loops: 1, accesses: 2,
 	}, {
-		name: "leaving to code inside the loop's slots, one byte too far",
-		src: leaveInsideSource(64),
+		name:  "leaving to code inside the loop's slots, one byte too far",
+		src:   leaveInsideSource(64),
 		loops: 1, accesses: 2, fails: "outside the program's regions",
 	}, {
 		name: "rotated string comparison",
