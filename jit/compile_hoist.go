@@ -630,8 +630,8 @@ func (c *compiler) emitHoistProbe(s *stub) {
 	}
 	a.ALURM(x86.ADD, 8, tmpAddr, st(s.off))
 	// The stack, which is not in the region list: allowed if the range's
-	// start is inside and its size at most what is left (sizes here are
-	// below 2^33: no overflow).
+	// start is inside and its size at most what is left (the guard's
+	// sizes are below 2^42: no overflow).
 	a.MovRR(8, tmpC, tmpAddr)
 	a.ALURM(x86.SUB, 8, tmpC, st(offStackLo))
 	a.ALURI(x86.CMP, 8, tmpC, vm.StackSize)

@@ -26,36 +26,12 @@ func TestHoistedLoops(t *testing.T) {
 		fails           string // the interpreter's error, if any
 		fill            byte   // the context's bytes (0: 1, 2, 3, ... with a 0 at 50)
 	}{{
-		name: "copy inside the context",
-		src: `	mov %r2, 0
-		loop:
-			mov %r3, %r1
-			add %r3, %r2
-			ldxb %r4, [%r3+0]
-			add %r3, 32
-			stxb [%r3+0], %r4
-			add %r2, 1
-			jeq %r2, 32, out
-			ja loop
-		out:
-			ldxdw %r0, [%r1+32]
-			exit`,
+		name:  "copy inside the context",
+		src:   copySource(32),
 		loops: 1, accesses: 2,
 	}, {
-		name: "copy one byte past the context",
-		src: `	mov %r2, 0
-		loop:
-			mov %r3, %r1
-			add %r3, %r2
-			ldxb %r4, [%r3+0]
-			add %r3, 32
-			stxb [%r3+0], %r4
-			add %r2, 1
-			jeq %r2, 33, out
-			ja loop
-		out:
-			ldxdw %r0, [%r1+32]
-			exit`,
+		name:  "copy one byte past the context",
+		src:   copySource(33),
 		loops: 1, accesses: 2, fails: "outside the program's regions",
 	}, {
 		name: "read one byte before the context",
@@ -100,30 +76,12 @@ func TestHoistedLoops(t *testing.T) {
 			exit`,
 		loops: 1, accesses: 1,
 	}, {
-		name: "inclusive bound, step 4",
-		src: `	mov %r2, 0
-			mov %r0, 0
-		loop:
-			mov %r3, %r1
-			add %r3, %r2
-			ldxw %r4, [%r3+0]
-			add %r0, %r4
-			add %r2, 4
-			jle %r2, 60, loop
-			exit`,
+		name:  "inclusive bound, step 4",
+		src:   wordSumSource(60),
 		loops: 1, accesses: 1,
 	}, {
-		name: "inclusive bound one word too far",
-		src: `	mov %r2, 0
-			mov %r0, 0
-		loop:
-			mov %r3, %r1
-			add %r3, %r2
-			ldxw %r4, [%r3+0]
-			add %r0, %r4
-			add %r2, 4
-			jle %r2, 64, loop
-			exit`,
+		name:  "inclusive bound one word too far",
+		src:   wordSumSource(64),
 		loops: 1, accesses: 1, fails: "outside the program's regions",
 	}, {
 		name: "early exit before the bound would fault",
@@ -337,6 +295,38 @@ func TestHoistedLoops(t *testing.T) {
 			}
 		})
 	}
+}
+
+// copySource copies the context's first n bytes 32 bytes up, the layout
+// of the benchmark set's memcpy: the test at the bottom jumps out.
+func copySource(n int) string {
+	return `	mov %r2, 0
+		loop:
+			mov %r3, %r1
+			add %r3, %r2
+			ldxb %r4, [%r3+0]
+			add %r3, 32
+			stxb [%r3+0], %r4
+			add %r2, 1
+			jeq %r2, ` + strconv.Itoa(n) + `, out
+			ja loop
+		out:
+			ldxdw %r0, [%r1+32]
+			exit`
+}
+
+// wordSumSource sums the context's words at 0, 4, ... up to last.
+func wordSumSource(last int) string {
+	return `	mov %r2, 0
+			mov %r0, 0
+		loop:
+			mov %r3, %r1
+			add %r3, %r2
+			ldxw %r4, [%r3+0]
+			add %r0, %r4
+			add %r2, 4
+			jle %r2, ` + strconv.Itoa(last) + `, loop
+			exit`
 }
 
 // leaveInsideSource is a loop whose exit test, at its top, leaves to code
