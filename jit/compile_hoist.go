@@ -468,8 +468,8 @@ func (c *compiler) hoistAccess(l *hoistLoop, i int, moving uint16, first int) {
 		return
 	}
 	v := c.hoistState[i][base]
-	if !v.ok || v.bases&(1<<asm.R10) != 0 || v.d >= 1<<40 || v.d <= -1<<40 {
-		return // r10's accesses have their own test, short or none
+	if !v.ok || v.d >= 1<<40 || v.d <= -1<<40 {
+		return
 	}
 	size := int64(accessSize(ins.Opcode))
 	lo := v.d + int64(ins.Offset)

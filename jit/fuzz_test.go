@@ -396,16 +396,21 @@ func (g *progGen) walk() {
 	case 3:
 		g.emit(add, leave)
 	}
+	// The walk goes over the context (r9) or over the 64 bytes below r10.
+	base, baseOff := uint8(9), int16(0)
+	if g.src.u8()&3 == 0 {
+		base, baseOff = 10, -fuzzCtxSize
+	}
 	g.depth++
 	for range 1 + g.src.n(3) {
 		t := g.freeReg()
-		g.emit(asm.Instruction{Opcode: asm.ClassALU64 | asm.AluMOV | asm.SourceX, Dst: t, Src: 9},
+		g.emit(asm.Instruction{Opcode: asm.ClassALU64 | asm.AluMOV | asm.SourceX, Dst: t, Src: base},
 			asm.Instruction{Opcode: asm.ClassALU64 | asm.AluADD | asm.SourceX, Dst: t, Src: 8})
 		sz := sizeCodes[bits.TrailingZeros(uint(size))]
 		if g.src.u8()&1 == 0 {
-			g.emit(asm.Instruction{Opcode: asm.ClassLDX | asm.ModeMEM | sz, Dst: g.freeReg(), Src: t, Offset: off})
+			g.emit(asm.Instruction{Opcode: asm.ClassLDX | asm.ModeMEM | sz, Dst: g.freeReg(), Src: t, Offset: off + baseOff})
 		} else {
-			g.emit(asm.Instruction{Opcode: asm.ClassSTX | asm.ModeMEM | sz, Dst: t, Src: g.anyReg(), Offset: off})
+			g.emit(asm.Instruction{Opcode: asm.ClassSTX | asm.ModeMEM | sz, Dst: t, Src: g.anyReg(), Offset: off + baseOff})
 		}
 		g.block(g.src.n(3))
 	}
@@ -428,9 +433,9 @@ func (g *progGen) walk() {
 		t := g.freeReg()
 		g.emit(add, asm.Instruction{Opcode: asm.ClassJMP | asm.JmpJA, Offset: 4})
 		g.insns[head].Offset = int16(len(g.insns) - head - 1)
-		g.emit(asm.Instruction{Opcode: asm.ClassALU64 | asm.AluMOV | asm.SourceX, Dst: t, Src: 9},
+		g.emit(asm.Instruction{Opcode: asm.ClassALU64 | asm.AluMOV | asm.SourceX, Dst: t, Src: base},
 			asm.Instruction{Opcode: asm.ClassALU64 | asm.AluADD | asm.SourceX, Dst: t, Src: 8},
-			asm.Instruction{Opcode: asm.ClassSTX | asm.ModeMEM | asm.SizeB, Dst: t, Src: g.anyReg(), Offset: tailOff},
+			asm.Instruction{Opcode: asm.ClassSTX | asm.ModeMEM | asm.SizeB, Dst: t, Src: g.anyReg(), Offset: tailOff + baseOff},
 			asm.Instruction{Opcode: asm.ClassJMP | asm.JmpJA, Offset: 1})
 		g.emit(asm.Instruction{Opcode: asm.ClassJMP | asm.JmpJA, Offset: back(0)})
 	case 1: // stay at the bottom

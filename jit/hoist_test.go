@@ -247,6 +247,37 @@ func TestHoistedLoops(t *testing.T) {
 			exit`,
 		loops: 1, accesses: 1,
 	}, {
+		name: "stack buffer through r10 and the counter",
+		src: `	mov %r2, 0
+		loop:
+			mov %r3, %r10
+			add %r3, -64
+			add %r3, %r2
+			mov %r4, %r1
+			add %r4, %r2
+			ldxb %r4, [%r4+0]
+			xor %r4, 5
+			stxb [%r3+0], %r4
+			add %r2, 1
+			jne %r2, 64, loop
+			ldxdw %r0, [%r10-64]
+			ldxdw %r5, [%r10-8]
+			add %r0, %r5
+			exit`,
+		loops: 1, accesses: 2,
+	}, {
+		name: "stack buffer one byte too far",
+		src: `	mov %r2, 0
+		loop:
+			mov %r3, %r10
+			add %r3, %r2
+			stb [%r3-64], 1
+			add %r2, 1
+			jne %r2, 65, loop
+			ldxdw %r0, [%r10-64]
+			exit`,
+		loops: 1, accesses: 1, fails: "outside the program's regions",
+	}, {
 		name: "inner loop of two",
 		src: `	mov %r6, 0
 			mov %r0, 0
