@@ -138,7 +138,8 @@ func (c *compiler) emitAbort() {
 // accesses call when the address is not on the stack, and returns its
 // offset. In: r11 = address, edx = size, ecx = 1 for a write; exitPC set.
 // It returns when a region allows the access, and otherwise leaves with
-// reasonFault. The probe variant, for keys of inline lookups, returns in
+// reasonFault. The probe variant, for keys of inline lookups and the guards
+// of loops with hoisted checks (compile_hoist.go), returns in
 // both cases, with ecx = 0 when a region allows the access and 1 if not.
 func (c *compiler) emitRegionCheck(probe bool) int {
 	a := c.a
