@@ -30,6 +30,7 @@ type compiler struct {
 	insns   []asm.Instruction
 	checked bool
 	blind   bool
+	trap    bool   // Options.trapCheckedLoops
 	key     uint64 // blinding key
 	feat    features
 	tag     uint32 // identifies this program's code at run time
@@ -181,6 +182,7 @@ func newCompiler(p *vm.Program, opts *Options, feat features, key uint64, tag ui
 		prog:    p,
 		insns:   insns,
 		checked: !opts.Unchecked,
+		trap:    opts.trapCheckedLoops,
 		blind:   opts.Blind,
 		key:     key,
 		feat:    feat,
@@ -278,6 +280,9 @@ func (c *compiler) emitSlots(from, to int, offsets []int32) error {
 		}
 		c.pc = pc
 		offsets[pc] = int32(c.a.Len())
+		if c.trap {
+			c.emitLoopTrap(pc)
+		}
 		// The dispatch is here rather than in a function of its own:
 		// a call per instruction is measurable.
 		ins := &insns[pc]

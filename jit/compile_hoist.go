@@ -534,6 +534,16 @@ func (c *compiler) enterHoisted(l *hoistLoop) {
 	}
 }
 
+// emitLoopTrap makes the checked copy of a loop with hoisted checks fail
+// at its entry, slot pc, for tests (Options.trapCheckedLoops).
+func (c *compiler) emitLoopTrap(pc int) {
+	for i := range c.hoists {
+		if c.copying == nil && int(c.hoists[i].entry) == pc {
+			c.jmpLeavePC(reasonBudget, int32(pc))
+		}
+	}
+}
+
 // emitGuard emits the tests that send the run to the unchecked copy of
 // loop l when all of the loop's hoisted accesses are allowed, and to the
 // checked copy otherwise.

@@ -54,3 +54,11 @@ func Hoisted(vp *vm.Program) (loops, accesses int) {
 	}
 	return len(c.hoists), accesses
 }
+
+// TrapCheckedLoops returns o with the checked copies of loops whose checks
+// are hoisted failing where they are entered: a run that completes took
+// the unchecked copies.
+func TrapCheckedLoops(o Options) Options {
+	o.trapCheckedLoops = true
+	return o
+}

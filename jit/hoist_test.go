@@ -25,10 +25,12 @@ func TestHoistedLoops(t *testing.T) {
 		loops, accesses int
 		fails           string // the interpreter's error, if any
 		fill            byte   // the context's bytes (0: 1, 2, 3, ... with a 0 at 50)
+		// guarded: the guard passes, the run takes the unchecked copy.
+		guarded bool
 	}{{
-		name:  "copy inside the context",
-		src:   copySource(32),
-		loops: 1, accesses: 2,
+		name:    "copy inside the context",
+		src:     copySource(32),
+		guarded: true, loops: 1, accesses: 2,
 	}, {
 		name:  "copy one byte past the context",
 		src:   copySource(33),
@@ -61,7 +63,7 @@ func TestHoistedLoops(t *testing.T) {
 			ja loop
 		out:
 			exit`,
-		loops: 1, accesses: 2,
+		guarded: true, loops: 1, accesses: 2,
 	}, {
 		name: "signed test, counter starting negative",
 		src: `	mov %r2, -4
@@ -76,9 +78,9 @@ func TestHoistedLoops(t *testing.T) {
 			exit`,
 		loops: 1, accesses: 1,
 	}, {
-		name:  "inclusive bound, step 4",
-		src:   wordSumSource(60),
-		loops: 1, accesses: 1,
+		name:    "inclusive bound, step 4",
+		src:     wordSumSource(60),
+		guarded: true, loops: 1, accesses: 1,
 	}, {
 		name:  "inclusive bound one word too far",
 		src:   wordSumSource(64),
@@ -139,7 +141,7 @@ func TestHoistedLoops(t *testing.T) {
 			add %r2, 1
 			jlt %r2, 40, loop
 			exit`,
-		loops: 1, accesses: 3,
+		guarded: true, loops: 1, accesses: 3,
 	}, {
 		name: "invariant access past the end, never reached",
 		src: `	mov %r2, 0
@@ -168,7 +170,7 @@ func TestHoistedLoops(t *testing.T) {
 			add %r2, 1
 			jlt %r2, 64, loop
 			exit`,
-		loops: 1, accesses: 1,
+		guarded: true, loops: 1, accesses: 1,
 	}, {
 		name: "scaled index stays checked",
 		src: `	mov %r2, 0
@@ -201,9 +203,9 @@ func TestHoistedLoops(t *testing.T) {
 			exit`,
 		loops: 1, accesses: 1,
 	}, {
-		name:  "leaving to code inside the loop's slots",
-		src:   leaveInsideSource(63),
-		loops: 1, accesses: 2,
+		name:    "leaving to code inside the loop's slots",
+		src:     leaveInsideSource(63),
+		guarded: true, loops: 1, accesses: 2,
 	}, {
 		name:  "leaving to code inside the loop's slots, one byte too far",
 		src:   leaveInsideSource(64),
@@ -211,7 +213,7 @@ func TestHoistedLoops(t *testing.T) {
 	}, {
 		name: "rotated string comparison",
 		src:  strcmpSource(32),
-		fill: 'x', loops: 1, accesses: 2,
+		fill: 'x', guarded: true, loops: 1, accesses: 2,
 	}, {
 		name: "rotated string comparison one byte too far",
 		src:  strcmpSource(33),
@@ -245,7 +247,7 @@ func TestHoistedLoops(t *testing.T) {
 			jlt %r2, 64, loop
 			ldxdw %r0, [%r10-8]
 			exit`,
-		loops: 1, accesses: 1,
+		guarded: true, loops: 1, accesses: 1,
 	}, {
 		name: "stack buffer through r10 and the counter",
 		src: `	mov %r2, 0
@@ -264,7 +266,7 @@ func TestHoistedLoops(t *testing.T) {
 			ldxdw %r5, [%r10-8]
 			add %r0, %r5
 			exit`,
-		loops: 1, accesses: 2,
+		guarded: true, loops: 1, accesses: 2,
 	}, {
 		name: "stack buffer one byte too far",
 		src: `	mov %r2, 0
@@ -293,7 +295,7 @@ func TestHoistedLoops(t *testing.T) {
 			add %r6, 1
 			jlt %r6, 4, outer
 			exit`,
-		loops: 1, accesses: 1,
+		guarded: true, loops: 1, accesses: 1,
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			insns := asm.MustAssemble(tc.src)
@@ -321,7 +323,11 @@ func TestHoistedLoops(t *testing.T) {
 			if tc.fails == "" && err != nil || tc.fails != "" && (err == nil || !strings.Contains(err.Error(), tc.fails)) {
 				t.Fatalf("interpreter: %v, want error %q", err, tc.fails)
 			}
-			if err := diffEngines(vp, in, checkedModes...); err != nil {
+			modes := checkedModes
+			if tc.guarded {
+				modes = append(modes, jit.TrapCheckedLoops(jit.Options{}))
+			}
+			if err := diffEngines(vp, in, modes...); err != nil {
 				t.Fatal(err)
 			}
 		})
@@ -413,7 +419,8 @@ func strcmpSource(n int) string {
 
 // A loop that writes a map value the program looked up: the guard finds
 // the value's region in the region list, not in the hot regions, which
-// start empty; the second run finds it hot.
+// start empty; the second run finds it hot. Within the value, the run
+// takes the unchecked copy.
 func TestHoistedLoopOnMapValue(t *testing.T) {
 	array, err := maps.New(&maps.Spec{Name: "a", Type: maps.Array, KeySize: 4, ValueSize: 48, MaxEntries: 2})
 	if err != nil {
@@ -445,8 +452,12 @@ func TestHoistedLoopOnMapValue(t *testing.T) {
 		if loops, _ := jit.Hoisted(vp); loops != 1 {
 			t.Errorf("bound %d: %d loops hoisted, want 1", bound, loops)
 		}
+		modes := checkedModes
+		if bound == 48 {
+			modes = append(modes, jit.TrapCheckedLoops(jit.Options{}))
+		}
 		for range 2 {
-			if err := diffEngines(vp, diffInput{mem: make([]byte, 8)}, checkedModes...); err != nil {
+			if err := diffEngines(vp, diffInput{mem: make([]byte, 8)}, modes...); err != nil {
 				t.Fatalf("bound %d: %v", bound, err)
 			}
 		}

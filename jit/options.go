@@ -16,4 +16,9 @@ type Options struct {
 	// features, for tests and for comparing code paths.
 	DisableBMI2  bool
 	DisableMOVBE bool
+
+	// trapCheckedLoops (tests only): the checked copy of a loop whose
+	// checks are hoisted fails where it is entered, which shows whether a
+	// run took the unchecked copy.
+	trapCheckedLoops bool
 }
