@@ -21,8 +21,9 @@ import (
 // same budget, and the copy jumps to the body's code wherever it leaves
 // the loop.
 //
-// A loop is a range of slots [head, end] whose backward jumps go to head,
-// with no calls or packet loads. Its iterations start at its entry: head
+// A loop is a range of slots [head, end], from the target of a backward
+// jump to the last backward jump there, with no calls, packet loads or
+// switch tables. Its iterations start at its entry: head
 // when the code before falls into it, or the slot the jump right before
 // head goes to (clang's rotated loops). An abstract interpretation of one
 // iteration, from the entry and in the order of the slots after it, finds
