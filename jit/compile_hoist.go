@@ -43,6 +43,7 @@ import (
 // Limits that keep the analysis cheap and the guard short.
 const (
 	maxHoistLoops  = 8
+	maxHoistEdges  = 64
 	maxHoistSlots  = 256
 	maxHoistRanges = 4
 )
@@ -104,12 +105,15 @@ func (c *compiler) findHoists() {
 	}
 	c.hoisted = slices.Grow(c.hoisted, len(c.insns))[:len(c.insns)]
 	clear(c.hoisted)
-	for i, e := range c.backEdges {
+	// The first backward jumps only: finding each one's loop is linear in
+	// their number, which the program controls.
+	edges := c.backEdges[:min(len(c.backEdges), maxHoistEdges)]
+	for i, e := range edges {
 		head, end := int(e[0]), int(e[1])
-		if len(c.hoists) == maxHoistLoops || slices.ContainsFunc(c.backEdges[:i], func(o [2]int32) bool { return int(o[0]) == head }) {
+		if len(c.hoists) == maxHoistLoops || slices.ContainsFunc(edges[:i], func(o [2]int32) bool { return int(o[0]) == head }) {
 			continue
 		}
-		for _, o := range c.backEdges[i+1:] { // the loop ends at its last back edge
+		for _, o := range edges[i+1:] { // the loop ends at its last back edge
 			if int(o[0]) == head {
 				end = max(end, int(o[1]))
 			}
