@@ -95,6 +95,7 @@ type compiler struct {
 	hoistReached []bool
 	hoistBack    []bool
 	hoistSkip    []bool
+	hoistWork    int      // slots interpreted so far (maxHoistWork)
 	r1Known      bool     // r1 holds the constant r1 here (in this block)
 	tr           tracking // see compile_track.go
 	// pc is the slot being emitted, blockStart the first slot of its

@@ -46,6 +46,10 @@ const (
 	maxHoistEdges  = 64
 	maxHoistSlots  = 256
 	maxHoistRanges = 4
+	// maxHoistWork bounds the slots the analysis interprets per program
+	// (each loop takes a pass per register that turns out not to be a
+	// counter, plus one).
+	maxHoistWork = 8192
 )
 
 // affine is what the analysis knows of a register at a slot of a loop:
@@ -176,6 +180,9 @@ func (c *compiler) hoistLoop(head, end int) {
 	var steps [11]int64
 	ivs := defined
 	for {
+		if c.hoistWork += l.slots(); c.hoistWork > maxHoistWork {
+			return
+		}
 		kept, ok := c.interpretLoop(&l, defined, ivs, &steps)
 		if !ok {
 			return
