@@ -6,7 +6,6 @@ import (
 
 	"github.com/uebpf/uebpf/asm"
 	"github.com/uebpf/uebpf/jit/internal/x86"
-	"github.com/uebpf/uebpf/vm"
 )
 
 // Checked code tests every access against the run's regions; in a loop
@@ -635,9 +634,9 @@ func (c *compiler) emitSum(dst x86.Reg, bases uint16, d int64) {
 }
 
 // emitHoistProbe emits a guard's slow path: its inline test against the
-// hot region failed, so it asks the region list (which makes the region
-// that allows the range hot) and goes on with the guard if a region
-// allows the range, or runs the checked copy. In: r11 = the range's start
+// hot region failed, so it asks the stack and the region list (the region
+// probe, which makes the region that allows the range hot) and goes on
+// with the guard if one allows the range, or runs the checked copy. In: r11 = the range's start
 // minus the hot region's, and rcx = its end - 8 minus the hot region's
 // start (s.n = 0) or its size in s.n.
 func (c *compiler) emitHoistProbe(s *stub) {
@@ -651,22 +650,6 @@ func (c *compiler) emitHoistProbe(s *stub) {
 		a.ALURI(x86.ADD, 8, tmpD, 8)
 	}
 	a.ALURM(x86.ADD, 8, tmpAddr, st(s.off))
-	// The stack, which is not in the region list: allowed if the range's
-	// start is inside and its size at most what is left (the guard's
-	// sizes are below 2^42: no overflow).
-	a.MovRR(8, tmpC, tmpAddr)
-	a.ALURM(x86.SUB, 8, tmpC, st(offStackLo))
-	a.ALURI(x86.CMP, 8, tmpC, vm.StackSize)
-	a.JccShort(x86.CondAE, 0)
-	notStack := a.Len()
-	a.ALURR(x86.ADD, 8, tmpC, tmpD)
-	a.ALURI(x86.CMP, 8, tmpC, vm.StackSize)
-	a.JccShort(x86.CondA, 0)
-	notStack2 := a.Len()
-	a.Pop(budgetReg)
-	a.JmpTo(int(s.resume))
-	a.Bytes()[notStack-1] = byte(a.Len() - notStack)
-	a.Bytes()[notStack2-1] = byte(a.Len() - notStack2)
 	var w uint32
 	if s.write {
 		w = 1

@@ -139,8 +139,9 @@ func (c *compiler) emitAbort() {
 // offset. In: r11 = address, edx = size, ecx = 1 for a write; exitPC set.
 // It returns when a region allows the access, and otherwise leaves with
 // reasonFault. The probe variant, for keys of inline lookups and the guards
-// of loops with hoisted checks (compile_hoist.go), returns in
-// both cases, with ecx = 0 when a region allows the access and 1 if not.
+// of loops with hoisted checks (compile_hoist.go), also allows the stack,
+// and returns in both cases, with ecx = 0 when the stack or a region
+// allows the access and 1 if not.
 func (c *compiler) emitRegionCheck(probe bool) int {
 	a := c.a
 	start := a.Len()
@@ -149,6 +150,26 @@ func (c *compiler) emitRegionCheck(probe bool) int {
 	a.Lea(tmpD, x86.MIndex(tmpAddr, tmpD, 1, 0)) // end of the access
 	a.ALURR(x86.CMP, 8, tmpD, tmpAddr)
 	jOverflow := a.Jcc(x86.CondB)
+	if probe {
+		// The stack, which is not in the region list (the checks' own
+		// slow paths test it before calling): start and end inside.
+		a.MovRR(8, x86.RAX, tmpAddr)
+		a.ALURM(x86.SUB, 8, x86.RAX, st(offStackLo))
+		a.ALURI(x86.CMP, 8, x86.RAX, vm.StackSize)
+		a.JccShort(x86.CondAE, 0)
+		notStack := a.Len()
+		a.MovRR(8, x86.RBX, tmpD)
+		a.ALURM(x86.SUB, 8, x86.RBX, st(offStackLo))
+		a.ALURI(x86.CMP, 8, x86.RBX, vm.StackSize)
+		a.JccShort(x86.CondA, 0)
+		notStack2 := a.Len()
+		a.Pop(x86.RBX)
+		a.Pop(x86.RAX)
+		a.ALURR(x86.XOR, 4, tmpC, tmpC)
+		a.Ret()
+		a.Bytes()[notStack-1] = byte(a.Len() - notStack)
+		a.Bytes()[notStack2-1] = byte(a.Len() - notStack2)
+	}
 	a.Load(8, x86.RBX, st(offRegions))
 	a.Load(8, x86.RAX, st(offNRegions))
 	loop := a.Len()
