@@ -568,12 +568,10 @@ func (c *compiler) findLiveIn() {
 					in = 1 << asm.R0
 				case ins.Opcode == asm.OpCall:
 					in = all
-				case ins.Opcode == asm.ClassJMP|asm.JmpJA:
-					in = next(pc + 1 + int(ins.Offset))
-				case ins.Opcode == asm.ClassJMP32|asm.JmpJA:
-					in = next(pc + 1 + int(ins.Imm))
+				case ins.Opcode&0xf0 == asm.JmpJA:
+					in = next(jumpTarget(pc, ins))
 				default:
-					in = next(pc+1) | next(pc+1+int(ins.Offset)) | dst
+					in = next(pc+1) | next(jumpTarget(pc, ins)) | dst
 					if ins.Opcode&asm.SourceX != 0 {
 						in |= src
 					}

@@ -88,14 +88,11 @@ func (c *compiler) deadAfter(from int, reg uint8) bool {
 			switch ins.Class() {
 			case asm.ClassJMP, asm.ClassJMP32:
 				switch op := ins.Opcode & 0xf0; {
-				case op == asm.JmpJA && ins.Class() == asm.ClassJMP:
-					pc += 1 + int(ins.Offset)
-					continue
 				case op == asm.JmpJA:
-					pc += 1 + int(ins.Imm)
+					pc = jumpTarget(pc, ins)
 					continue
 				default: // a conditional jump: calls and exits read reg
-					stack = append(stack, int32(pc+1+int(ins.Offset)))
+					stack = append(stack, int32(jumpTarget(pc, ins)))
 				}
 			case asm.ClassLD:
 				if ins.Opcode == asm.OpLDDW {

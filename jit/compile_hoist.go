@@ -212,14 +212,6 @@ func (c *compiler) hoistLoop(head, end int) {
 	}
 }
 
-// jumpTarget returns the slot a jump at pc goes to.
-func jumpTarget(pc int, ins *asm.Instruction) int {
-	if ins.Opcode == asm.ClassJMP32|asm.JmpJA {
-		return pc + 1 + int(ins.Imm)
-	}
-	return pc + 1 + int(ins.Offset)
-}
-
 // successors returns the slots that may run after slot pc of a loop, the
 // next one and a jump's target (-1: none).
 func (c *compiler) successors(pc int) (next, jump int) {

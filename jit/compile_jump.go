@@ -42,18 +42,15 @@ func (c *compiler) emitJump(pc int, ins *asm.Instruction) (fused bool, err error
 	case asm.OpCallX:
 		c.emitHelperExit(pc, reasonCallX)
 		return false, nil
-	case asm.ClassJMP | asm.JmpJA:
-		c.emitGoto(pc, pc+1+int(ins.Offset))
-		return false, nil
-	case asm.ClassJMP32 | asm.JmpJA:
-		c.emitGoto(pc, pc+1+int(ins.Imm))
+	case asm.ClassJMP | asm.JmpJA, asm.ClassJMP32 | asm.JmpJA:
+		c.emitGoto(pc, jumpTarget(pc, ins))
 		return false, nil
 	}
 	cond := jumpConds[ins.Opcode>>4]
 	if cond == 0xff {
 		return false, fmt.Errorf("%w %#02x", vm.ErrUnknownOpcode, ins.Opcode)
 	}
-	target := pc + 1 + int(ins.Offset)
+	target := jumpTarget(pc, ins)
 	if target > pc+1 && (c.leavesLoop(pc, target) || c.loops && c.endsRun(target)) {
 		// A jump out of a loop, or to the end of the run, likely not
 		// taken: the fall-through path continues the block and the
@@ -77,6 +74,15 @@ func (c *compiler) emitJump(pc int, ins *asm.Instruction) (fused bool, err error
 	s.off, s.size = int32(start), uint8(c.a.Len()-start)
 	c.jumpToSlot(cond, false, target)
 	return false, nil
+}
+
+// jumpTarget returns the slot a jump (not a call) at pc goes to: gotol
+// has its offset in imm.
+func jumpTarget(pc int, ins *asm.Instruction) int {
+	if ins.Opcode == asm.ClassJMP32|asm.JmpJA {
+		return pc + 1 + int(ins.Imm)
+	}
+	return pc + 1 + int(ins.Offset)
 }
 
 // endsRun reports whether the code at slot pc ends the run: an exit after
