@@ -426,7 +426,7 @@ func TestHoistedLoopOnMapValue(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, bound := range []int32{48, 49} {
+	for _, bound := range []int{48, 49} {
 		insns := asm.MustAssemble(`
 			stw [%r10-4], 1
 			lddw %r1, 0
@@ -440,7 +440,7 @@ func TestHoistedLoopOnMapValue(t *testing.T) {
 			add %r3, %r2
 			stxb [%r3+0], %r2
 			add %r2, 1
-			jlt %r2, ` + itoa(bound) + `, loop
+			jlt %r2, ` + strconv.Itoa(bound) + `, loop
 			ldxdw %r0, [%r0+40]
 		out:
 			exit`)
@@ -521,7 +521,6 @@ func BenchmarkHoistedLoop(b *testing.B) {
 	}
 }
 
-func itoa(v int32) string { return strconv.Itoa(int(v)) }
 
 // The loops of the benchmark set's byte copy and string comparison (a
 // rotated loop, entered by a jump into its middle) run unchecked after
