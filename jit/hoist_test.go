@@ -521,7 +521,6 @@ func BenchmarkHoistedLoop(b *testing.B) {
 	}
 }
 
-
 // The loops of the benchmark set's byte copy and string comparison (a
 // rotated loop, entered by a jump into its middle) run unchecked after
 // their guards.
