@@ -87,7 +87,7 @@ func (c *compiler) isNode(pc int, reg uint8, class uint8) bool {
 func (c *compiler) next(pc int, v uint64, wide bool) int {
 	ins := &c.insns[pc]
 	if asm.JumpTaken(ins.Opcode, v, uint64(int64(ins.Imm)), wide) {
-		return pc + 1 + int(ins.Offset)
+		return jumpTarget(pc, ins)
 	}
 	return pc + 1
 }
