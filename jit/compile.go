@@ -30,7 +30,7 @@ type compiler struct {
 	insns   []asm.Instruction
 	checked bool
 	blind   bool
-	trap    bool   // Options.trapCheckedLoops
+	trap    bool   // Options.trapSlowPaths
 	key     uint64 // blinding key
 	feat    features
 	tag     uint32 // identifies this program's code at run time
@@ -97,6 +97,7 @@ type compiler struct {
 	hoistSkip    []bool
 	hoistWork    int      // slots interpreted so far (maxHoistWork)
 	r1Known      bool     // r1 holds the constant r1 here (in this block)
+	hashUpdates  int      // calls answered by inline hash updates (compile_hash.go)
 	tr           tracking // see compile_track.go
 	// pc is the slot being emitted, blockStart the first slot of its
 	// block. uncharged: the block's length is not yet subtracted from the
@@ -183,7 +184,7 @@ func newCompiler(p *vm.Program, opts *Options, feat features, key uint64, tag ui
 		prog:    p,
 		insns:   insns,
 		checked: !opts.Unchecked,
-		trap:    opts.trapCheckedLoops,
+		trap:    opts.trapSlowPaths,
 		blind:   opts.Blind,
 		key:     key,
 		feat:    feat,

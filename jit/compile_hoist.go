@@ -538,7 +538,7 @@ func (c *compiler) enterHoisted(l *hoistLoop) {
 }
 
 // emitLoopTrap makes the checked copy of a loop with hoisted checks fail
-// at its entry, slot pc, for tests (Options.trapCheckedLoops).
+// at its entry, slot pc, for tests (Options.trapSlowPaths).
 func (c *compiler) emitLoopTrap(pc int) {
 	for i := range c.hoists {
 		if c.copying == nil && int(c.hoists[i].entry) == pc {

@@ -35,6 +35,20 @@ func (c *compiler) emitJump(pc int, ins *asm.Instruction) (fused bool, err error
 			c.emitLocalCall(pc, pc+1+int(ins.Imm))
 		} else if c.lookups && c.isArrayLookup(ins) {
 			return c.emitArrayLookup(pc), nil
+		} else if l, keySize, valueSize, ok := c.inlineHashUpdate(pc); ok {
+			reason := c.helperReason(pc)
+			c.checkBudget(pc)
+			c.hashUpdates++
+			fallback, done := c.emitHashUpdate(l, keySize, valueSize)
+			for _, p := range fallback {
+				c.a.PatchRel32(p, c.a.Len())
+			}
+			if c.trap {
+				c.jmpLeavePC(reasonBudget, int32(pc))
+			} else {
+				c.emitHelperLeave(pc, reason)
+			}
+			c.a.PatchRel32(done, c.a.Len())
 		} else {
 			c.emitHelperExit(pc, reasonHelper)
 		}

@@ -61,12 +61,8 @@ func (c *compiler) prepareLookups() {
 
 // knownArray returns the array that r1 points to at this call, if known.
 func (c *compiler) knownArray() (vm.ArrayMapInfo, bool) {
-	if !c.r1Known {
-		return vm.ArrayMapInfo{}, false
-	}
-	off := c.r1 - c.tableBase
-	m := off / vm.MapEntrySize
-	if off%vm.MapEntrySize != 0 || m >= uint64(len(c.arrays)) {
+	m, ok := c.knownMap()
+	if !ok || m >= len(c.arrays) {
 		return vm.ArrayMapInfo{}, false
 	}
 	a := c.arrays[m]

@@ -63,6 +63,12 @@ var testHelpers = vm.Helpers{
 	9: {Name: "lookup", ArrayLookup: true, Func: func(_ *vm.Env, r1, r2, _, _, _ uint64) uint64 {
 		return r1*3 ^ r2 ^ 0x1000
 	}},
+	// update is a HashUpdate helper: engines answer calls on hash maps
+	// themselves, and the rest (other maps, unreadable keys or values,
+	// failed updates) reach this stand-in.
+	10: {Name: "update", HashUpdate: true, Func: func(_ *vm.Env, r1, r2, r3, r4, _ uint64) uint64 {
+		return r1 ^ r2*5 ^ r3*7 ^ r4 ^ 0x2000
+	}},
 	7: {Name: "fail_if", Func: func(e *vm.Env, r1, _, _, _, _ uint64) uint64 {
 		if r1&0xf == 7 {
 			e.Fail(errors.New("helper failed"))
@@ -77,8 +83,13 @@ func runOutcome(p interface {
 }, env *vm.Env, mem []byte, in diffInput, ms []vm.Map) outcome {
 	copy(mem, in.mem)
 	for _, m := range ms {
-		if a, ok := m.(maps.MemoryMap); ok {
-			clear(a.Memory())
+		switch m := m.(type) {
+		case maps.MemoryMap:
+			clear(m.Memory())
+		case maps.Map:
+			for _, k := range slices.Collect(mapKeys(m)) {
+				m.Delete(k)
+			}
 		}
 	}
 	stack, _ := env.Bytes(env.StackBase(), vm.StackSize, true)
@@ -88,8 +99,11 @@ func runOutcome(p interface {
 	o := outcome{r0: r0, mem: bytes.Clone(mem), stack: bytes.Clone(stack)}
 	o.executed, o.exact = env.Executed(), err == nil || errors.Is(err, vm.ErrBudgetExceeded)
 	for _, m := range ms {
-		if a, ok := m.(maps.MemoryMap); ok {
-			o.maps = append(o.maps, bytes.Clone(a.Memory()))
+		switch m := m.(type) {
+		case maps.MemoryMap:
+			o.maps = append(o.maps, bytes.Clone(m.Memory()))
+		case maps.Map:
+			o.maps = append(o.maps, hashEntries(m))
 		}
 	}
 	if err != nil {
@@ -130,7 +144,7 @@ func diffEngines(vp *vm.Program, in diffInput, opts ...jit.Options) error {
 		case !bytes.Equal(got.stack, want.stack):
 			return fmt.Errorf("%+v: stack differs (%v)\njit:         %x\ninterpreter: %x", o, want, got.stack, want.stack)
 		case !slices.EqualFunc(got.maps, want.maps, bytes.Equal):
-			return fmt.Errorf("%+v: array maps differ (%v)\njit:         %x\ninterpreter: %x", o, want, got.maps, want.maps)
+			return fmt.Errorf("%+v: maps differ (%v)\njit:         %x\ninterpreter: %x", o, want, got.maps, want.maps)
 		}
 	}
 	return nil

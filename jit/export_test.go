@@ -55,10 +55,22 @@ func Hoisted(vp *vm.Program) (loops, accesses int) {
 	return len(c.hoists), accesses
 }
 
-// TrapCheckedLoops returns o with the checked copies of loops whose checks
-// are hoisted failing where they are entered: a run that completes took
-// the unchecked copies.
-func TrapCheckedLoops(o Options) Options {
-	o.trapCheckedLoops = true
+// TrapSlowPaths returns o with the checked copies of loops whose checks
+// are hoisted failing where they are entered, and inline hash updates
+// failing where they would leave for Go: a run that completes took the
+// fast paths.
+func TrapSlowPaths(o Options) Options {
+	o.trapSlowPaths = true
 	return o
+}
+
+// InlineHashUpdates returns how many calls of vp the compiler answers with
+// inline hash updates (compile_hash.go) when compiling with opts.
+func InlineHashUpdates(vp *vm.Program, opts Options) int {
+	c := newCompiler(vp, &opts, features{}, 0, 0)
+	defer c.release()
+	if _, err := c.compile(); err != nil {
+		return 0
+	}
+	return c.hashUpdates
 }

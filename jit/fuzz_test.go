@@ -456,9 +456,10 @@ func (g *progGen) walk() {
 	}
 }
 
-// call emits a helper call, a callx, or a local call.
+// call emits a helper call, a callx, a local call, an array lookup or a
+// hash update.
 func (g *progGen) call() {
-	switch k := g.src.n(4); {
+	switch k := g.src.n(5); {
 	case k == 0 && g.funcs > 0 && g.depth < 3:
 		f := g.src.n(g.funcs)
 		g.calls = append(g.calls, len(g.insns))
@@ -473,6 +474,8 @@ func (g *progGen) call() {
 		g.emit(asm.Instruction{Opcode: asm.OpCallX, Dst: r})
 	case k == 2:
 		g.lookup()
+	case k == 3:
+		g.update()
 	default:
 		g.emit(asm.Instruction{Opcode: asm.OpCall, Imm: []int32{1, 2, 7}[g.src.n(3)]})
 	}
@@ -559,6 +562,48 @@ func (g *progGen) lookup() {
 	g.emit(asm.Instruction{Opcode: asm.ClassJMP | asm.JmpJEQ, Dst: 0, Offset: 2})
 	g.emit(asm.Instruction{Opcode: asm.ClassSTX | asm.ModeMEM | asm.SizeW, Dst: 0, Src: g.anyReg(), Offset: int16(4 * g.src.n(3))})
 	g.emit(asm.Instruction{Opcode: asm.ClassLDX | asm.ModeMEM | asm.SizeW, Dst: g.freeReg(), Src: 0, Offset: int16(4 * g.src.n(3))})
+}
+
+// update emits a call of the HashUpdate helper (10): r1 the hash map
+// (lddw r1, as clang emits it, so that it may be answered inline), or the
+// array, or a map pointer through another register; the key and the
+// value on the stack or in the context (or, when faults are allowed,
+// anywhere); flags mostly BPF_ANY or BPF_EXIST. Keys are few, so that
+// updates meet keys earlier ones inserted and fill the map.
+func (g *progGen) update() {
+	m := int32(fuzzHashIndex)
+	if g.src.u8()&7 == 0 {
+		m = fuzzArrayIndex
+	}
+	if g.src.u8()&3 != 0 {
+		g.emit(asm.Instruction{Opcode: asm.OpLDDW, Dst: 1, Src: asm.PseudoMapFD, Imm: m}, asm.Instruction{})
+	} else {
+		r := uint8(5 + g.src.n(3)) // r5..r7
+		g.emit(asm.Instruction{Opcode: asm.OpLDDW, Dst: r, Src: asm.PseudoMapFD, Imm: m}, asm.Instruction{})
+		g.emit(asm.Instruction{Opcode: asm.ClassALU64 | asm.AluMOV | asm.SourceX, Dst: 1, Src: r})
+	}
+	for i, size := range []int{4, 8} { // the key in r2, the value in r3
+		reg := uint8(2 + i)
+		sizeOp := []uint8{asm.SizeW, asm.SizeDW}[i]
+		if g.allowFaults && g.src.u8()&15 == 0 {
+			g.emit(asm.Instruction{Opcode: asm.ClassALU64 | asm.AluMOV | asm.SourceX, Dst: reg, Src: g.anyReg()})
+			continue
+		}
+		base, off := uint8(9), int16(g.src.n(fuzzCtxSize-size+1))
+		if g.src.u8()&3 != 0 {
+			base, off = 10, int16(-size-size*g.src.n(vm.StackFrameSize/size))
+		}
+		switch g.src.n(4) {
+		case 0, 1: // a small key, or a value from an immediate
+			g.emit(asm.Instruction{Opcode: asm.ClassST | asm.ModeMEM | sizeOp, Dst: base, Offset: off, Imm: int32(g.src.n(6))})
+		case 2: // from a register
+			g.emit(asm.Instruction{Opcode: asm.ClassSTX | asm.ModeMEM | sizeOp, Dst: base, Offset: off, Src: g.anyReg()})
+		}
+		g.emit(asm.Instruction{Opcode: asm.ClassALU64 | asm.AluMOV | asm.SourceX, Dst: reg, Src: base})
+		g.emit(asm.Instruction{Opcode: asm.ClassALU64 | asm.AluADD, Dst: reg, Imm: int32(off)})
+	}
+	g.emit(asm.Instruction{Opcode: asm.ClassALU64 | asm.AluMOV, Dst: 4, Imm: []int32{0, 0, 0, 2, 1, 3}[g.src.n(6)]})
+	g.emit(asm.Instruction{Opcode: asm.OpCall, Imm: 10})
 }
 
 func (g *progGen) packetLoad() {

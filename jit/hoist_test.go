@@ -325,7 +325,7 @@ func TestHoistedLoops(t *testing.T) {
 			}
 			modes := checkedModes
 			if tc.guarded {
-				modes = append(modes, jit.TrapCheckedLoops(jit.Options{}))
+				modes = append(modes, jit.TrapSlowPaths(jit.Options{}))
 			}
 			if err := diffEngines(vp, in, modes...); err != nil {
 				t.Fatal(err)
@@ -454,7 +454,7 @@ func TestHoistedLoopOnMapValue(t *testing.T) {
 		}
 		modes := checkedModes
 		if bound == 48 {
-			modes = append(modes, jit.TrapCheckedLoops(jit.Options{}))
+			modes = append(modes, jit.TrapSlowPaths(jit.Options{}))
 		}
 		for range 2 {
 			if err := diffEngines(vp, diffInput{mem: make([]byte, 8)}, modes...); err != nil {

@@ -17,8 +17,9 @@ type Options struct {
 	DisableBMI2  bool
 	DisableMOVBE bool
 
-	// trapCheckedLoops (tests only): the checked copy of a loop whose
-	// checks are hoisted fails where it is entered, which shows whether a
-	// run took the unchecked copy.
-	trapCheckedLoops bool
+	// trapSlowPaths (tests only): the checked copy of a loop whose
+	// checks are hoisted fails where it is entered, and a hash update
+	// answered inline fails where it would leave for Go: this shows
+	// whether a run took the fast paths.
+	trapSlowPaths bool
 }

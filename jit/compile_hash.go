@@ -1,0 +1,205 @@
+package jit
+
+import (
+	"math"
+
+	"github.com/uebpf/uebpf/asm"
+	"github.com/uebpf/uebpf/jit/internal/x86"
+	"github.com/uebpf/uebpf/maps"
+	"github.com/uebpf/uebpf/vm"
+)
+
+// Inline hash updates. A call to a HashUpdate helper (bpf_map_update_elem)
+// on a hash map of package maps that overwrites the value of a key already
+// in the map is answered in generated code, under the map's stripe lock,
+// exactly as the map's UpdateElem answers it (maps.HashLayout is the
+// recipe). Everything else (a missing key, a busy lock, flags other than
+// BPF_ANY and BPF_EXIST) takes the ordinary helper exit right after, where
+// Go answers as the interpreter does. The inline code comes after the
+// call's budget test, so both paths charge alike.
+//
+// The call qualifies when r1 is known at compile time to point at such a
+// map (lddw r1, map in the same block), its key is 1, 2, 4 or 8 bytes and
+// its value at most maxInlineValue bytes; checked code also needs the key
+// and the value in the current frame, where no check is needed. Verified
+// code relies on the verifier, which checked both against the map's sizes.
+//
+// Going through Go costs a return to the trampoline, the dispatch and the
+// stores of every register, which the lock's locked instruction then waits
+// for: about twice the update itself.
+
+// maxInlineValue bounds the values inline updates copy (a move per word).
+const maxInlineValue = 64
+
+// inlineHashUpdate returns the layout and sizes of the map that the
+// HashUpdate call at slot pc updates, if the call can be answered inline.
+func (c *compiler) inlineHashUpdate(pc int) (l maps.HashLayout, keySize, valueSize int, ok bool) {
+	if h, known := c.prog.Helpers()[c.insns[pc].Imm]; !known || !h.HashUpdate {
+		return l, 0, 0, false
+	}
+	m, ok := c.knownMap()
+	if !ok {
+		return l, 0, 0, false
+	}
+	mm, ok := c.prog.Maps()[m].(maps.Map)
+	if !ok || mm.ReadOnlyProg() {
+		return l, 0, 0, false
+	}
+	d, ok := maps.DirectHashOf(mm)
+	if !ok {
+		return l, 0, 0, false
+	}
+	if l, ok = d.Layout(); !ok || l.NumSlots > math.MaxInt32 || l.SlotSize > math.MaxInt32 || l.LockStride > math.MaxInt32 {
+		return l, 0, 0, false
+	}
+	keySize, valueSize = int(mm.KeySize()), int(mm.ValueSize())
+	if keySize&(keySize-1) != 0 || valueSize > maxInlineValue {
+		return l, 0, 0, false
+	}
+	if c.checked && !(c.inFrame(asm.R2, 0, keySize) && c.inFrame(asm.R3, 0, valueSize)) {
+		return l, 0, 0, false
+	}
+	return l, keySize, valueSize, true
+}
+
+// knownMap returns the index of the map table entry that r1 points to at
+// this call, if known.
+func (c *compiler) knownMap() (int, bool) {
+	n := len(c.prog.Maps())
+	if !c.r1Known || n == 0 {
+		return 0, false
+	}
+	off := c.r1 - c.prog.MapPointer(0)
+	m := off / vm.MapEntrySize
+	if off%vm.MapEntrySize != 0 || m >= uint64(n) {
+		return 0, false
+	}
+	return int(m), true
+}
+
+// emitHashUpdate emits the inline update of a call (see
+// inlineHashUpdate). Its failures end by falling through into the helper
+// exit, which the caller emits next, or with the rel32 jumps in fallback;
+// its success with the rel32 jump done, past that exit.
+//
+// Registers: r11 the key word, rdi the control word a match has, rdx the
+// lock, r10 the slot, rcx the slots left to look at, rax scratch. r1, r5
+// and the budget (rdx) are saved on the native stack around it; r2-r4 are
+// only read, so the helper exit sees all of r1-r5 as the program left them.
+func (c *compiler) emitHashUpdate(l maps.HashLayout, keySize, valueSize int) (fallback []int, done int) {
+	a := c.a
+	const (
+		key   = tmpAddr
+		want  = x86.RDI
+		lock  = x86.RDX
+		slot  = x86.R10
+		left  = tmpC
+		value = x86.R8 // r3
+		flags = x86.R9 // r4
+	)
+	keyOff, _ := c.frameOff(asm.R2, 0)
+	if r, ok := c.slotReg(keyOff, keySize); ok && c.inFrame(asm.R2, 0, keySize) {
+		// The key was stored from a register in this block: no load.
+		if keySize < 4 {
+			a.MovzxRR(keySize, key, regMap[r])
+		} else {
+			a.MovRR(keySize, key, regMap[r])
+		}
+	} else {
+		a.Load(keySize, key, x86.M(regMap[2], 0))
+	}
+	// BPF_ANY (0) and BPF_EXIST (2) only.
+	a.TestRI(8, flags, ^int32(maps.UpdateExist))
+	fallback = append(fallback, a.Jcc(x86.CondNE))
+	a.Push(lock)
+	a.Push(want)
+	a.Push(slot)
+	// rax = HashSmall(start, key): two 128-bit products, halves xored.
+	a.MovRI(x86.RAX, l.HashStart^maps.HashP0)
+	a.ALURR(x86.XOR, 8, x86.RAX, key)
+	a.MovRI(tmpC, maps.HashP1)
+	a.ALURR(x86.XOR, 8, tmpC, key)
+	a.Unary(x86.MUL, 8, tmpC)
+	a.ALURR(x86.XOR, 8, x86.RAX, x86.RDX)
+	a.MovRI(tmpC, maps.HashP2)
+	a.ALURR(x86.XOR, 8, tmpC, x86.RAX)
+	a.Unary(x86.MUL, 8, tmpC)
+	a.ALURR(x86.XOR, 8, x86.RAX, x86.RDX)
+	// want = tag | live; rax = home.
+	a.MovRR(4, want, x86.RAX)
+	a.ALURI(x86.AND, 4, want, maps.CtrlTagMask)
+	a.ALURI(x86.OR, 4, want, maps.CtrlLive)
+	a.ShiftRI(x86.SHR, 8, x86.RAX, 32)
+	a.ImulRRI(8, x86.RAX, x86.RAX, int32(l.NumSlots))
+	a.ShiftRI(x86.SHR, 8, x86.RAX, 32)
+	// lock = Locks + (home & LockMask) * LockStride; slot = the home slot.
+	a.MovRR(4, tmpC, x86.RAX)
+	a.ALURI(x86.AND, 4, tmpC, int32(l.LockMask))
+	a.ImulRRI(8, tmpC, tmpC, int32(l.LockStride))
+	a.MovRI(lock, uint64(l.Locks))
+	a.ALURR(x86.ADD, 8, lock, tmpC)
+	a.ImulRRI(8, slot, x86.RAX, int32(l.SlotSize))
+	a.MovRI(x86.RAX, uint64(l.Slots))
+	a.ALURR(x86.ADD, 8, slot, x86.RAX)
+	// Take the lock, or leave the waiting to Go.
+	a.MovRI32(x86.RAX, 1)
+	a.Xchg(4, x86.M(lock, 0), x86.RAX)
+	a.TestRR(4, x86.RAX, x86.RAX)
+	popAndFall := a.Jcc(x86.CondNE)
+	// left = the home slot's bound on probes, unless saturated.
+	a.Load(8, left, x86.M(slot, 0))
+	a.ShiftRI(x86.SHR, 8, left, maps.CtrlHomeDistShift)
+	a.ALURI(x86.AND, 4, left, maps.CtrlMaxDist)
+	a.ALURI(x86.CMP, 4, left, maps.CtrlMaxDist)
+	var unlockAndFall []int
+	unlockAndFall = append(unlockAndFall, a.Jcc(x86.CondE))
+	probe := a.Len()
+	a.Load(8, x86.RAX, x86.M(slot, 0))
+	a.ALURR(x86.XOR, 8, x86.RAX, want)
+	a.TestRI(4, x86.RAX, maps.CtrlTagMask|maps.CtrlStateMask)
+	a.JccShort(x86.CondNE, 0)
+	noMatch := a.Len()
+	a.ALURM(x86.CMP, 8, key, x86.M(slot, int32(l.KeyOff)))
+	found := a.Jcc(x86.CondE)
+	a.Bytes()[noMatch-1] = byte(a.Len() - noMatch)
+	// An empty slot ends the probe; so does the bound.
+	a.Load(4, x86.RAX, x86.M(slot, 0))
+	a.TestRI(4, x86.RAX, maps.CtrlStateMask)
+	unlockAndFall = append(unlockAndFall, a.Jcc(x86.CondE))
+	a.ALURI(x86.SUB, 4, left, 1)
+	unlockAndFall = append(unlockAndFall, a.Jcc(x86.CondB))
+	a.ALURI(x86.ADD, 8, slot, int32(l.SlotSize))
+	a.MovRI(x86.RAX, uint64(l.Slots)+uint64(l.NumSlots)*uint64(l.SlotSize))
+	a.ALURR(x86.CMP, 8, slot, x86.RAX)
+	a.JccTo(x86.CondNE, probe)
+	a.MovRI(slot, uint64(l.Slots))
+	a.JmpTo(probe)
+
+	// Found: copy the value, release the lock, r0 = 0.
+	a.PatchRel32(found, a.Len())
+	for off := 0; off < valueSize; {
+		n := 8
+		for n > valueSize-off {
+			n >>= 1
+		}
+		a.Load(n, x86.RAX, x86.M(value, int32(off)))
+		a.Store(n, x86.M(slot, int32(l.ValueOff)+int32(off)), x86.RAX)
+		off += n
+	}
+	a.StoreImm(4, x86.M(lock, 0), 0)
+	a.Pop(slot)
+	a.Pop(want)
+	a.Pop(lock)
+	a.ALURR(x86.XOR, 4, x86.RAX, x86.RAX)
+	done = a.Jmp()
+
+	for _, p := range unlockAndFall {
+		a.PatchRel32(p, a.Len())
+	}
+	a.StoreImm(4, x86.M(lock, 0), 0)
+	a.PatchRel32(popAndFall, a.Len())
+	a.Pop(slot)
+	a.Pop(want)
+	a.Pop(lock)
+	return fallback, done
+}

@@ -1,0 +1,432 @@
+package jit_test
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/uebpf/uebpf/asm"
+	"github.com/uebpf/uebpf/helpers"
+	"github.com/uebpf/uebpf/jit"
+	"github.com/uebpf/uebpf/maps"
+	"github.com/uebpf/uebpf/vm"
+)
+
+// Context of updateProgram: the key (a little-endian word) at 0, the value
+// at 8, the flags at 80.
+const (
+	updKeyAt, updValueAt, updFlagsAt = 0, 8, 80
+	updCtxSize                       = 88
+)
+
+// updateProgram returns a program that calls bpf_map_update_elem on map 0
+// with the context's key and value copied to the stack (whole stores:
+// a 3-byte key is stored as 4 bytes) (or, with
+// keyInCtx, the key left in the context) and the context's flags, and
+// returns r0.
+func updateProgram(keySize, valueSize int, keyInCtx bool) []asm.Instruction {
+	var b strings.Builder
+	size := map[int]string{1: "b", 2: "h", 3: "w", 4: "w", 8: "dw"}[keySize]
+	b.WriteString("mov %r6, %r1\n")
+	fmt.Fprintf(&b, "ldxdw %%r7, [%%r6+%d]\nstx%s [%%r10-8], %%r7\n", updKeyAt, size)
+	for off := 0; off < valueSize; off += 8 {
+		fmt.Fprintf(&b, "ldxdw %%r7, [%%r6+%d]\nstxdw [%%r10%d], %%r7\n", updValueAt+off, -88+off)
+	}
+	b.WriteString("lddw %r1, 0\n")
+	if keyInCtx {
+		fmt.Fprintf(&b, "mov %%r2, %%r6\nadd %%r2, %d\n", updKeyAt)
+	} else {
+		b.WriteString("mov %r2, %r10\nadd %r2, -8\n")
+	}
+	fmt.Fprintf(&b, "mov %%r3, %%r10\nadd %%r3, -88\nldxdw %%r4, [%%r6+%d]\ncall 2\nexit", updFlagsAt)
+	insns := asm.MustAssemble(b.String())
+	for i := range insns {
+		if insns[i].Opcode == asm.OpLDDW {
+			insns[i].Src = asm.PseudoMapFD
+			break
+		}
+	}
+	return insns
+}
+
+// updateCtx returns the context of an update of key with a value whose
+// byte i is seed+i.
+func updateCtx(key uint64, seed byte, flags uint64) []byte {
+	ctx := make([]byte, updCtxSize)
+	binary.LittleEndian.PutUint64(ctx[updKeyAt:], key)
+	for i := range updFlagsAt - updValueAt {
+		ctx[updValueAt+i] = seed + byte(i)
+	}
+	binary.LittleEndian.PutUint64(ctx[updFlagsAt:], flags)
+	return ctx
+}
+
+// hashEntries returns m's keys and values, sorted, as one byte string.
+func hashEntries(m maps.Map) []byte {
+	var entries [][]byte
+	for k := range mapKeys(m) {
+		value := make([]byte, m.ValueSize())
+		if err := m.Lookup(k, value); err != nil {
+			panic(err) // no other goroutine uses m
+		}
+		entries = append(entries, append(k, value...))
+	}
+	slices.SortFunc(entries, bytes.Compare)
+	return bytes.Join(entries, nil)
+}
+
+// TestInlineHashUpdate: updates of existing keys of hash maps are answered
+// in generated code, with the map's own result; everything else (a missing
+// key, flags the inline path leaves to Go, maps and calls it does not
+// take) ends as on the interpreter. Each case runs the same sequence of
+// updates on the interpreter and in every JIT mode, and the maps end up
+// with the same entries.
+func TestInlineHashUpdate(t *testing.T) {
+	if !jit.Supported {
+		t.Skip(jit.ErrUnsupportedArch)
+	}
+	type update struct {
+		key   uint64
+		flags uint64
+	}
+	// A sequence that inserts, overwrites, and tries every flag.
+	seq := []update{{1, 0}, {1, 0}, {2, 2}, {2, 0}, {2, 2}, {1, 1}, {3, 1}, {3, 3}, {3, 0}, {1, 2}, {3, 0}}
+	cases := []struct {
+		name               string
+		typ                maps.Type
+		keySize, valueSize int
+		keyInCtx           bool
+		entries            uint32
+	}{
+		{name: "key 4 value 8", typ: maps.Hash, keySize: 4, valueSize: 8, entries: 16},
+		{name: "key 1 value 1", typ: maps.Hash, keySize: 1, valueSize: 1, entries: 16},
+		{name: "key 2 value 3", typ: maps.Hash, keySize: 2, valueSize: 3, entries: 16},
+		{name: "key 8 value 12", typ: maps.Hash, keySize: 8, valueSize: 12, entries: 16},
+		{name: "key 8 value 64", typ: maps.Hash, keySize: 8, valueSize: 64, entries: 16},
+		{name: "value 72 (helper)", typ: maps.Hash, keySize: 4, valueSize: 72, entries: 16},
+		{name: "key in context", typ: maps.Hash, keySize: 4, valueSize: 8, keyInCtx: true, entries: 16},
+		{name: "full map", typ: maps.Hash, keySize: 4, valueSize: 8, entries: 2},
+		{name: "lru (helper)", typ: maps.LRUHash, keySize: 4, valueSize: 8, entries: 16},
+		{name: "key 3 (helper)", typ: maps.Hash, keySize: 3, valueSize: 8, entries: 16},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			insns := updateProgram(tc.keySize, (tc.valueSize+7)&^7, tc.keyInCtx)
+			m, err := maps.New(&maps.Spec{Name: "h", Type: tc.typ, KeySize: uint32(tc.keySize), ValueSize: uint32(tc.valueSize), MaxEntries: tc.entries})
+			if err != nil {
+				t.Fatal(err)
+			}
+			vp, err := vm.Load(&vm.ProgramSpec{Instructions: insns, Maps: []vm.Map{m}}, &vm.Options{Helpers: helpers.Standard(nil)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			run := func(exec func(*vm.Env) (uint64, error)) (results []string, entries []byte) {
+				for _, k := range slices.Collect(mapKeys(m)) {
+					if err := m.Delete(k); err != nil {
+						t.Fatal(err)
+					}
+				}
+				env := vm.NewEnv()
+				for i, u := range seq {
+					env.SetContext(updateCtx(u.key, byte(16*i), u.flags))
+					r0, err := exec(env)
+					results = append(results, fmt.Sprintf("%#x %v", r0, err))
+				}
+				return results, hashEntries(m)
+			}
+			wantResults, wantEntries := run(vp.Exec)
+			for _, o := range allModes {
+				p, err := jit.Compile(vp, &o)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, entries := run(p.Exec)
+				p.Close()
+				if !slices.Equal(got, wantResults) || !bytes.Equal(entries, wantEntries) {
+					t.Fatalf("%+v:\njit         %v %x\ninterpreter %v %x", o, got, entries, wantResults, wantEntries)
+				}
+			}
+		})
+	}
+}
+
+// mapKeys yields m's keys.
+func mapKeys(m maps.Map) func(func([]byte) bool) {
+	return func(yield func([]byte) bool) {
+		var key any
+		for {
+			next := make([]byte, m.KeySize())
+			if m.NextKey(key, next) != nil || !yield(next) {
+				return
+			}
+			key = next
+		}
+	}
+}
+
+// TestInlineHashUpdateTaken shows which calls the generated code answers:
+// with jit.TrapSlowPaths an inline update fails where it would leave for
+// Go. An update of a present key then completes only if answered inline,
+// and one of a missing key fails only if the inline path was tried.
+func TestInlineHashUpdateTaken(t *testing.T) {
+	if !jit.Supported {
+		t.Skip(jit.ErrUnsupportedArch)
+	}
+	newMap := func(t *testing.T, entries uint32, typ maps.Type, flags uint32) maps.Map {
+		m, err := maps.New(&maps.Spec{Name: "h", Type: typ, KeySize: 4, ValueSize: 8, MaxEntries: entries, Flags: flags})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	// What a mode does with a call: answer it inline, try and leave for
+	// Go, or leave it to the helper without trying.
+	const (
+		inline = "inline"
+		tried  = "tried"
+		helper = "helper"
+	)
+	cases := []struct {
+		name              string
+		m                 maps.Map
+		keyInCtx          bool
+		flags             uint64
+		checked, verified string
+	}{
+		{name: "stack key", m: newMap(t, 16, maps.Hash, 0), checked: inline, verified: inline},
+		{name: "BPF_EXIST", m: newMap(t, 16, maps.Hash, 0), flags: 2, checked: inline, verified: inline},
+		{name: "BPF_NOEXIST", m: newMap(t, 16, maps.Hash, 0), flags: 1, checked: tried, verified: tried},
+		{name: "bad flags", m: newMap(t, 16, maps.Hash, 0), flags: 4, checked: tried, verified: tried},
+		{name: "context key", m: newMap(t, 16, maps.Hash, 0), keyInCtx: true, checked: helper, verified: inline},
+		{name: "large map", m: newMap(t, 1<<20, maps.Hash, 0), checked: inline, verified: inline},
+		{name: "lru", m: newMap(t, 16, maps.LRUHash, 0), checked: helper, verified: helper},
+		{name: "not preallocated", m: newMap(t, 16, maps.Hash, maps.FlagNoPrealloc), checked: helper, verified: helper},
+		{name: "read-only", m: newMap(t, 16, maps.Hash, maps.FlagRdOnlyProg), checked: helper, verified: helper},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			vp, err := vm.Load(&vm.ProgramSpec{Instructions: updateProgram(4, 8, tc.keyInCtx), Maps: []vm.Map{tc.m}}, &vm.Options{Helpers: helpers.Standard(nil)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, o := range []jit.Options{{}, {Unchecked: true}} {
+				want := tc.checked
+				if o.Unchecked {
+					want = tc.verified
+				}
+				p, err := jit.Compile(vp, ptr(jit.TrapSlowPaths(o)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := tc.m.Update(uint32(7), uint64(1), maps.UpdateAny); err != nil {
+					t.Fatal(err)
+				}
+				env := vm.NewEnv()
+				env.SetContext(updateCtx(7, 0x40, tc.flags))
+				_, errPresent := p.Exec(env)
+				env.SetContext(updateCtx(8, 0x40, tc.flags))
+				_, errMissing := p.Exec(env)
+				p.Close()
+				got := helper
+				switch trapped := func(err error) bool { return errors.Is(err, vm.ErrBudgetExceeded) }; {
+				case errPresent == nil && trapped(errMissing):
+					got = inline
+				case trapped(errPresent) && trapped(errMissing):
+					got = tried
+				case errPresent != nil || errMissing != nil:
+					got = fmt.Sprintf("present key: %v, missing key: %v", errPresent, errMissing)
+				}
+				if got != want {
+					t.Errorf("%+v: want %s, got %s", o, want, got)
+				}
+				var v uint64
+				if err := tc.m.Lookup(uint32(7), &v); err != nil || got == inline && v != 0x4746454443424140 {
+					t.Errorf("%+v: value %#x, %v", o, v, err)
+				}
+				tc.m.Delete(uint32(8))
+			}
+		})
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// TestInlineHashUpdateProbes: keys away from their home slot (probes that
+// pass other keys, tombstones and the end of the table) are found inline;
+// the map has slots for 4 keys and holds up to 3.
+func TestInlineHashUpdateProbes(t *testing.T) {
+	if !jit.Supported {
+		t.Skip(jit.ErrUnsupportedArch)
+	}
+	m, err := maps.New(&maps.Spec{Name: "h", Type: maps.Hash, KeySize: 4, ValueSize: 8, MaxEntries: 4, Flags: maps.FlagZeroSeed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, _ := maps.DirectHashOf(m)
+	l, _ := d.Layout()
+	home := func(k uint32) uint32 {
+		return uint32(maps.HashSmall(l.HashStart, uint64(k)) >> 32 * uint64(l.NumSlots) >> 32)
+	}
+	// Keys homed in the last slot: the second and third wrap around.
+	var keys []uint32
+	for k := uint32(0); len(keys) < 3; k++ {
+		if home(k) == l.NumSlots-1 {
+			keys = append(keys, k)
+		}
+	}
+	vp, err := vm.Load(&vm.ProgramSpec{Instructions: updateProgram(4, 8, false), Maps: []vm.Map{m}}, &vm.Options{Helpers: helpers.Standard(nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range []jit.Options{{}, {Unchecked: true}} {
+		p, err := jit.Compile(vp, ptr(jit.TrapSlowPaths(o)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range keys {
+			if err := m.Update(k, uint64(0), maps.UpdateAny); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// A tombstone before the last key.
+		if err := m.Delete(keys[1]); err != nil {
+			t.Fatal(err)
+		}
+		env := vm.NewEnv()
+		for i, k := range []uint32{keys[0], keys[2]} {
+			env.SetContext(updateCtx(uint64(k), byte(i+1), 0))
+			if _, err := p.Exec(env); err != nil {
+				t.Fatalf("%+v: key %d (home %d): %v", o, k, home(k), err)
+			}
+			var v uint64
+			if err := m.Lookup(k, &v); err != nil || byte(v) != byte(i+1) {
+				t.Fatalf("%+v: key %d: value %#x, %v", o, k, v, err)
+			}
+		}
+		// The deleted key, past the last, is not found: Go inserts it.
+		env.SetContext(updateCtx(uint64(keys[1]), 9, 0))
+		if _, err := p.Exec(env); !errors.Is(err, vm.ErrBudgetExceeded) {
+			t.Fatalf("%+v: deleted key: %v", o, err)
+		}
+		p.Close()
+		for _, k := range keys {
+			m.Delete(k)
+		}
+	}
+}
+
+// TestInlineHashUpdateConcurrent runs inline updates from several
+// goroutines while Go deletes and inserts keys of the same map. Each value
+// starts with its key: an update that wrote a slot after another key took
+// it (or tore a value) would show.
+func TestInlineHashUpdateConcurrent(t *testing.T) {
+	if !jit.Supported {
+		t.Skip(jit.ErrUnsupportedArch)
+	}
+	const keys = 48
+	m, err := maps.New(&maps.Spec{Name: "h", Type: maps.Hash, KeySize: 4, ValueSize: 16, MaxEntries: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vp, err := vm.Load(&vm.ProgramSpec{Instructions: updateProgram(4, 16, false), Maps: []vm.Map{m}}, &vm.Options{Helpers: helpers.Standard(nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := jit.Compile(vp, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	value := func(k uint32, n uint64) []byte {
+		return binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint64(nil, uint64(k)), n)
+	}
+	var runners, mutator sync.WaitGroup
+	stop := make(chan struct{})
+	errs := make(chan error, 8)
+	for g := range 3 {
+		runners.Go(func() {
+			env := vm.NewEnv()
+			rng := rand.New(rand.NewPCG(uint64(g), 1))
+			ctx := make([]byte, updCtxSize)
+			env.SetContext(ctx)
+			for i := range 100000 {
+				k := uint32(rng.IntN(keys))
+				binary.LittleEndian.PutUint64(ctx[updKeyAt:], uint64(k))
+				copy(ctx[updValueAt:], value(k, uint64(i)))
+				if _, err := p.Exec(env); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	mutator.Go(func() {
+		rng := rand.New(rand.NewPCG(99, 1))
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			k := uint32(rng.IntN(keys))
+			if rng.IntN(2) == 0 {
+				m.Delete(k)
+			} else if err := m.Update(k, value(k, 0), maps.UpdateAny); err != nil {
+				errs <- err
+				return
+			}
+		}
+	})
+	runners.Wait()
+	close(stop)
+	mutator.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	seen := map[uint32]bool{}
+	for k := range mapKeys(m) {
+		key := binary.LittleEndian.Uint32(k)
+		var v [16]byte
+		if err := m.Lookup(key, v[:]); err != nil {
+			t.Fatal(err)
+		}
+		if seen[key] || binary.LittleEndian.Uint64(v[:]) != uint64(key) {
+			t.Fatalf("key %d: value %x (seen before: %v)", key, v, seen[key])
+		}
+		seen[key] = true
+	}
+}
+
+// TestGeneratedUpdatesInline: the fuzz generator's hash updates are
+// answered inline in both safety modes, so FuzzJITvsInterpreter compares
+// inline updates with the interpreter's.
+func TestGeneratedUpdatesInline(t *testing.T) {
+	programs, checked, verified := 0, 0, 0
+	for _, seed := range fuzzSeeds {
+		insns, _ := genProgram(seed)
+		vp, err := vm.Load(&vm.ProgramSpec{Instructions: insns, Maps: fuzzMaps()}, &vm.Options{Helpers: testHelpers})
+		if err != nil {
+			t.Fatal(err)
+		}
+		programs++
+		if jit.InlineHashUpdates(vp, jit.Options{}) > 0 {
+			checked++
+		}
+		if jit.InlineHashUpdates(vp, jit.Options{Unchecked: true}) > 0 {
+			verified++
+		}
+	}
+	if checked < programs/8 || verified < programs/8 {
+		t.Errorf("of %d generated programs, %d (checked) and %d (verified) have inline hash updates, want at least 1/8", programs, checked, verified)
+	}
+	if testing.Verbose() {
+		t.Logf("%d programs: %d checked, %d verified with inline hash updates", programs, checked, verified)
+	}
+}

@@ -1,0 +1,116 @@
+package maps
+
+import (
+	"math/bits"
+	"testing"
+	"unsafe"
+)
+
+// findByLayout follows HashLayout's recipe for key k (in Go, with the
+// exported names only; slots is l.Slots as a pointer) and returns the
+// value's address, the lock's, and whether the recipe answers (false: left
+// to UpdateElem).
+func findByLayout(l HashLayout, slots unsafe.Pointer, k uint64) (value, lock uintptr, ok bool) {
+	mum := func(a, b uint64) uint64 { hi, lo := bits.Mul64(a, b); return hi ^ lo }
+	h := mum(l.HashStart^k^HashP0, k^HashP1)
+	hv := mum(h, h^HashP2)
+	if hv != HashSmall(l.HashStart, k) {
+		panic("HashSmall does not follow its documentation")
+	}
+	home := uint32((hv >> 32) * uint64(l.NumSlots) >> 32)
+	tag := uint64(hv & CtrlTagMask)
+	lock = l.Locks + uintptr(home&l.LockMask)*uintptr(l.LockStride)
+	slot := func(i uint32) unsafe.Pointer { return unsafe.Add(slots, uintptr(i)*uintptr(l.SlotSize)) }
+	ctrl := func(i uint32) uint64 { return *(*uint64)(slot(i)) }
+	limit := ctrl(home) >> CtrlHomeDistShift & CtrlMaxDist
+	if limit == CtrlMaxDist {
+		return 0, lock, false
+	}
+	for i, d := home, uint64(0); d <= limit; d++ {
+		c := ctrl(i)
+		if c&(CtrlTagMask|CtrlStateMask) == tag|CtrlLive && *(*uint64)(unsafe.Add(slot(i), l.KeyOff)) == k {
+			return uintptr(unsafe.Add(slot(i), l.ValueOff)), lock, true
+		}
+		if c&CtrlStateMask == 0 {
+			break
+		}
+		if i++; i == l.NumSlots {
+			i = 0
+		}
+	}
+	return 0, lock, false
+}
+
+// TestHashLayout: the recipe HashLayout documents finds every key where
+// the map keeps it, under the lock the map's own update takes, and finds
+// no deleted key.
+func TestHashLayout(t *testing.T) {
+	for _, keySize := range []uint32{1, 2, 4, 8} {
+		m := mustNew(t, &Spec{Name: "h", Type: Hash, KeySize: keySize, ValueSize: 12, MaxEntries: 256})
+		h := m.(*hashMap)
+		d, _ := DirectHashOf(m)
+		l, ok := d.Layout()
+		if !ok || l.Slots != uintptr(h.flat) {
+			t.Fatalf("key size %d: layout %+v, %v", keySize, l, ok)
+		}
+		n := 200
+		if keySize == 1 {
+			n = 255
+		}
+		key := func(i int) (uint64, []byte) {
+			b := make([]byte, keySize)
+			k := uint64(i) * 0x9e3779b97f4a7c15 >> (64 - 8*keySize)
+			if keySize == 1 {
+				k = uint64(i)
+			}
+			for j := range b {
+				b[j] = byte(k >> (8 * j))
+			}
+			return k, b
+		}
+		for i := range n {
+			_, kb := key(i)
+			if err := m.Update(kb, make([]byte, 12), UpdateAny); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i := range n {
+			if i%3 == 0 {
+				_, kb := key(i)
+				if err := m.Delete(kb); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		found := 0
+		for i := range n {
+			k, kb := key(i)
+			v, lock, ok := findByLayout(l, h.flat, k)
+			home, _ := h.hashOf(unsafe.Pointer(&kb[0]))
+			if want := uintptr(unsafe.Pointer(h.lock(home))); lock != want {
+				t.Fatalf("key size %d, key %#x: lock %#x, the map's %#x", keySize, k, lock, want)
+			}
+			want := uintptr(h.LookupElem(unsafe.Pointer(&kb[0]), 0))
+			if v != want || ok != (want != 0) {
+				t.Fatalf("key size %d, key %#x: value at %#x, the map's at %#x", keySize, k, v, want)
+			}
+			if ok {
+				found++
+			}
+		}
+		if live := n - (n+2)/3; found != live || found == 0 {
+			t.Errorf("key size %d: the recipe found %d of %d keys", keySize, found, live)
+		}
+	}
+	for _, s := range []*Spec{
+		{Name: "lru", Type: LRUHash, KeySize: 4, ValueSize: 8, MaxEntries: 8},
+		{Name: "percpu", Type: PerCPUHash, KeySize: 4, ValueSize: 8, MaxEntries: 8},
+		{Name: "big key", Type: Hash, KeySize: 12, ValueSize: 8, MaxEntries: 8},
+		{Name: "lazy", Type: Hash, KeySize: 4, ValueSize: 8, MaxEntries: 8, Flags: FlagNoPrealloc},
+	} {
+		d, _ := DirectHashOf(mustNew(t, s))
+		if _, ok := d.Layout(); ok {
+			t.Errorf("%s: has a layout", s.Name)
+		}
+	}
+}
