@@ -34,11 +34,11 @@ const maxInlineValue = 64
 // inlineHashUpdate returns the layout and sizes of the map that the
 // HashUpdate call at slot pc updates, if the call can be answered inline.
 func (c *compiler) inlineHashUpdate(pc int) (l maps.HashLayout, keySize, valueSize int, ok bool) {
-	if h, known := c.prog.Helpers()[c.insns[pc].Imm]; !known || !h.HashUpdate {
-		return l, 0, 0, false
-	}
 	m, ok := c.knownMap()
 	if !ok {
+		return l, 0, 0, false
+	}
+	if h, known := c.prog.Helpers()[c.insns[pc].Imm]; !known || !h.HashUpdate {
 		return l, 0, 0, false
 	}
 	mm, ok := c.prog.Maps()[m].(maps.Map)
