@@ -13,6 +13,7 @@ import (
 
 	"github.com/uebpf/uebpf/asm"
 	"github.com/uebpf/uebpf/helpers"
+	"github.com/uebpf/uebpf/internal/enginebench"
 	"github.com/uebpf/uebpf/jit"
 	"github.com/uebpf/uebpf/maps"
 	"github.com/uebpf/uebpf/vm"
@@ -428,5 +429,77 @@ func TestGeneratedUpdatesInline(t *testing.T) {
 	}
 	if testing.Verbose() {
 		t.Logf("%d programs: %d checked, %d verified with inline hash updates", programs, checked, verified)
+	}
+}
+
+// BenchmarkHashUpdate runs 1,000 updates of present keys (a 1,024-entry
+// hash map, as the benchmark set's map_hash_update) answered inline,
+// checked and unchecked, and through the helper exit (the key in the
+// context, which checked code leaves to Go), per update.
+func BenchmarkHashUpdate(b *testing.B) {
+	m, err := maps.New(&maps.Spec{Name: "h", Type: maps.Hash, KeySize: 4, ValueSize: 8, MaxEntries: 1024})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for k := range uint32(1000) {
+		if err := m.Update(k, uint64(0), maps.UpdateAny); err != nil {
+			b.Fatal(err)
+		}
+	}
+	load := func(keySource string) *vm.Program {
+		insns := asm.MustAssemble(`
+			mov %r9, %r1
+			mov %r6, 0
+		loop:
+			stxw [%r9+0], %r6
+			stxw [%r10-4], %r6
+			stxdw [%r10-16], %r6
+			lddw %r1, 0
+			` + keySource + `
+			mov %r3, %r10
+			add %r3, -16
+			mov %r4, 0
+			call 2
+			add %r6, 1
+			jne %r6, 1000, loop
+			exit`)
+		for i := range insns {
+			if insns[i].Opcode == asm.OpLDDW {
+				insns[i].Src = asm.PseudoMapFD
+			}
+		}
+		vp, err := vm.Load(&vm.ProgramSpec{Instructions: insns, Maps: []vm.Map{m}}, &vm.Options{Helpers: helpers.Standard(nil)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return vp
+	}
+	stack, ctx := load("mov %r2, %r10\nadd %r2, -4"), load("mov %r2, %r9")
+	for _, bc := range []struct {
+		name   string
+		vp     *vm.Program
+		opts   jit.Options
+		inline int
+	}{
+		{"inline/checked", stack, jit.Options{}, 1},
+		{"inline/unchecked", stack, jit.Options{Unchecked: true}, 1},
+		{"exit/checked", ctx, jit.Options{}, 0},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			if n := jit.InlineHashUpdates(bc.vp, bc.opts); n != bc.inline {
+				b.Fatalf("%d inline updates, want %d", n, bc.inline)
+			}
+			p := compile(b, bc.vp, bc.opts)
+			env := vm.NewEnv()
+			env.SetContext(make([]byte, 8))
+			stop := enginebench.CPU(b)
+			for b.Loop() {
+				if _, err := p.Exec(env); err != nil {
+					b.Fatal(err)
+				}
+			}
+			stop()
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1000, "ns/update")
+		})
 	}
 }
