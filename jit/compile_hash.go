@@ -159,6 +159,10 @@ func (c *compiler) emitHashUpdate(l maps.HashLayout, keySize, valueSize int) (fa
 	a.TestRI(4, x86.RAX, maps.CtrlTagMask|maps.CtrlStateMask)
 	a.JccShort(x86.CondNE, 0)
 	noMatch := a.Len()
+	// Unlike a lookup, no second read of the control word: only holders
+	// of this lock write this key into a slot, so a key word equal to it
+	// after a live control word is that live element's, which stays live
+	// while the lock is held.
 	a.ALURM(x86.CMP, 8, key, x86.M(slot, int32(l.KeyOff)))
 	found := a.Jcc(x86.CondE)
 	a.Bytes()[noMatch-1] = byte(a.Len() - noMatch)

@@ -179,12 +179,15 @@ func TestInlineHashUpdateTaken(t *testing.T) {
 	if !jit.Supported {
 		t.Skip(jit.ErrUnsupportedArch)
 	}
-	newMap := func(t *testing.T, entries uint32, typ maps.Type, flags uint32) maps.Map {
-		m, err := maps.New(&maps.Spec{Name: "h", Type: typ, KeySize: 4, ValueSize: 8, MaxEntries: entries, Flags: flags})
+	newKeyMap := func(t *testing.T, keySize, entries uint32, typ maps.Type, flags uint32) maps.Map {
+		m, err := maps.New(&maps.Spec{Name: "h", Type: typ, KeySize: keySize, ValueSize: 8, MaxEntries: entries, Flags: flags})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return m
+	}
+	newMap := func(t *testing.T, entries uint32, typ maps.Type, flags uint32) maps.Map {
+		return newKeyMap(t, 4, entries, typ, flags)
 	}
 	// What a mode does with a call: answer it inline, try and leave for
 	// Go, or leave it to the helper without trying.
@@ -201,6 +204,10 @@ func TestInlineHashUpdateTaken(t *testing.T) {
 		checked, verified string
 	}{
 		{name: "stack key", m: newMap(t, 16, maps.Hash, 0), checked: inline, verified: inline},
+		{name: "1-byte key", m: newKeyMap(t, 1, 16, maps.Hash, 0), checked: inline, verified: inline},
+		{name: "2-byte key", m: newKeyMap(t, 2, 16, maps.Hash, 0), checked: inline, verified: inline},
+		{name: "8-byte key", m: newKeyMap(t, 8, 16, maps.Hash, 0), checked: inline, verified: inline},
+		{name: "3-byte key", m: newKeyMap(t, 3, 16, maps.Hash, 0), checked: helper, verified: helper},
 		{name: "BPF_EXIST", m: newMap(t, 16, maps.Hash, 0), flags: 2, checked: inline, verified: inline},
 		{name: "BPF_NOEXIST", m: newMap(t, 16, maps.Hash, 0), flags: 1, checked: tried, verified: tried},
 		{name: "bad flags", m: newMap(t, 16, maps.Hash, 0), flags: 4, checked: tried, verified: tried},
@@ -212,10 +219,12 @@ func TestInlineHashUpdateTaken(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			vp, err := vm.Load(&vm.ProgramSpec{Instructions: updateProgram(4, 8, tc.keyInCtx), Maps: []vm.Map{tc.m}}, &vm.Options{Helpers: helpers.Standard(nil)})
+			keySize := int(tc.m.KeySize())
+			vp, err := vm.Load(&vm.ProgramSpec{Instructions: updateProgram(keySize, 8, tc.keyInCtx), Maps: []vm.Map{tc.m}}, &vm.Options{Helpers: helpers.Standard(nil)})
 			if err != nil {
 				t.Fatal(err)
 			}
+			key := func(k uint64) []byte { return binary.LittleEndian.AppendUint64(nil, k)[:keySize] }
 			for _, o := range []jit.Options{{}, {Unchecked: true}} {
 				want := tc.checked
 				if o.Unchecked {
@@ -225,7 +234,7 @@ func TestInlineHashUpdateTaken(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if err := tc.m.Update(uint32(7), uint64(1), maps.UpdateAny); err != nil {
+				if err := tc.m.Update(key(7), uint64(1), maps.UpdateAny); err != nil {
 					t.Fatal(err)
 				}
 				env := vm.NewEnv()
@@ -247,10 +256,10 @@ func TestInlineHashUpdateTaken(t *testing.T) {
 					t.Errorf("%+v: want %s, got %s", o, want, got)
 				}
 				var v uint64
-				if err := tc.m.Lookup(uint32(7), &v); err != nil || got == inline && v != 0x4746454443424140 {
+				if err := tc.m.Lookup(key(7), &v); err != nil || got == inline && v != 0x4746454443424140 {
 					t.Errorf("%+v: value %#x, %v", o, v, err)
 				}
-				tc.m.Delete(uint32(8))
+				tc.m.Delete(key(8))
 			}
 		})
 	}
