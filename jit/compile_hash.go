@@ -77,16 +77,31 @@ func (c *compiler) knownMap() (int, bool) {
 	return int(m), true
 }
 
-// emitHashUpdate emits the inline update of a call (see
-// inlineHashUpdate). Its failures end by falling through into the helper
-// exit, which the caller emits next, or with the rel32 jumps in fallback;
-// its success with the rel32 jump done, past that exit.
+// emitHashUpdateCall emits the call at slot pc of a HashUpdate helper that
+// inlineHashUpdate accepted: the budget's test, the inline update, and
+// the helper exit for what it leaves to Go.
+func (c *compiler) emitHashUpdateCall(pc int, l maps.HashLayout, keySize, valueSize int) {
+	reason := c.helperReason(pc)
+	c.checkBudget(pc)
+	c.hashUpdates++
+	done := c.emitHashUpdate(l, keySize, valueSize)
+	if c.trap {
+		c.jmpLeavePC(reasonBudget, int32(pc))
+	} else {
+		c.emitHelperLeave(pc, reason)
+	}
+	c.a.PatchRel32(done, c.a.Len())
+}
+
+// emitHashUpdate emits an inline update. What it leaves to Go falls
+// through at its end, into the helper exit; the rel32 jump done ends the
+// update it makes, past that exit.
 //
 // Registers: r11 the key word, rdi the control word a match has, rdx the
 // lock, r10 the slot, rcx the slots left to look at, rax scratch. r1, r5
 // and the budget (rdx) are saved on the native stack around it; r2-r4 are
 // only read, so the helper exit sees all of r1-r5 as the program left them.
-func (c *compiler) emitHashUpdate(l maps.HashLayout, keySize, valueSize int) (fallback []int, done int) {
+func (c *compiler) emitHashUpdate(l maps.HashLayout, keySize, valueSize int) (done int) {
 	a := c.a
 	const (
 		key   = tmpAddr
@@ -110,7 +125,7 @@ func (c *compiler) emitHashUpdate(l maps.HashLayout, keySize, valueSize int) (fa
 	}
 	// BPF_ANY (0) and BPF_EXIST (2) only.
 	a.TestRI(8, flags, ^int32(maps.UpdateExist))
-	fallback = append(fallback, a.Jcc(x86.CondNE))
+	badFlags := a.Jcc(x86.CondNE)
 	a.Push(lock)
 	a.Push(want)
 	a.Push(slot)
@@ -151,8 +166,8 @@ func (c *compiler) emitHashUpdate(l maps.HashLayout, keySize, valueSize int) (fa
 	a.ShiftRI(x86.SHR, 8, left, maps.CtrlHomeDistShift)
 	a.ALURI(x86.AND, 4, left, maps.CtrlMaxDist)
 	a.ALURI(x86.CMP, 4, left, maps.CtrlMaxDist)
-	var unlockAndFall []int
-	unlockAndFall = append(unlockAndFall, a.Jcc(x86.CondE))
+	var unlockAndFall [3]int
+	unlockAndFall[0] = a.Jcc(x86.CondE)
 	probe := a.Len()
 	a.Load(8, x86.RAX, x86.M(slot, 0))
 	a.ALURR(x86.XOR, 8, x86.RAX, want)
@@ -169,9 +184,9 @@ func (c *compiler) emitHashUpdate(l maps.HashLayout, keySize, valueSize int) (fa
 	// An empty slot ends the probe; so does the bound.
 	a.Load(4, x86.RAX, x86.M(slot, 0))
 	a.TestRI(4, x86.RAX, maps.CtrlStateMask)
-	unlockAndFall = append(unlockAndFall, a.Jcc(x86.CondE))
+	unlockAndFall[1] = a.Jcc(x86.CondE)
 	a.ALURI(x86.SUB, 4, left, 1)
-	unlockAndFall = append(unlockAndFall, a.Jcc(x86.CondB))
+	unlockAndFall[2] = a.Jcc(x86.CondB)
 	a.ALURI(x86.ADD, 8, slot, int32(l.SlotSize))
 	a.MovRI(x86.RAX, uint64(l.Slots)+uint64(l.NumSlots)*uint64(l.SlotSize))
 	a.ALURR(x86.CMP, 8, slot, x86.RAX)
@@ -205,5 +220,6 @@ func (c *compiler) emitHashUpdate(l maps.HashLayout, keySize, valueSize int) (fa
 	a.Pop(slot)
 	a.Pop(want)
 	a.Pop(lock)
-	return fallback, done
+	a.PatchRel32(badFlags, a.Len())
+	return done
 }

@@ -36,19 +36,7 @@ func (c *compiler) emitJump(pc int, ins *asm.Instruction) (fused bool, err error
 		} else if c.lookups && c.isArrayLookup(ins) {
 			return c.emitArrayLookup(pc), nil
 		} else if l, keySize, valueSize, ok := c.inlineHashUpdate(pc); ok {
-			reason := c.helperReason(pc)
-			c.checkBudget(pc)
-			c.hashUpdates++
-			fallback, done := c.emitHashUpdate(l, keySize, valueSize)
-			for _, p := range fallback {
-				c.a.PatchRel32(p, c.a.Len())
-			}
-			if c.trap {
-				c.jmpLeavePC(reasonBudget, int32(pc))
-			} else {
-				c.emitHelperLeave(pc, reason)
-			}
-			c.a.PatchRel32(done, c.a.Len())
+			c.emitHashUpdateCall(pc, l, keySize, valueSize)
 		} else {
 			c.emitHelperExit(pc, reasonHelper)
 		}
