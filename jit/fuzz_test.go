@@ -710,6 +710,20 @@ var fuzzSeeds = func() [][]byte {
 	return seeds
 }()
 
+// seedPrograms loads the programs the generator makes of fuzzSeeds.
+func seedPrograms(t *testing.T) []*vm.Program {
+	var programs []*vm.Program
+	for _, seed := range fuzzSeeds {
+		insns, _ := genProgram(seed)
+		vp, err := vm.Load(&vm.ProgramSpec{Instructions: insns, Maps: fuzzMaps()}, &vm.Options{Helpers: testHelpers})
+		if err != nil {
+			t.Fatal(err)
+		}
+		programs = append(programs, vp)
+	}
+	return programs
+}
+
 // jitRefuses reports whether insns load a constant into r10 (which vm
 // accepts) or a callback address: programs the JIT refuses to compile.
 func jitRefuses(insns []asm.Instruction) bool {

@@ -467,20 +467,15 @@ func TestHoistedLoopOnMapValue(t *testing.T) {
 // The fuzz generator's walks (progGen.walk) are loops the compiler
 // hoists, so that FuzzJITvsInterpreter compares hoisted code too.
 func TestWalksHoist(t *testing.T) {
-	programs, hoisting := 0, 0
-	for _, seed := range fuzzSeeds {
-		insns, _ := genProgram(seed)
-		vp, err := vm.Load(&vm.ProgramSpec{Instructions: insns, Maps: fuzzMaps()}, &vm.Options{Helpers: testHelpers})
-		if err != nil {
-			t.Fatal(err)
-		}
-		programs++
+	programs := seedPrograms(t)
+	hoisting := 0
+	for _, vp := range programs {
 		if loops, _ := jit.Hoisted(vp); loops > 0 {
 			hoisting++
 		}
 	}
-	if hoisting < programs/8 {
-		t.Errorf("%d of %d generated programs have loops with hoisted checks, want at least 1/8", hoisting, programs)
+	if hoisting < len(programs)/8 {
+		t.Errorf("%d of %d generated programs have loops with hoisted checks, want at least 1/8", hoisting, len(programs))
 	}
 }
 
