@@ -10,13 +10,13 @@ import (
 )
 
 // Inline hash updates. A call to a HashUpdate helper (bpf_map_update_elem)
-// on a hash map of package maps that overwrites the value of a key already
-// in the map is answered in generated code, under the map's stripe lock,
-// exactly as the map's UpdateElem answers it (maps.HashLayout is the
-// recipe). Everything else (a missing key, a busy lock, flags other than
-// BPF_ANY and BPF_EXIST) takes the ordinary helper exit right after, where
-// Go answers as the interpreter does. The inline code comes after the
-// call's budget test, so both paths charge alike.
+// on a hash or LRU hash map of package maps that overwrites the value of a
+// key already in the map is answered in generated code, under the map's
+// stripe lock, exactly as the map's UpdateElem answers it
+// (maps.HashLayout is the recipe). Everything else (a missing key, a busy
+// lock, flags other than BPF_ANY and BPF_EXIST) takes the ordinary helper
+// exit right after, where Go answers as the interpreter does. The inline
+// code comes after the call's budget test, so both paths charge alike.
 //
 // The call qualifies when r1 is known at compile time to point at such a
 // map (lddw r1, map in the same block), its key is 1, 2, 4 or 8 bytes and
@@ -204,6 +204,17 @@ func (c *compiler) emitHashUpdate(l maps.HashLayout, keySize, valueSize int) (do
 		a.Load(n, x86.RAX, x86.M(value, int32(off)))
 		a.Store(n, x86.M(slot, int32(l.ValueOff)+int32(off)), x86.RAX)
 		off += n
+	}
+	if l.RefBit != 0 {
+		// LRU: the update is a use. The locked or only when the bit is
+		// not there yet, as lruTouch does: most updates find it set.
+		a.Load(4, x86.RAX, x86.M(slot, int32(l.RefOff)))
+		a.TestRI(4, x86.RAX, int32(l.RefBit))
+		a.JccShort(x86.CondNE, 0)
+		skip := a.Len()
+		a.MovRI32(x86.RAX, l.RefBit)
+		a.LockALUMR(x86.OR, 4, x86.M(slot, int32(l.RefOff)), x86.RAX)
+		a.Bytes()[skip-1] = byte(a.Len() - skip)
 	}
 	a.StoreImm(4, x86.M(lock, 0), 0)
 	a.Pop(slot)

@@ -124,15 +124,15 @@
 // knows r0 is not 0, the miss path that it is.
 //
 // Calls of a HashUpdate helper (bpf_map_update_elem) that give an
-// existing key of a preallocated hash map of package maps a new value are
-// answered in generated code too (compile_hash.go), with the recipe
-// maps.DirectHash.Layout gives: hash the key, take the key's stripe lock,
-// probe for the key, copy the value, release. The map must be known at
-// compile time (lddw r1 in the call's block); in checked mode the key and
-// the value must be in the current frame. A missing key, other flags, a
-// busy lock or an unbounded probe take the helper exit right after, which
-// Go answers as the interpreter does. The call charges the budget before
-// either path.
+// existing key of a preallocated hash or LRU hash map of package maps a
+// new value are answered in generated code too (compile_hash.go), with
+// the recipe maps.DirectHash.Layout gives: hash the key, take the key's
+// stripe lock, probe for the key, copy the value, mark an LRU element
+// used, release. The map must be known at compile time (lddw r1 in the
+// call's block); in checked mode the key and the value must be in the
+// current frame. A missing key, other flags, a busy lock or an unbounded
+// probe take the helper exit right after, which Go answers as the
+// interpreter does. The call charges the budget before either path.
 //
 // # What the compiler knows in a block
 //

@@ -482,10 +482,12 @@ func (g *progGen) call() {
 }
 
 // Maps of generated programs: an array with a value size that is not a
-// multiple of 8, and a hash map, which lookups leave to the helper.
+// multiple of 8, a hash map, which lookups leave to the helper, and an LRU
+// hash map, which only updates use.
 const (
 	fuzzArrayIndex   = 0
 	fuzzHashIndex    = 1
+	fuzzLRUIndex     = 2
 	fuzzArrayEntries = 5
 )
 
@@ -498,7 +500,11 @@ func fuzzMaps() []vm.Map {
 	if err != nil {
 		panic(err)
 	}
-	return []vm.Map{array, hash}
+	lru, err := maps.New(&maps.Spec{Name: "lru", Type: maps.LRUHash, KeySize: 4, ValueSize: 8, MaxEntries: 8})
+	if err != nil {
+		panic(err)
+	}
+	return []vm.Map{array, hash, lru}
 }
 
 // lookup emits a call of the ArrayLookup helper (9): r1 a map pointer
@@ -564,17 +570,14 @@ func (g *progGen) lookup() {
 	g.emit(asm.Instruction{Opcode: asm.ClassLDX | asm.ModeMEM | asm.SizeW, Dst: g.freeReg(), Src: 0, Offset: int16(4 * g.src.n(3))})
 }
 
-// update emits a call of the HashUpdate helper (10): r1 the hash map
-// (lddw r1, as clang emits it, so that it may be answered inline), or the
-// array, or a map pointer through another register; the key and the
+// update emits a call of the HashUpdate helper (10): r1 the hash map or
+// the LRU hash map (lddw r1, as clang emits it, so that it may be answered
+// inline), or the array, or a map pointer through another register; the key and the
 // value on the stack or in the context (or, when faults are allowed,
 // anywhere); flags mostly BPF_ANY or BPF_EXIST. Keys are few, so that
 // updates meet keys earlier ones inserted and fill the map.
 func (g *progGen) update() {
-	m := int32(fuzzHashIndex)
-	if g.src.u8()&7 == 0 {
-		m = fuzzArrayIndex
-	}
+	m := []int32{fuzzHashIndex, fuzzHashIndex, fuzzHashIndex, fuzzLRUIndex, fuzzLRUIndex, fuzzArrayIndex}[g.src.n(6)]
 	if g.src.u8()&3 != 0 {
 		g.emit(asm.Instruction{Opcode: asm.OpLDDW, Dst: 1, Src: asm.PseudoMapFD, Imm: m}, asm.Instruction{})
 	} else {
@@ -582,10 +585,15 @@ func (g *progGen) update() {
 		g.emit(asm.Instruction{Opcode: asm.OpLDDW, Dst: r, Src: asm.PseudoMapFD, Imm: m}, asm.Instruction{})
 		g.emit(asm.Instruction{Opcode: asm.ClassALU64 | asm.AluMOV | asm.SourceX, Dst: 1, Src: r})
 	}
+	// An LRU key is always one of 6, so the map never evicts: which
+	// element goes depends on the map's history, which the engines' runs
+	// do not share.
+	lru := m == fuzzLRUIndex
 	for i, size := range []int{4, 8} { // the key in r2, the value in r3
 		reg := uint8(2 + i)
 		sizeOp := []uint8{asm.SizeW, asm.SizeDW}[i]
-		if g.allowFaults && g.src.u8()&15 == 0 {
+		smallKey := lru && i == 0
+		if g.allowFaults && !smallKey && g.src.u8()&15 == 0 {
 			g.emit(asm.Instruction{Opcode: asm.ClassALU64 | asm.AluMOV | asm.SourceX, Dst: reg, Src: g.anyReg()})
 			continue
 		}
@@ -593,10 +601,10 @@ func (g *progGen) update() {
 		if g.src.u8()&3 != 0 {
 			base, off = 10, int16(-size-size*g.src.n(vm.StackFrameSize/size))
 		}
-		switch g.src.n(4) {
-		case 0, 1: // a small key, or a value from an immediate
+		switch k := g.src.n(4); {
+		case k < 2 || smallKey: // a small key, or a value from an immediate
 			g.emit(asm.Instruction{Opcode: asm.ClassST | asm.ModeMEM | sizeOp, Dst: base, Offset: off, Imm: int32(g.src.n(6))})
-		case 2: // from a register
+		case k == 2: // from a register
 			g.emit(asm.Instruction{Opcode: asm.ClassSTX | asm.ModeMEM | sizeOp, Dst: base, Offset: off, Src: g.anyReg()})
 		}
 		g.emit(asm.Instruction{Opcode: asm.ClassALU64 | asm.AluMOV | asm.SourceX, Dst: reg, Src: base})

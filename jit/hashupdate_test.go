@@ -113,26 +113,28 @@ func TestInlineHashUpdate(t *testing.T) {
 		{name: "value 72 (helper)", typ: maps.Hash, keySize: 4, valueSize: 72, entries: 16},
 		{name: "key in context", typ: maps.Hash, keySize: 4, valueSize: 8, keyInCtx: true, entries: 16},
 		{name: "full map", typ: maps.Hash, keySize: 4, valueSize: 8, entries: 2},
-		{name: "lru (helper)", typ: maps.LRUHash, keySize: 4, valueSize: 8, entries: 16},
+		{name: "lru", typ: maps.LRUHash, keySize: 4, valueSize: 8, entries: 16},
+		{name: "full lru", typ: maps.LRUHash, keySize: 4, valueSize: 8, entries: 2},
 		{name: "key 3 (helper)", typ: maps.Hash, keySize: 3, valueSize: 8, entries: 16},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			insns := updateProgram(tc.keySize, (tc.valueSize+7)&^7, tc.keyInCtx)
-			m, err := maps.New(&maps.Spec{Name: "h", Type: tc.typ, KeySize: uint32(tc.keySize), ValueSize: uint32(tc.valueSize), MaxEntries: tc.entries})
-			if err != nil {
-				t.Fatal(err)
-			}
-			vp, err := vm.Load(&vm.ProgramSpec{Instructions: insns, Maps: []vm.Map{m}}, &vm.Options{Helpers: helpers.Standard(nil)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			run := func(exec func(*vm.Env) (uint64, error)) (results []string, entries []byte) {
-				for _, k := range slices.Collect(mapKeys(m)) {
-					if err := m.Delete(k); err != nil {
-						t.Fatal(err)
-					}
+			// Each engine gets a new map with the same hash seed, so that
+			// LRU evictions, which depend on the map's history and
+			// layout, meet the same map.
+			load := func() (*vm.Program, maps.Map) {
+				m, err := maps.New(&maps.Spec{Name: "h", Type: tc.typ, KeySize: uint32(tc.keySize), ValueSize: uint32(tc.valueSize), MaxEntries: tc.entries, Flags: maps.FlagZeroSeed})
+				if err != nil {
+					t.Fatal(err)
 				}
+				insns := updateProgram(tc.keySize, (tc.valueSize+7)&^7, tc.keyInCtx)
+				vp, err := vm.Load(&vm.ProgramSpec{Instructions: insns, Maps: []vm.Map{m}}, &vm.Options{Helpers: helpers.Standard(nil)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return vp, m
+			}
+			run := func(m maps.Map, exec func(*vm.Env) (uint64, error)) (results []string, entries []byte) {
 				env := vm.NewEnv()
 				for i, u := range seq {
 					env.SetContext(updateCtx(u.key, byte(16*i), u.flags))
@@ -141,13 +143,15 @@ func TestInlineHashUpdate(t *testing.T) {
 				}
 				return results, hashEntries(m)
 			}
-			wantResults, wantEntries := run(vp.Exec)
+			vp, m := load()
+			wantResults, wantEntries := run(m, vp.Exec)
 			for _, o := range allModes {
+				vp, m := load()
 				p, err := jit.Compile(vp, &o)
 				if err != nil {
 					t.Fatal(err)
 				}
-				got, entries := run(p.Exec)
+				got, entries := run(m, p.Exec)
 				p.Close()
 				if !slices.Equal(got, wantResults) || !bytes.Equal(entries, wantEntries) {
 					t.Fatalf("%+v:\njit         %v %x\ninterpreter %v %x", o, got, entries, wantResults, wantEntries)
@@ -213,7 +217,7 @@ func TestInlineHashUpdateTaken(t *testing.T) {
 		{name: "bad flags", m: newMap(t, 16, maps.Hash, 0), flags: 4, checked: tried, verified: tried},
 		{name: "context key", m: newMap(t, 16, maps.Hash, 0), keyInCtx: true, checked: helper, verified: inline},
 		{name: "large map", m: newMap(t, 1<<20, maps.Hash, 0), checked: inline, verified: inline},
-		{name: "lru", m: newMap(t, 16, maps.LRUHash, 0), checked: helper, verified: helper},
+		{name: "lru", m: newMap(t, 16, maps.LRUHash, 0), checked: inline, verified: inline},
 		{name: "not preallocated", m: newMap(t, 16, maps.Hash, maps.FlagNoPrealloc), checked: helper, verified: helper},
 		{name: "read-only", m: newMap(t, 16, maps.Hash, maps.FlagRdOnlyProg), checked: helper, verified: helper},
 	}
@@ -266,6 +270,54 @@ func TestInlineHashUpdateTaken(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestInlineHashUpdateLRU: an inline update of an LRU map's element marks
+// it used, as the map's own update does, so that a full map evicts the
+// other element. Either of two elements is updated in turn: without the
+// mark, the clock would evict the same one both times.
+func TestInlineHashUpdateLRU(t *testing.T) {
+	if !jit.Supported {
+		t.Skip(jit.ErrUnsupportedArch)
+	}
+	for _, o := range []jit.Options{{}, {Unchecked: true}} {
+		for used := range uint32(2) {
+			m, err := maps.New(&maps.Spec{Name: "h", Type: maps.LRUHash, KeySize: 4, ValueSize: 8, MaxEntries: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k := range uint32(2) {
+				if err := m.Update(k, uint64(0), maps.UpdateAny); err != nil {
+					t.Fatal(err)
+				}
+			}
+			vp, err := vm.Load(&vm.ProgramSpec{Instructions: updateProgram(4, 8, false), Maps: []vm.Map{m}}, &vm.Options{Helpers: helpers.Standard(nil)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := jit.Compile(vp, ptr(jit.TrapSlowPaths(o)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			env := vm.NewEnv()
+			env.SetContext(updateCtx(uint64(used), 1, 0))
+			_, err = p.Exec(env)
+			p.Close()
+			if err != nil {
+				t.Fatalf("%+v: %v", o, err)
+			}
+			if err := m.Update(uint32(2), uint64(0), maps.UpdateAny); err != nil { // evicts one
+				t.Fatal(err)
+			}
+			var v uint64
+			if err := m.Lookup(used, &v); err != nil || v != 0x0807060504030201 {
+				t.Errorf("%+v: the updated element %d: %#x, %v", o, used, v, err)
+			}
+			if err := m.Lookup(1-used, &v); !errors.Is(err, maps.ErrKeyNotExist) {
+				t.Errorf("%+v: the other element %d was not evicted: %v", o, 1-used, err)
+			}
+		}
+	}
+}
 
 // TestInlineHashUpdateProbes: keys away from their home slot (probes that
 // pass other keys, tombstones and the end of the table) are found inline;
@@ -438,19 +490,22 @@ func TestGeneratedUpdatesInline(t *testing.T) {
 
 // BenchmarkHashUpdate runs 1,000 updates of present keys (a 1,024-entry
 // hash map, as the benchmark set's map_hash_update) answered inline,
-// checked and unchecked, and through the helper exit (the key in the
-// context, which checked code leaves to Go), per update.
+// checked and unchecked, in an LRU hash map, and through the helper exit
+// (the key in the context, which checked code leaves to Go), per update.
 func BenchmarkHashUpdate(b *testing.B) {
-	m, err := maps.New(&maps.Spec{Name: "h", Type: maps.Hash, KeySize: 4, ValueSize: 8, MaxEntries: 1024})
-	if err != nil {
-		b.Fatal(err)
-	}
-	for k := range uint32(1000) {
-		if err := m.Update(k, uint64(0), maps.UpdateAny); err != nil {
+	newMap := func(typ maps.Type) maps.Map {
+		m, err := maps.New(&maps.Spec{Name: "h", Type: typ, KeySize: 4, ValueSize: 8, MaxEntries: 1024})
+		if err != nil {
 			b.Fatal(err)
 		}
+		for k := range uint32(1000) {
+			if err := m.Update(k, uint64(0), maps.UpdateAny); err != nil {
+				b.Fatal(err)
+			}
+		}
+		return m
 	}
-	load := func(keySource string) *vm.Program {
+	load := func(m maps.Map, keySource string) *vm.Program {
 		insns := asm.MustAssemble(`
 			mov %r9, %r1
 			mov %r6, 0
@@ -478,7 +533,9 @@ func BenchmarkHashUpdate(b *testing.B) {
 		}
 		return vp
 	}
-	stack, ctx := load("mov %r2, %r10\nadd %r2, -4"), load("mov %r2, %r9")
+	const stackKey, ctxKey = "mov %r2, %r10\nadd %r2, -4", "mov %r2, %r9"
+	hash, lru := newMap(maps.Hash), newMap(maps.LRUHash)
+	stack, ctx, lruStack := load(hash, stackKey), load(hash, ctxKey), load(lru, stackKey)
 	for _, bc := range []struct {
 		name   string
 		vp     *vm.Program
@@ -487,6 +544,7 @@ func BenchmarkHashUpdate(b *testing.B) {
 	}{
 		{"inline/checked", stack, jit.Options{}, 1},
 		{"inline/unchecked", stack, jit.Options{Unchecked: true}, 1},
+		{"inline/lru", lruStack, jit.Options{}, 1},
 		{"exit/checked", ctx, jit.Options{}, 0},
 	} {
 		b.Run(bc.name, func(b *testing.B) {

@@ -46,6 +46,8 @@ func (d DirectHash) Update(key, value unsafe.Pointer, flags uint64, cpu int) err
 //     tag|CtrlLive and the word at KeyOff is k; a control word whose state
 //     bits are 0 (empty) ends the search.
 //  5. The value's ValueSize bytes are at slot+ValueOff.
+//  6. In an LRU map (RefBit not 0) the update is a use: the uint32 at
+//     slot+RefOff gets RefBit, by an atomic or when it does not have it.
 //
 // Whatever falls outside this (a busy lock, a key that is not there, no
 // bound, flags other than UpdateAny and UpdateExist) is left to
@@ -60,6 +62,8 @@ type HashLayout struct {
 	LockStride uint32
 	LockMask   uint32
 	HashStart  uint64
+	RefOff     uint32
+	RefBit     uint32
 }
 
 // Fields of a hash map slot's control word, and the multipliers of
@@ -80,15 +84,15 @@ const (
 // product a*b.
 func HashSmall(start, k uint64) uint64 { return hashSmallFrom(k, start) }
 
-// Layout returns the map's HashLayout, if it has one: a hash map (not LRU,
-// not per-CPU) with keys of at most 8 bytes whose slots were allocated in
-// one block when it was made.
+// Layout returns the map's HashLayout, if it has one: a hash or LRU hash
+// map (not per-CPU) with keys of at most 8 bytes whose slots were
+// allocated in one block when it was made.
 func (d DirectHash) Layout() (HashLayout, bool) {
 	h := d.h
-	if h.lru || h.percpu || h.keySize > 8 || h.flat == nil {
+	if h.percpu || h.keySize > 8 || h.flat == nil {
 		return HashLayout{}, false
 	}
-	return HashLayout{
+	l := HashLayout{
 		Slots:      uintptr(h.flat),
 		NumSlots:   h.nslots,
 		SlotSize:   uint32(h.elemSize),
@@ -98,5 +102,9 @@ func (d DirectHash) Layout() (HashLayout, bool) {
 		LockStride: uint32(unsafe.Sizeof(stripeLock{})),
 		LockMask:   h.lockMask,
 		HashStart:  h.smallStart,
-	}, true
+	}
+	if h.lru {
+		l.RefOff, l.RefBit = lruStateOff, lruRef
+	}
+	return l, true
 }

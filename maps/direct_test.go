@@ -10,7 +10,7 @@ import (
 // exported names only; slots is l.Slots as a pointer) and returns the
 // value's address, the lock's, and whether the recipe answers (false: left
 // to UpdateElem).
-func findByLayout(l HashLayout, slots unsafe.Pointer, k uint64) (value, lock uintptr, ok bool) {
+func findByLayout(l HashLayout, slots unsafe.Pointer, k uint64) (value unsafe.Pointer, lock uintptr, ok bool) {
 	mum := func(a, b uint64) uint64 { hi, lo := bits.Mul64(a, b); return hi ^ lo }
 	h := mum(l.HashStart^k^HashP0, k^HashP1)
 	hv := mum(h, h^HashP2)
@@ -24,12 +24,12 @@ func findByLayout(l HashLayout, slots unsafe.Pointer, k uint64) (value, lock uin
 	ctrl := func(i uint32) uint64 { return *(*uint64)(slot(i)) }
 	limit := ctrl(home) >> CtrlHomeDistShift & CtrlMaxDist
 	if limit == CtrlMaxDist {
-		return 0, lock, false
+		return nil, lock, false
 	}
 	for i, d := home, uint64(0); d <= limit; d++ {
 		c := ctrl(i)
 		if c&(CtrlTagMask|CtrlStateMask) == tag|CtrlLive && *(*uint64)(unsafe.Add(slot(i), l.KeyOff)) == k {
-			return uintptr(unsafe.Add(slot(i), l.ValueOff)), lock, true
+			return unsafe.Add(slot(i), l.ValueOff), lock, true
 		}
 		if c&CtrlStateMask == 0 {
 			break
@@ -38,20 +38,24 @@ func findByLayout(l HashLayout, slots unsafe.Pointer, k uint64) (value, lock uin
 			i = 0
 		}
 	}
-	return 0, lock, false
+	return nil, lock, false
 }
 
 // TestHashLayout: the recipe HashLayout documents finds every key where
 // the map keeps it, under the lock the map's own update takes, and finds
 // no deleted key.
 func TestHashLayout(t *testing.T) {
-	for _, keySize := range []uint32{1, 2, 4, 8} {
-		m := mustNew(t, &Spec{Name: "h", Type: Hash, KeySize: keySize, ValueSize: 12, MaxEntries: 256})
+	for _, tc := range []struct {
+		typ     Type
+		keySize uint32
+	}{{Hash, 1}, {Hash, 2}, {Hash, 4}, {Hash, 8}, {LRUHash, 4}} {
+		keySize := tc.keySize
+		m := mustNew(t, &Spec{Name: "h", Type: tc.typ, KeySize: keySize, ValueSize: 12, MaxEntries: 256})
 		h := m.(*hashMap)
 		d, _ := DirectHashOf(m)
 		l, ok := d.Layout()
-		if !ok || l.Slots != uintptr(h.flat) {
-			t.Fatalf("key size %d: layout %+v, %v", keySize, l, ok)
+		if !ok || l.Slots != uintptr(h.flat) || (l.RefBit != 0) != h.lru {
+			t.Fatalf("%v, key size %d: layout %+v, %v", tc.typ, keySize, l, ok)
 		}
 		n := 200
 		if keySize == 1 {
@@ -90,12 +94,19 @@ func TestHashLayout(t *testing.T) {
 			if want := uintptr(unsafe.Pointer(h.lock(home))); lock != want {
 				t.Fatalf("key size %d, key %#x: lock %#x, the map's %#x", keySize, k, lock, want)
 			}
-			want := uintptr(h.LookupElem(unsafe.Pointer(&kb[0]), 0))
-			if v != want || ok != (want != 0) {
+			want := h.LookupElem(unsafe.Pointer(&kb[0]), 0)
+			if v != want || ok != (want != nil) {
 				t.Fatalf("key size %d, key %#x: value at %#x, the map's at %#x", keySize, k, v, want)
 			}
 			if ok {
 				found++
+				if l.RefBit != 0 {
+					// Step 6 touches the word lruTouch does.
+					ref := (*uint32)(unsafe.Add(v, int(l.RefOff)-int(l.ValueOff)))
+					if ref != lruState(unsafe.Add(v, -int(l.ValueOff))) || l.RefBit != lruRef {
+						t.Fatalf("key %#x: reference bit %#x at %p", k, l.RefBit, ref)
+					}
+				}
 			}
 		}
 		if live := n - (n+2)/3; found != live || found == 0 {
@@ -103,7 +114,6 @@ func TestHashLayout(t *testing.T) {
 		}
 	}
 	for _, s := range []*Spec{
-		{Name: "lru", Type: LRUHash, KeySize: 4, ValueSize: 8, MaxEntries: 8},
 		{Name: "percpu", Type: PerCPUHash, KeySize: 4, ValueSize: 8, MaxEntries: 8},
 		{Name: "big key", Type: Hash, KeySize: 12, ValueSize: 8, MaxEntries: 8},
 		{Name: "lazy", Type: Hash, KeySize: 4, ValueSize: 8, MaxEntries: 8, Flags: FlagNoPrealloc},

@@ -43,7 +43,10 @@ const (
 // being odd, permutes any power of two of slot groups).
 const lruStride = 0x9E3779B1
 
-func lruState(p unsafe.Pointer) *uint32 { return (*uint32)(unsafe.Add(p, 8)) }
+// lruStateOff is the offset of an LRU slot's state word.
+const lruStateOff = 8
+
+func lruState(p unsafe.Pointer) *uint32 { return (*uint32)(unsafe.Add(p, lruStateOff)) }
 func lruDue(p unsafe.Pointer) *uint32   { return (*uint32)(unsafe.Add(p, 12)) }
 
 // lruInit sets the state and due words of a new element with one store.
