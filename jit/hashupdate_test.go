@@ -9,7 +9,9 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"unsafe"
 
 	"github.com/uebpf/uebpf/asm"
 	"github.com/uebpf/uebpf/helpers"
@@ -319,6 +321,52 @@ func TestInlineHashUpdateLRU(t *testing.T) {
 	}
 }
 
+// TestInlineHashUpdateLock: the inline path takes the key's stripe lock
+// where maps.HashLayout says it is, leaves a held lock to Go without
+// touching it, and releases the lock it took.
+func TestInlineHashUpdateLock(t *testing.T) {
+	if !jit.Supported {
+		t.Skip(jit.ErrUnsupportedArch)
+	}
+	m, err := maps.New(&maps.Spec{Name: "h", Type: maps.Hash, KeySize: 4, ValueSize: 8, MaxEntries: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const key = 7
+	if err := m.Update(uint32(key), uint64(0), maps.UpdateAny); err != nil {
+		t.Fatal(err)
+	}
+	d, _ := maps.DirectHashOf(m)
+	l, _ := d.Layout()
+	home := uint32(maps.HashSmall(l.HashStart, key) >> 32 * uint64(l.NumSlots) >> 32)
+	addr := l.Locks + uintptr(home&l.LockMask)*uintptr(l.LockStride)
+	lock := *(*unsafe.Pointer)(unsafe.Pointer(&addr)) // the map keeps its locks alive
+	vp, err := vm.Load(&vm.ProgramSpec{Instructions: updateProgram(4, 8, false), Maps: []vm.Map{m}}, &vm.Options{Helpers: helpers.Standard(nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range []jit.Options{{}, {Unchecked: true}} {
+		p, err := jit.Compile(vp, ptr(jit.TrapSlowPaths(o)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		env := vm.NewEnv()
+		env.SetContext(updateCtx(key, 1, 0))
+		atomic.StoreUint32((*uint32)(lock), 1) // held by someone else
+		_, errHeld := p.Exec(env)
+		stillHeld := atomic.LoadUint32((*uint32)(lock))
+		atomic.StoreUint32((*uint32)(lock), 0)
+		_, errFree := p.Exec(env)
+		p.Close()
+		if !errors.Is(errHeld, vm.ErrBudgetExceeded) || stillHeld != 1 {
+			t.Errorf("%+v: with the lock held: %v, lock word %d after", o, errHeld, stillHeld)
+		}
+		if errFree != nil || atomic.LoadUint32((*uint32)(lock)) != 0 {
+			t.Errorf("%+v: with the lock free: %v, lock word %d after", o, errFree, atomic.LoadUint32((*uint32)(lock)))
+		}
+	}
+}
+
 // TestInlineHashUpdateProbes: keys away from their home slot (probes that
 // pass other keys, tombstones and the end of the table) are found inline;
 // the map has slots for 4 keys and holds up to 3.
@@ -384,15 +432,27 @@ func TestInlineHashUpdateProbes(t *testing.T) {
 }
 
 // TestInlineHashUpdateConcurrent runs inline updates from several
-// goroutines while Go deletes and inserts keys of the same map. Each value
-// starts with its key: an update that wrote a slot after another key took
-// it (or tore a value) would show.
+// goroutines while Go deletes and inserts keys of the same map (in an LRU
+// map with fewer entries than keys, inserts also evict), for the race
+// detector and the map's consistency: at the end every key is there once
+// and its value starts with it. (That the inline path takes the lock is
+// TestInlineHashUpdateLock's: a race needs a window of a few
+// instructions.)
 func TestInlineHashUpdateConcurrent(t *testing.T) {
 	if !jit.Supported {
 		t.Skip(jit.ErrUnsupportedArch)
 	}
+	for _, tc := range []struct {
+		typ     maps.Type
+		entries uint32
+	}{{maps.Hash, 64}, {maps.LRUHash, 32}} {
+		t.Run(tc.typ.String(), func(t *testing.T) { concurrentUpdates(t, tc.typ, tc.entries) })
+	}
+}
+
+func concurrentUpdates(t *testing.T, typ maps.Type, entries uint32) {
 	const keys = 48
-	m, err := maps.New(&maps.Spec{Name: "h", Type: maps.Hash, KeySize: 4, ValueSize: 16, MaxEntries: 64})
+	m, err := maps.New(&maps.Spec{Name: "h", Type: typ, KeySize: 4, ValueSize: 16, MaxEntries: entries})
 	if err != nil {
 		t.Fatal(err)
 	}
