@@ -585,12 +585,12 @@ func (g *progGen) update() {
 		g.emit(asm.Instruction{Opcode: asm.OpLDDW, Dst: r, Src: asm.PseudoMapFD, Imm: m}, asm.Instruction{})
 		g.emit(asm.Instruction{Opcode: asm.ClassALU64 | asm.AluMOV | asm.SourceX, Dst: 1, Src: r})
 	}
-	// An LRU key is always one of 6, so the map never evicts: which
-	// element goes depends on the map's history, which the engines' runs
-	// do not share.
+	// An LRU key is always one of 6, stored after the value (which may
+	// overlap it), so the map never evicts: which element goes depends
+	// on the map's history, which the engines' runs do not share.
 	lru := m == fuzzLRUIndex
-	for i, size := range []int{4, 8} { // the key in r2, the value in r3
-		reg := uint8(2 + i)
+	for _, i := range []int{1, 0} { // the value in r3, then the key in r2
+		reg, size := uint8(2+i), []int{4, 8}[i]
 		sizeOp := []uint8{asm.SizeW, asm.SizeDW}[i]
 		smallKey := lru && i == 0
 		if g.allowFaults && !smallKey && g.src.u8()&15 == 0 {
