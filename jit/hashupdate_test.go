@@ -70,6 +70,33 @@ func updateCtx(key uint64, seed byte, flags uint64) []byte {
 	return ctx
 }
 
+// loadUpdate loads updateProgram over m, with the standard helpers.
+func loadUpdate(t testing.TB, m maps.Map, valueSize int, keyInCtx bool) *vm.Program {
+	t.Helper()
+	insns := updateProgram(int(m.KeySize()), valueSize, keyInCtx)
+	vp, err := vm.Load(&vm.ProgramSpec{Instructions: insns, Maps: []vm.Map{m}}, &vm.Options{Helpers: helpers.Standard(nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return vp
+}
+
+// compileTrapped compiles vp with o and jit.TrapSlowPaths: its inline
+// updates fail where they would leave for Go.
+func compileTrapped(t *testing.T, vp *vm.Program, o jit.Options) *jit.Program {
+	t.Helper()
+	p, err := jit.Compile(vp, ptr(jit.TrapSlowPaths(o)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// homeSlot is the home slot of key k in a map with layout l.
+func homeSlot(l maps.HashLayout, k uint64) uint32 {
+	return uint32(maps.HashSmall(l.HashStart, k) >> 32 * uint64(l.NumSlots) >> 32)
+}
+
 // hashEntries returns m's keys and values, sorted, as one byte string.
 func hashEntries(m maps.Map) []byte {
 	var entries [][]byte
@@ -129,12 +156,7 @@ func TestInlineHashUpdate(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				insns := updateProgram(tc.keySize, (tc.valueSize+7)&^7, tc.keyInCtx)
-				vp, err := vm.Load(&vm.ProgramSpec{Instructions: insns, Maps: []vm.Map{m}}, &vm.Options{Helpers: helpers.Standard(nil)})
-				if err != nil {
-					t.Fatal(err)
-				}
-				return vp, m
+				return loadUpdate(t, m, (tc.valueSize+7)&^7, tc.keyInCtx), m
 			}
 			run := func(m maps.Map, exec func(*vm.Env) (uint64, error)) (results []string, entries []byte) {
 				env := vm.NewEnv()
@@ -226,20 +248,14 @@ func TestInlineHashUpdateTaken(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			keySize := int(tc.m.KeySize())
-			vp, err := vm.Load(&vm.ProgramSpec{Instructions: updateProgram(keySize, 8, tc.keyInCtx), Maps: []vm.Map{tc.m}}, &vm.Options{Helpers: helpers.Standard(nil)})
-			if err != nil {
-				t.Fatal(err)
-			}
+			vp := loadUpdate(t, tc.m, 8, tc.keyInCtx)
 			key := func(k uint64) []byte { return binary.LittleEndian.AppendUint64(nil, k)[:keySize] }
 			for _, o := range []jit.Options{{}, {Unchecked: true}} {
 				want := tc.checked
 				if o.Unchecked {
 					want = tc.verified
 				}
-				p, err := jit.Compile(vp, ptr(jit.TrapSlowPaths(o)))
-				if err != nil {
-					t.Fatal(err)
-				}
+				p := compileTrapped(t, vp, o)
 				if err := tc.m.Update(key(7), uint64(1), maps.UpdateAny); err != nil {
 					t.Fatal(err)
 				}
@@ -292,14 +308,7 @@ func TestInlineHashUpdateLRU(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			vp, err := vm.Load(&vm.ProgramSpec{Instructions: updateProgram(4, 8, false), Maps: []vm.Map{m}}, &vm.Options{Helpers: helpers.Standard(nil)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			p, err := jit.Compile(vp, ptr(jit.TrapSlowPaths(o)))
-			if err != nil {
-				t.Fatal(err)
-			}
+			p := compileTrapped(t, loadUpdate(t, m, 8, false), o)
 			env := vm.NewEnv()
 			env.SetContext(updateCtx(uint64(used), 1, 0))
 			_, err = p.Exec(env)
@@ -338,18 +347,11 @@ func TestInlineHashUpdateLock(t *testing.T) {
 	}
 	d, _ := maps.DirectHashOf(m)
 	l, _ := d.Layout()
-	home := uint32(maps.HashSmall(l.HashStart, key) >> 32 * uint64(l.NumSlots) >> 32)
-	addr := l.Locks + uintptr(home&l.LockMask)*uintptr(l.LockStride)
+	addr := l.Locks + uintptr(homeSlot(l, key)&l.LockMask)*uintptr(l.LockStride)
 	lock := *(*unsafe.Pointer)(unsafe.Pointer(&addr)) // the map keeps its locks alive
-	vp, err := vm.Load(&vm.ProgramSpec{Instructions: updateProgram(4, 8, false), Maps: []vm.Map{m}}, &vm.Options{Helpers: helpers.Standard(nil)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	vp := loadUpdate(t, m, 8, false)
 	for _, o := range []jit.Options{{}, {Unchecked: true}} {
-		p, err := jit.Compile(vp, ptr(jit.TrapSlowPaths(o)))
-		if err != nil {
-			t.Fatal(err)
-		}
+		p := compileTrapped(t, vp, o)
 		env := vm.NewEnv()
 		env.SetContext(updateCtx(key, 1, 0))
 		atomic.StoreUint32((*uint32)(lock), 1) // held by someone else
@@ -380,25 +382,16 @@ func TestInlineHashUpdateProbes(t *testing.T) {
 	}
 	d, _ := maps.DirectHashOf(m)
 	l, _ := d.Layout()
-	home := func(k uint32) uint32 {
-		return uint32(maps.HashSmall(l.HashStart, uint64(k)) >> 32 * uint64(l.NumSlots) >> 32)
-	}
 	// Keys homed in the last slot: the second and third wrap around.
 	var keys []uint32
 	for k := uint32(0); len(keys) < 3; k++ {
-		if home(k) == l.NumSlots-1 {
+		if homeSlot(l, uint64(k)) == l.NumSlots-1 {
 			keys = append(keys, k)
 		}
 	}
-	vp, err := vm.Load(&vm.ProgramSpec{Instructions: updateProgram(4, 8, false), Maps: []vm.Map{m}}, &vm.Options{Helpers: helpers.Standard(nil)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	vp := loadUpdate(t, m, 8, false)
 	for _, o := range []jit.Options{{}, {Unchecked: true}} {
-		p, err := jit.Compile(vp, ptr(jit.TrapSlowPaths(o)))
-		if err != nil {
-			t.Fatal(err)
-		}
+		p := compileTrapped(t, vp, o)
 		for _, k := range keys {
 			if err := m.Update(k, uint64(0), maps.UpdateAny); err != nil {
 				t.Fatal(err)
@@ -412,7 +405,7 @@ func TestInlineHashUpdateProbes(t *testing.T) {
 		for i, k := range []uint32{keys[0], keys[2]} {
 			env.SetContext(updateCtx(uint64(k), byte(i+1), 0))
 			if _, err := p.Exec(env); err != nil {
-				t.Fatalf("%+v: key %d (home %d): %v", o, k, home(k), err)
+				t.Fatalf("%+v: key %d (home %d): %v", o, k, homeSlot(l, uint64(k)), err)
 			}
 			var v uint64
 			if err := m.Lookup(k, &v); err != nil || byte(v) != byte(i+1) {
@@ -456,11 +449,7 @@ func concurrentUpdates(t *testing.T, typ maps.Type, entries uint32) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	vp, err := vm.Load(&vm.ProgramSpec{Instructions: updateProgram(4, 16, false), Maps: []vm.Map{m}}, &vm.Options{Helpers: helpers.Standard(nil)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := jit.Compile(vp, nil)
+	p, err := jit.Compile(loadUpdate(t, m, 16, false), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
