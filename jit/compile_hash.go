@@ -41,18 +41,13 @@ func (c *compiler) inlineHashUpdate(pc int) (l maps.HashLayout, keySize, valueSi
 	if h, known := c.prog.Helpers()[c.insns[pc].Imm]; !known || !h.HashUpdate {
 		return l, 0, 0, false
 	}
-	mm, ok := c.prog.Maps()[m].(maps.Map)
-	if !ok || mm.ReadOnlyProg() {
-		return l, 0, 0, false
-	}
-	d, ok := maps.DirectHashOf(mm)
-	if !ok {
+	d, keySize, valueSize, writable, ok := c.prog.HashMap(m)
+	if !ok || !writable {
 		return l, 0, 0, false
 	}
 	if l, ok = d.Layout(); !ok || l.NumSlots > math.MaxInt32 || l.SlotSize > math.MaxInt32 || l.LockStride > math.MaxInt32 {
 		return l, 0, 0, false
 	}
-	keySize, valueSize = int(mm.KeySize()), int(mm.ValueSize())
 	if keySize&(keySize-1) != 0 || valueSize > maxInlineValue {
 		return l, 0, 0, false
 	}

@@ -1,6 +1,10 @@
 package vm
 
-import "unsafe"
+import (
+	"unsafe"
+
+	"github.com/uebpf/uebpf/maps"
+)
 
 // Engine support: what an engine other than the interpreter (package jit)
 // needs from a Program and an Env. The interpreter does not use these.
@@ -125,6 +129,18 @@ func (p *Program) ArrayMaps() (tableBase uint64, arrays []ArrayMapInfo) {
 		arrays[i] = ArrayMapInfo{Base: a.base, Stride: a.stride, N: a.n}
 	}
 	return tableBase, arrays
+}
+
+// HashMap returns what an engine needs to answer hash lookups and updates
+// on Maps()[i] itself: the map's direct access, its key and value sizes,
+// and whether programs may write it. ok is false for a map that is not a
+// hash map of package maps.
+func (p *Program) HashMap(i int) (d maps.DirectHash, keySize, valueSize int, writable, ok bool) {
+	if i < 0 || i >= len(p.hashes) || p.hashes[i].keySize == 0 {
+		return d, 0, 0, false, false
+	}
+	h := &p.hashes[i]
+	return h.direct, int(h.keySize), int(h.valueSize), h.writable, true
 }
 
 // EngineStateWords is the size, in 8-byte words, of the scratch space each
