@@ -745,18 +745,18 @@ func divisionWant(o outcome) error {
 		return fmt.Errorf("got %v, want a result", o)
 	}
 	const intMin = uint64(1) << 63
-	r0 := intMin           // sdiv INT_MIN / -1 = INT_MIN
-	r0 ^= 0                // smod INT_MIN % -1 = 0
-	r0 ^= 0                // div by 0 = 0
-	r0 ^= intMin           // mod by 0 = dividend
-	r0 ^= 0                // sdiv by 0 = 0
-	r0 ^= intMin           // smod by 0 = dividend
-	r0 ^= 0x80000000       // sdiv32 INT_MIN/-1 = INT_MIN (32-bit, zero-extended)
-	r0 ^= 0                // smod32 INT_MIN % -1 = 0
-	r0 ^= 0                // div32 by 0
-	r0 ^= 0x80000000       // mod32 by 0 = dividend
-	r0 ^= intMin           // sdiv imm -1
-	r0 ^= 0                // smod imm -1
+	r0 := intMin     // sdiv INT_MIN / -1 = INT_MIN
+	r0 ^= 0          // smod INT_MIN % -1 = 0
+	r0 ^= 0          // div by 0 = 0
+	r0 ^= intMin     // mod by 0 = dividend
+	r0 ^= 0          // sdiv by 0 = 0
+	r0 ^= intMin     // smod by 0 = dividend
+	r0 ^= 0x80000000 // sdiv32 INT_MIN/-1 = INT_MIN (32-bit, zero-extended)
+	r0 ^= 0          // smod32 INT_MIN % -1 = 0
+	r0 ^= 0          // div32 by 0
+	r0 ^= 0x80000000 // mod32 by 0 = dividend
+	r0 ^= intMin     // sdiv imm -1
+	r0 ^= 0          // smod imm -1
 	if o.r0 != r0 {
 		return fmt.Errorf("got %v, want r0 = %#x", o, r0)
 	}
