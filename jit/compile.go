@@ -43,8 +43,9 @@ type compiler struct {
 	// A forward jump past it leaves every loop around pc.
 	loopEnd []int32
 	loops   bool
-	// foldSeen and foldStack are deadAfter's scratch space.
-	foldSeen  []bool
+	// loopHead[pc], when loops is set: a backward jump goes to pc.
+	loopHead []bool
+	// foldStack is switchAt's scratch space.
 	foldStack []int32
 	backEdges [][2]int32
 	jumps     []jumpFixup
@@ -59,9 +60,18 @@ type compiler struct {
 	// to answer such calls with (see compile_lookup.go).
 	lookups bool
 	// liveIn: the registers the start stub sets up (see findLiveIn);
-	// live is findLiveIn's scratch space.
-	liveIn uint16
-	live   []uint16
+	// live is findLiveIn's scratch space. dead holds deadAfter's
+	// liveness, computed at its first question (deadReady). liveWork,
+	// liveQueued, livePreds and livePredStart are solveLiveness' scratch
+	// space.
+	liveIn        uint16
+	live          []uint16
+	dead          []uint16
+	deadReady     bool
+	liveWork      []int32
+	liveQueued    []bool
+	livePreds     []int32
+	livePredStart []int32
 	// hotUsed: some access is not through r10, so checked code may test
 	// the hot regions. memory: the program accesses memory (loads, stores,
 	// atomics). packet: it loads from the packet (LD_ABS, LD_IND).
@@ -74,11 +84,12 @@ type compiler struct {
 	lookupPatches []lookupPatch
 	// switches are the compare trees compiled to jump tables, in slot
 	// order (see compile_switch.go); nextSwitch is the next to emit.
-	// inSwitch, switchNodes and switchData are findSwitches' scratch
-	// space and the tables' buffer.
+	// inSwitch, switchSeen, switchNodes and switchData are
+	// findSwitches' scratch space and the tables' buffer.
 	switches    []switchTree
 	nextSwitch  int
 	inSwitch    []bool
+	switchSeen  []int32
 	switchNodes []int32
 	switchData  []int32
 	// hoists are the loops whose checks are hoisted (compile_hoist.go),
@@ -165,7 +176,8 @@ type stub struct {
 	helper int32 // stubKeyCheck: code offset of the helper exit
 	// stubEdge: the taken path of a conditional jump that charges the
 	// budget n slots and goes to slot target. stubLookup: see
-	// emitLookupStub.
+	// emitLookupStub. stubBudget: a slice that runs out resumes at slot
+	// target-1 (0: right after the test).
 	target, n int32
 	fused     uint8
 	// cost: stubLookup, the slots of the stretch up to the call.
@@ -194,8 +206,14 @@ func newCompiler(p *vm.Program, opts *Options, feat features, key uint64, tag ui
 		loopEnd: c.loopEnd,
 		live:    c.live,
 
-		foldSeen:  c.foldSeen,
 		foldStack: c.foldStack,
+
+		loopHead:      c.loopHead,
+		dead:          c.dead,
+		liveWork:      c.liveWork,
+		liveQueued:    c.liveQueued,
+		livePreds:     c.livePreds,
+		livePredStart: c.livePredStart,
 
 		backEdges: c.backEdges[:0],
 		jumps:     c.jumps[:0],
@@ -205,6 +223,7 @@ func newCompiler(p *vm.Program, opts *Options, feat features, key uint64, tag ui
 		lookupPatches: c.lookupPatches[:0],
 		switches:      c.switches[:0],
 		inSwitch:      c.inSwitch,
+		switchSeen:    c.switchSeen,
 		switchNodes:   c.switchNodes,
 		switchData:    c.switchData[:0],
 		infoFixups:    c.infoFixups[:0],
@@ -503,103 +522,34 @@ func (c *compiler) findBlocks() error {
 	return nil
 }
 
-// findLiveIn sets liveIn, the registers whose value at the start of a run
-// the program may read on some path before writing them, which the start
-// stub (and runFrame) must set up; the others are left as they are. It is
-// a backward liveness analysis over every slot, repeated until nothing
-// changes (once, plus once per loop nesting, in practice). Clang's code
-// reads no register but r1 and r10 before writing it, so its runs set up
-// nothing else. With helper calls everything is live (helpers read r1-r5,
-// tail-call targets any register); a local call reads every register (the
-// callee sees them all) and writes none, conservatively.
-func (c *compiler) findLiveIn() {
-	if c.calls {
-		c.liveIn = 1<<11 - 1
-		return
-	}
-	const all = 1<<11 - 1
-	live := slices.Grow(c.live[:0], len(c.insns))[:len(c.insns)]
-	clear(live)
-	c.live = live
-	next := func(q int) uint16 {
-		if q < len(live) {
-			return live[q]
-		}
-		return 0
-	}
-	for changed := true; changed; {
-		changed = false
-		for pc := len(c.insns) - 1; pc >= 0; pc-- {
-			ins := &c.insns[pc]
-			if pc > 0 && c.insns[pc-1].Opcode == asm.OpLDDW {
-				continue // the second slot of an lddw
-			}
-			var in uint16
-			dst, src := uint16(1)<<ins.Dst, uint16(1)<<ins.Src
-			switch ins.Class() {
-			case asm.ClassALU, asm.ClassALU64:
-				in = next(pc + 1)
-				op := ins.Opcode & 0xf0
-				if op != asm.AluMOV {
-					in |= dst // read, then written
-				} else {
-					in &^= dst
-				}
-				if ins.Opcode&asm.SourceX != 0 && op != asm.AluEND && op != asm.AluNEG {
-					in |= src
-				}
-			case asm.ClassLDX:
-				in = next(pc+1)&^dst | src
-			case asm.ClassST:
-				in = next(pc+1) | dst
-			case asm.ClassSTX:
-				in = next(pc+1) | dst | src
-				if ins.Opcode&0xe0 == asm.ModeATOMIC {
-					in |= 1 << asm.R0 // cmpxchg; fetches write, which kills nothing here
-				}
-			case asm.ClassLD:
-				if ins.Opcode == asm.OpLDDW {
-					in = next(pc+2) &^ dst
-				} else { // packet loads read r6 (and src), and may end the run
-					in = next(pc+1) | 1<<asm.R6 | src
-				}
-			default: // jumps, local calls and exits
-				switch {
-				case ins.Opcode == asm.OpExit:
-					in = 1 << asm.R0
-				case ins.Opcode == asm.OpCall:
-					in = all
-				case ins.Opcode&0xf0 == asm.JmpJA:
-					in = next(jumpTarget(pc, ins))
-				default:
-					in = next(pc+1) | next(jumpTarget(pc, ins)) | dst
-					if ins.Opcode&asm.SourceX != 0 {
-						in |= src
-					}
-				}
-			}
-			if in != live[pc] {
-				live[pc], changed = in|live[pc], true
-			}
-		}
-	}
-	c.liveIn = live[0]
-	if c.local {
-		c.liveIn |= 1 << asm.R10 // the call limit
-	}
-}
-
-// findLoops fills loopEnd from the backward jumps.
+// findLoops fills loopEnd and loopHead from the backward jumps, in one
+// sweep: a program may have hundreds of thousands of them, each spanning
+// thousands of slots, so walking each one's span would be quadratic.
+// Sweeping the slots in order with m the largest end of the jumps that
+// start at or before slot i gives loopEnd[i]: if m > i, the jump that ends
+// there spans i and none spanning i ends later; else no jump spans i (one
+// that did would end after i, so m would be larger).
 func (c *compiler) findLoops() {
 	if len(c.backEdges) == 0 {
 		return
 	}
 	c.loops = true
-	c.loopEnd = slices.Grow(c.loopEnd[:0], len(c.insns))[:len(c.insns)]
+	n := len(c.insns)
+	c.loopEnd = slices.Grow(c.loopEnd[:0], n)[:n]
 	clear(c.loopEnd)
+	c.loopHead = slices.Grow(c.loopHead[:0], n)[:n]
+	clear(c.loopHead)
 	for _, e := range c.backEdges {
-		for i := e[0]; i < e[1]; i++ {
-			c.loopEnd[i] = max(c.loopEnd[i], e[1])
+		c.loopEnd[e[0]] = max(c.loopEnd[e[0]], e[1])
+		c.loopHead[e[0]] = true
+	}
+	m := int32(0)
+	for i, end := range c.loopEnd {
+		m = max(m, end)
+		if m > int32(i) {
+			c.loopEnd[i] = m
+		} else {
+			c.loopEnd[i] = 0
 		}
 	}
 }
@@ -616,12 +566,7 @@ func (c *compiler) findLoops() {
 // padding; alignment beyond that is luck until blocks are laid out by
 // how hot they are.
 func (c *compiler) isLoopHead(pc int) bool {
-	for _, e := range c.backEdges {
-		if int(e[0]) == pc {
-			return true
-		}
-	}
-	return false
+	return c.loopHead[pc]
 }
 
 // leavesLoop reports whether a forward jump at slot pc to target leaves

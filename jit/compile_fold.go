@@ -1,8 +1,6 @@
 package jit
 
 import (
-	"slices"
-
 	"github.com/uebpf/uebpf/asm"
 )
 
@@ -55,52 +53,6 @@ func (c *compiler) emitFoldedAccess(pc int, ins *asm.Instruction) bool {
 		c.emitLoad(pc+1, next, int32(off))
 	} else {
 		c.emitStore(pc+1, next, int32(off))
-	}
-	return true
-}
-
-// deadAfter reports whether no path from slot from reads reg before it
-// writes it. Folded accesses and divisions (which need not keep r0 when
-// it is dead) ask. It is conservative: exits, calls and packet loads
-// count as reading every register (a caller, a helper or a tail-called
-// program may look at any).
-func (c *compiler) deadAfter(from int, reg uint8) bool {
-	insns := c.insns
-	seen := slices.Grow(c.foldSeen[:0], len(insns))[:len(insns)]
-	clear(seen)
-	c.foldSeen = seen
-	stack := append(c.foldStack[:0], int32(from))
-	defer func() { c.foldStack = stack[:0] }()
-	bit := uint16(1) << reg
-	for len(stack) > 0 {
-		pc := int(stack[len(stack)-1])
-		stack = stack[:len(stack)-1]
-		for pc < len(insns) && !seen[pc] {
-			seen[pc] = true
-			ins := &insns[pc]
-			reads, writes := regUse(ins)
-			if reads&bit != 0 {
-				return false
-			}
-			if writes&bit != 0 {
-				break // dead on this path
-			}
-			switch ins.Class() {
-			case asm.ClassJMP, asm.ClassJMP32:
-				switch op := ins.Opcode & 0xf0; {
-				case op == asm.JmpJA:
-					pc = jumpTarget(pc, ins)
-					continue
-				default: // a conditional jump: calls and exits read reg
-					stack = append(stack, int32(jumpTarget(pc, ins)))
-				}
-			case asm.ClassLD:
-				if ins.Opcode == asm.OpLDDW {
-					pc++ // its second slot
-				}
-			}
-			pc++
-		}
 	}
 	return true
 }

@@ -37,6 +37,15 @@ const (
 	switchMinNodes   = 4   // comparisons in a tree worth a table
 )
 
+// maxSwitchWork bounds the tree nodes findSwitches visits in a program of
+// n slots. A tree's comparisons are not roots of their own, so a program
+// of trees visits each about once; but a walk that stops at
+// switchMaxEntries leaves the comparisons it did not reach to be roots of
+// walks as long, and a program of long chains of comparisons would cost
+// switchMaxEntries visits per slot. Past the bound no more trees are
+// looked for.
+func maxSwitchWork(n int) int { return 8*n + 1<<16 }
+
 // findSwitches finds the compare trees worth a table, in slot order, and
 // makes every slot a tree leads to the start of a block, so that a
 // dispatch can jump there with the budget charged.
@@ -46,7 +55,10 @@ func (c *compiler) findSwitches() {
 	}
 	c.inSwitch = slices.Grow(c.inSwitch[:0], len(c.insns))[:len(c.insns)]
 	clear(c.inSwitch)
-	for pc := 0; pc < len(c.insns); pc++ {
+	c.switchSeen = slices.Grow(c.switchSeen[:0], len(c.insns))[:len(c.insns)]
+	clear(c.switchSeen)
+	work, limit := 0, maxSwitchWork(len(c.insns))
+	for pc := 0; pc < len(c.insns) && work < limit; pc++ {
 		ins := &c.insns[pc]
 		if !isCompareK(ins) || c.inSwitch[pc] || (pc > 0 && c.insns[pc-1].Opcode == asm.OpCall) {
 			// A comparison after a call may be the null test an inline
@@ -54,6 +66,7 @@ func (c *compiler) findSwitches() {
 			continue
 		}
 		s, ok := c.switchAt(pc)
+		work += len(c.switchNodes)
 		// The tree's other comparisons are not roots of their own, even
 		// when it is not worth a table: that keeps the search linear.
 		for _, n := range c.switchNodes {
@@ -102,13 +115,16 @@ func (c *compiler) switchAt(root int) (switchTree, bool) {
 	stack := append(c.foldStack[:0], int32(root))
 	nodes := c.switchNodes[:0]
 	defer func() { c.foldStack, c.switchNodes = stack, nodes }()
+	// seen marks the nodes of this walk: root+1, since roots only grow.
+	seen, stamp := c.switchSeen, int32(root)+1
 	lo, hi := int64(1<<63-1), int64(-1<<63)
 	for len(stack) > 0 {
 		pc := int(stack[len(stack)-1])
 		stack = stack[:len(stack)-1]
-		if slices.Contains(nodes, int32(pc)) {
+		if seen[pc] == stamp {
 			continue // two nodes go there
 		}
+		seen[pc] = stamp
 		if len(nodes) == switchMaxEntries {
 			return switchTree{}, false
 		}
