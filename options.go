@@ -2,6 +2,7 @@ package uebpf
 
 import (
 	"io"
+	"time"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/btf"
@@ -58,8 +59,15 @@ type Options struct {
 	// TraceOutput receives bpf_trace_printk output of the standard helpers
 	// (default: discarded).
 	TraceOutput io.Writer
-	// Budget is the instruction budget of a run (vm.DefaultBudget if 0).
+	// Budget is the instruction budget of a run (vm.DefaultBudget if 0):
+	// one unit per instruction, and what helpers charge for their work
+	// (see vm.Env.Charge).
 	Budget uint64
+	// Timeout is the wall-clock limit of a run (vm.DefaultTimeout, one
+	// second, if 0; a negative value: none). A run past it ends with a
+	// *vm.RunError wrapping vm.ErrTimeout. RunContext adds a context's
+	// cancellation and deadline.
+	Timeout time.Duration
 	// Engine runs the programs (default EngineInterpreter).
 	Engine Engine
 	// TargetBTF holds the application's types that CO-RE relocations are

@@ -1,6 +1,7 @@
 package uebpf
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -106,6 +107,7 @@ func NewCollection(spec *ebpf.CollectionSpec, opts *Options) (*Collection, error
 		MapReplacements: repl,
 		Helpers:         set,
 		Budget:          opts.Budget,
+		Timeout:         opts.Timeout,
 		TargetBTF:       opts.TargetBTF,
 		DeferCOREErrors: opts.DeferCOREErrors,
 		AllPrograms:     opts.AllPrograms,
@@ -275,6 +277,21 @@ func (p *Program) RunPointer(ctx unsafe.Pointer, size uintptr) (uint64, error) {
 		return p.jit.RunPointer(ctx, size)
 	}
 	return p.vm.RunPointer(ctx, size)
+}
+
+// RunContext is Run with a context: cancelling ctx or reaching its
+// deadline ends the run with a *vm.RunError wrapping ctx.Err(). The run
+// also keeps its time limit (Options.Timeout). A run is checked at least
+// once per slice of its budget (about 100 µs of work); runs shorter than
+// that only check ctx when they start.
+func (p *Program) RunContext(ctx context.Context, mem []byte) (uint64, error) {
+	if len(mem) < p.contextSize {
+		return 0, p.shortContext(len(mem))
+	}
+	if p.jit != nil {
+		return p.jit.RunContext(ctx, mem)
+	}
+	return p.vm.RunContext(ctx, mem)
 }
 
 // ErrShortContext reports a run of a verified program with a context

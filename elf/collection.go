@@ -188,7 +188,7 @@ func loadProgram(ps *ebpf.ProgramSpec, mt *mapTable, opts *Options) (*Program, e
 		return nil, err
 	}
 	p, err := vm.Load(&vm.ProgramSpec{Name: ps.Name, Instructions: code, Maps: mt.table},
-		&vm.Options{Helpers: helpers, Budget: opts.Budget})
+		&vm.Options{Helpers: helpers, Budget: opts.Budget, Timeout: opts.Timeout})
 	if err != nil {
 		return nil, err
 	}

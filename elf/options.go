@@ -1,6 +1,8 @@
 package elf
 
 import (
+	"time"
+
 	"github.com/cilium/ebpf/btf"
 
 	"github.com/uebpf/uebpf/maps"
@@ -17,6 +19,9 @@ type Options struct {
 	// Budget is the default instruction budget of a run (vm.DefaultBudget
 	// if 0).
 	Budget uint64
+	// Timeout is the wall-clock limit of a run (vm.DefaultTimeout if 0;
+	// negative: none).
+	Timeout time.Duration
 	// TargetBTF holds the types CO-RE relocations are resolved against:
 	// the application's context types. Needed only when a program has
 	// CO-RE relocations.

@@ -126,7 +126,7 @@ func (c *compiler) emitEdge(pc, target, n int32) {
 		c.a.TestRR(8, budgetReg, budgetReg)
 	}
 	c.a.JccTo(x86.CondNS, int(c.offsets[target]))
-	c.jmpLeavePC(reasonBudget, pc)
+	c.leaveBudget(pc, int(c.offsets[target]))
 }
 
 // emitCompare sets the flags for a conditional jump.
@@ -172,7 +172,7 @@ func (c *compiler) emitGoto(pc, target int) {
 	// jns target, then the budget's failure: one branch on the hot path.
 	c.testBudget()
 	c.jumpToSlot(x86.CondNS, false, target)
-	c.toStub(x86.CondS, stubBudget, pc)
+	c.toStub(x86.CondS, stubBudget, pc).target = int32(target) + 1
 }
 
 // emitHelperExit returns to Go to run a helper (or callx) at slot pc; Go

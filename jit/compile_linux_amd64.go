@@ -53,8 +53,9 @@ func (f *family) compile(vp *vm.Program) (*Program, error) {
 		enter: base + uintptr(c.enterOff),
 		tag:   tag,
 
-		needsSave: c.local && c.calls,
+		needsSave: c.local && (c.calls || c.resumable()),
 		calls:     c.calls,
+		resumable: c.resumable(),
 	}
 	if len(c.helperExits) != 0 {
 		p.helpers = make([]vm.HelperFunc, len(c.helperExits))

@@ -202,7 +202,7 @@ func (c *compiler) emitArrayLookup(pc int) bool {
 		// slot) and go.
 		a.ALURI(x86.SUB, 8, budgetReg, cost+1)
 		c.jumpToSlot(x86.CondNS, false, int(target))
-		c.toStub(x86.CondS, stubBudget, pc+1)
+		c.toStub(x86.CondS, stubBudget, pc+1).target = target + 1
 	}
 	c.stubs[si].resume = int32(a.Len())
 	return fused != fusedNone
@@ -228,7 +228,7 @@ func (c *compiler) emitLookupStub(s *stub) {
 		a.ALURI(x86.SUB, 8, budgetReg, s.cost)
 		a.JccShort(x86.CondNS, 0)
 		skip := a.Len()
-		c.jmpLeavePC(reasonBudget, s.pc)
+		c.leaveBudget(s.pc, -1)
 		a.Bytes()[skip-1] = byte(a.Len() - skip)
 		c.emitHelperLeave(int(s.pc), c.helperReason(int(s.pc)))
 		// Back from the helper: the inline paths go on with the stretch

@@ -296,6 +296,36 @@ func (c *compiler) jmpLeavePC(reason uint32, pc int32) {
 	c.jmpLeave(reason | uint32(pc)<<8)
 }
 
+// resumable reports whether the code can run long: it has a backward jump
+// or a local call (see Program.resumable). Its budget failures then end a
+// slice (leaveBudget).
+func (c *compiler) resumable() bool { return c.loops || c.local }
+
+// leaveBudget leaves when the budget register is overdrawn at the
+// charging instruction at slot pc. In resumable code that ends a slice:
+// Go resumes at code offset resume (-1: right after this code) with the
+// next slice, or fails the run if its budget is spent. Elsewhere the
+// budget handed to the code was all of it, and the run fails.
+func (c *compiler) leaveBudget(pc int32, resume int) {
+	if !c.resumable() {
+		c.jmpLeavePC(reasonBudget, pc)
+		return
+	}
+	a := c.a
+	leaPos := a.LeaRIP(tmpAddr)
+	a.Store(8, st(offResumePC), tmpAddr)
+	if pc >= pcInExitPC {
+		a.StoreImm(8, st(offExitPC), pc)
+		pc = pcInExitPC
+	}
+	a.MovRI32(tmpC, reasonSlice|uint32(pc)<<8)
+	a.PatchRel32(a.Jmp(), c.leaveOff)
+	if resume < 0 {
+		resume = a.Len()
+	}
+	a.PatchRel32(leaPos, resume)
+}
+
 // emitStub emits one out-of-line path.
 func (c *compiler) emitStub(s *stub) {
 	a := c.a
@@ -316,9 +346,15 @@ func (c *compiler) emitStub(s *stub) {
 			c.emitCompare(ins)
 		}
 		a.JccTo(jumpConds[ins.Opcode>>4].Invert(), int(c.offsets[s.pc+1]))
-		c.jmpLeavePC(reasonBudget, s.pc)
+		c.leaveBudget(s.pc, int(c.offsets[jumpTarget(int(s.pc), ins)]))
 	case stubBudget:
-		c.jmpLeavePC(reasonBudget, s.pc)
+		// Resume right after the test, or at the slot the goto that
+		// tested goes to.
+		resume := int(s.patch) + 4
+		if s.target != 0 {
+			resume = int(c.offsets[s.target-1])
+		}
+		c.leaveBudget(s.pc, resume)
 	case stubEdge:
 		c.emitEdge(s.pc, s.target, s.n)
 	case stubLookup:

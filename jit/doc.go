@@ -60,15 +60,22 @@
 // guarantees the goroutine stack has room for the frame, so generated code
 // never grows it.
 //
-// A lean program (one that calls no helper, and in checked mode has no
-// static regions) needs nothing of an Env but its arguments, stack and
-// context region: Exec skips BeginRun and EndRun for it, and Run and
+// Generated code cannot be preempted by Go, so code that can run long (a
+// backward jump or a local call) gets its budget one slice at a time: when
+// a slice runs out it returns to Go, which checks the run's time limit and
+// context (where the goroutine also stops for the scheduler and the
+// garbage collector) and resumes it with the next slice. Slices adapt to
+// take about 100 µs each.
+//
+// A lean program (one that calls no helper, cannot run long, and in
+// checked mode has no static regions) needs nothing of an Env but its
+// arguments, stack and context region: Exec skips BeginRun and EndRun for it, and Run and
 // RunPointer use no Env at all. They call run, in assembly (so that
 // Program.Run inlines into its callers and a run is one call from Go),
 // which continues where Program.path says: runFrame, whose frame holds
 // copies of the Env fields generated code reads, the state, a one-entry
 // region list (the context) and the 4 KiB eBPF stack, and which sets up
-// only what the code reads (checks, packet, local calls, the registers it
+// only what the code reads (checks, packet, the registers it
 // may read before writing them); runFramePlain, the same with nothing to
 // set up, for code that is also flat (every exit at the base of its
 // native stack); or runEnv, for any other program. The root package's

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"runtime"
 	"unsafe"
+	_ "unsafe" // go:linkname
 
 	"github.com/uebpf/uebpf/vm"
 )
@@ -62,20 +63,85 @@ func frameError(reason, pc, addr, size uint64) (uint64, error) {
 // leanError records what a lean run that failed executed and returns its
 // error.
 func leanError(e *vm.Env, s *runState, budget uint64) error {
-	e.SetExecuted(executed(s.reason, budget, s.budget))
+	e.SetExecuted(executed(s.reason, budget, s.budget, 0))
 	return exitError(s.reason, s.exitPC, s.exitAddr, s.exitSize)
 }
 
-// executed returns what a run with budget that ended with reason and left
-// in the budget register executed. A run that exceeded its budget executed
-// all of it, as the interpreter counts, though the block that failed
-// overdrew it.
-func executed(reason, budget uint64, left int64) uint64 {
+// executed returns what a run with budget that ended with reason, left
+// in the budget register and kept reserve in Go executed. A run that
+// exceeded its budget executed all of it, as the interpreter counts,
+// though the block that failed overdrew it.
+func executed(reason, budget uint64, left int64, reserve uint64) uint64 {
 	if reason&0xff == reasonBudget {
 		return budget
 	}
-	return budget - uint64(left)
+	return budget - reserve - uint64(left)
 }
+
+// Generated code cannot be preempted by Go, and a time limit or a
+// cancellation needs Go to look at the clock and the context. Code that
+// can run long (Program.resumable) therefore gets its budget one slice
+// at a time: when the slice runs out it returns to Go (reasonSlice),
+// which checks the run's limits (vm.Env.SliceEnded, where the goroutine
+// also stops for the scheduler and the garbage collector) and re-enters
+// it with the next slice. Slices adapt to how fast the code spends them,
+// so that each takes about sliceTarget.
+const (
+	firstSlice  = 1 << 16
+	minSlice    = 1 << 12
+	maxSlice    = 1 << 26
+	sliceTarget = 100_000 // ns
+)
+
+// budgetSlices is the part of a run's budget that Go keeps while the code
+// spends the slice in its budget register (runState.budget).
+type budgetSlices struct {
+	reserve uint64 // not handed out yet
+	size    uint64 // of the next slice
+	at      int64  // when the last slice was handed out (0: not timed yet)
+}
+
+// setBudget gives the code of p the budget of a run, or its first slice,
+// and returns what Go keeps.
+func (p *Program) setBudget(s *runState, budget uint64) budgetSlices {
+	if p.resumable && budget > firstSlice {
+		s.budget = firstSlice
+		return budgetSlices{reserve: budget - firstSlice, size: firstSlice}
+	}
+	s.budget = int64(budget)
+	return budgetSlices{}
+}
+
+// next is called when the code's slice ran out (reasonSlice) with what
+// the code left in s.budget (negative: the block that ran out overdrew
+// it): it checks the run's limits and hands out the next slice. It
+// returns the cause that ends the run, vm.ErrBudgetExceeded when the
+// reserve cannot pay the overdraft.
+func (sl *budgetSlices) next(e *vm.Env, s *runState) error {
+	if err := e.SliceEnded(); err != nil {
+		return err
+	}
+	now := nanotime()
+	if sl.at != 0 {
+		elapsed := uint64(max(now-sl.at, 1))
+		sl.size = min(max(sl.size*sliceTarget/elapsed, minSlice), maxSlice)
+	}
+	sl.at = now
+	if uint64(-s.budget) > sl.reserve { // only a negative budget ends a slice
+		s.budget, sl.reserve = 0, 0
+		return vm.ErrBudgetExceeded
+	}
+	take := min(sl.reserve, sl.size+uint64(-s.budget))
+	sl.reserve -= take
+	s.budget += int64(take)
+	return nil
+}
+
+// nanotime is the runtime's monotonic clock, read through the vDSO; the
+// runtime keeps this symbol linkable on purpose (go.dev/issue/67401).
+//
+//go:linkname nanotime runtime.nanotime
+func nanotime() int64
 
 // exitError returns the error of a run that generated code ended with
 // reason (not a helper call or a return into another program).
@@ -129,42 +195,42 @@ func (p *Program) execFull(e *vm.Env) (uint64, error) {
 	s := stateOf(e)
 	budget, mark := e.BeginRun(p.vp)
 	budget = min(budget, maxBudget)
-	s.budget = int64(budget)
+	sl := p.setBudget(s, budget)
 	if p.needsSave {
-		return p.execWithSaveArea(e, s, budget, mark)
+		return p.execWithSaveArea(e, s, budget, mark, sl)
 	}
 	enter(s, p.start)
 	if s.reason != reasonExit {
-		r0, err := p.continueRun(e, s)
-		e.SetExecuted(executed(s.reason, budget, s.budget))
+		r0, err := p.continueRun(e, s, &sl)
+		e.SetExecuted(executed(s.reason, budget, s.budget, sl.reserve))
 		e.EndRun(mark)
 		return r0, err
 	}
 	runtime.KeepAlive(p) // its code is running
-	e.SetExecuted(budget - uint64(s.budget))
+	e.SetExecuted(budget - sl.reserve - uint64(s.budget))
 	e.EndRun(mark)
 	return s.regs[0], nil
 }
 
 // execWithSaveArea is Exec for programs whose helper calls may happen
 // inside local calls: they need a save area for the native stack.
-func (p *Program) execWithSaveArea(e *vm.Env, s *runState, budget uint64, mark int) (uint64, error) {
+func (p *Program) execWithSaveArea(e *vm.Env, s *runState, budget uint64, mark int, sl budgetSlices) (uint64, error) {
 	save := p.fam.saveArea(s)
 	enter(s, p.start)
 	r0, err := s.regs[0], error(nil)
 	if s.reason != reasonExit {
-		r0, err = p.continueRun(e, s)
+		r0, err = p.continueRun(e, s, &sl)
 	}
 	s.saveArea = 0 // the buffer goes back to the pool
 	p.fam.saveAreas.Put(save)
-	e.SetExecuted(executed(s.reason, budget, s.budget))
+	e.SetExecuted(executed(s.reason, budget, s.budget, sl.reserve))
 	e.EndRun(mark)
 	return r0, err
 }
 
 // continueRun handles everything but a normal exit: helper calls, tail
 // calls and errors, re-entering generated code until the run ends.
-func (p *Program) continueRun(e *vm.Env, s *runState) (r0 uint64, err error) {
+func (p *Program) continueRun(e *vm.Env, s *runState, sl *budgetSlices) (r0 uint64, err error) {
 	cur := p
 	var save *[saveAreaBytes]byte // for tail-call targets that need one
 	// One deferred function for the whole run, not one per helper call:
@@ -205,7 +271,18 @@ func (p *Program) continueRun(e *vm.Env, s *runState) (r0 uint64, err error) {
 			if fn == nil {
 				return 0, &vm.RunError{PC: pc, Err: vm.ErrUnknownHelper}
 			}
+			// The helper charges its work to the run's budget (vm.Env.Charge).
+			total := sl.reserve + uint64(s.budget)
+			e.SetHelperBudget(total)
 			s.regs[0] = fn(e, s.regs[1], s.regs[2], s.regs[3], s.regs[4], s.regs[5])
+			if left := e.HelperBudget(); left != total {
+				s.budget = int64(min(left, uint64(s.budget)))
+				sl.reserve = left - uint64(s.budget)
+			}
+			// The helper may have withdrawn a region (a ring buffer
+			// record it submitted): forget the ones that allowed the
+			// last accesses.
+			s.hotReadEnd, s.hotWriteEnd = 0, 0
 			if e.HelperStatus() {
 				next, r0, err := e.HelperResult(pc)
 				if next == nil {
@@ -217,9 +294,21 @@ func (p *Program) continueRun(e *vm.Env, s *runState) (r0 uint64, err error) {
 				}
 				cur = t
 				s.resumePC, s.progTag = uint64(t.entry), uint64(t.tag)
+				if !t.resumable { // its budget exits are final: it gets all
+					s.budget += int64(sl.reserve)
+					sl.reserve = 0
+				}
 				if t.needsSave && s.saveArea == 0 {
 					save = p.fam.saveArea(s)
 				}
+			}
+		case reasonSlice:
+			pc = reasonPC(s.reason, s.exitPC)
+			if err := sl.next(e, s); err != nil {
+				if err == vm.ErrBudgetExceeded {
+					s.reason = s.reason&^0xff | reasonBudget // it executed all of it
+				}
+				return 0, &vm.RunError{PC: pc, Err: err}
 			}
 		case reasonReturn:
 			cur = p.fam.owner(s.resumePC)

@@ -23,8 +23,9 @@ var leanModes = []struct {
 }{{"checked", jit.Options{}}, {"unchecked", jit.Options{Unchecked: true}}}
 
 // Programs that call no helper run without BeginRun (Exec) or without an
-// Env (Run, RunPointer): results and errors are the interpreter's on
-// every path.
+// Env (Run, RunPointer), unless they can run long (loops, local calls),
+// which need an Env to come back to Go between slices of their budget:
+// results and errors are the interpreter's on every path.
 func TestLeanRuns(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
@@ -32,6 +33,7 @@ func TestLeanRuns(t *testing.T) {
 		ctx     int    // context bytes, 0: none
 		budget  uint64 // Exec's budget, 0: the program's (10,000)
 		checked bool   // only in checked mode (the program is not safe)
+		long    bool   // loops or local calls: not lean
 	}{
 		{name: "args", src: "mov %r0, %r2\nadd %r0, %r3\nadd %r0, %r4\nadd %r0, %r5\nexit", ctx: 24},
 		{name: "empty context", src: "mov %r0, %r1\nadd %r0, %r2\nexit"},
@@ -50,11 +52,11 @@ func TestLeanRuns(t *testing.T) {
 			call local f
 			ldxdw %r1, [%r10-8]
 			add %r0, %r1
-			exit`},
+			exit`, long: true},
 		{name: "packet", src: "mov %r6, %r1\nmov %r0, 7\nldabsw 0\nexit", ctx: 8},
-		{name: "budget", src: "mov %r0, 0\nadd %r0, 1\nja -2\nexit"},
-		{name: "budget set", src: "mov %r0, 0\nadd %r0, 1\njlt %r0, 1000, -2\nexit", budget: 100},
-		{name: "call depth", src: "call local f\nexit\nf:\ncall local f\nexit"},
+		{name: "budget", src: "mov %r0, 0\nadd %r0, 1\nja -2\nexit", long: true},
+		{name: "budget set", src: "mov %r0, 0\nadd %r0, 1\njlt %r0, 1000, -2\nexit", budget: 100, long: true},
+		{name: "call depth", src: "call local f\nexit\nf:\ncall local f\nexit", long: true},
 		{name: "context overrun", src: "ldxdw %r0, [%r1+16]\nexit", ctx: 16, checked: true},
 		{name: "write above the stack", src: "stdw [%r10+8], 1\nmov %r0, 0\nexit", checked: true},
 		{name: "null", src: "ldxb %r0, [%r1]\nexit", checked: true},
@@ -67,8 +69,8 @@ func TestLeanRuns(t *testing.T) {
 			}
 			t.Run(tc.name+"/"+m.name, func(t *testing.T) {
 				p := compile(t, vp, m.opts)
-				if !p.Lean() {
-					t.Fatal("not lean")
+				if p.Lean() == tc.long {
+					t.Fatalf("lean %v", p.Lean())
 				}
 				run := func(p interface {
 					Exec(*vm.Env) (uint64, error)
@@ -197,8 +199,8 @@ func TestLeanNotWithHelpers(t *testing.T) {
 
 // Run takes the path a program needs: stackless for code with nothing to
 // set up that never names r10, plain for other such code, the full frame
-// for code that reads r2 or r3, checks accesses or makes local calls, an
-// Env for code that calls helpers, and after Close.
+// for code that reads r2 or r3 or checks accesses, an Env for code that
+// calls helpers or can run long (loops, local calls), and after Close.
 func TestRunPaths(t *testing.T) {
 	hs := vm.Helpers{1: {Name: "one", Func: func(*vm.Env, uint64, uint64, uint64, uint64, uint64) uint64 { return 1 }}}
 	tests := []struct {
@@ -213,7 +215,8 @@ func TestRunPaths(t *testing.T) {
 		{"reads_r2", "mov %r0, %r2\nexit", true, "frame"},
 		{"reads_r3", "mov %r0, %r3\nexit", true, "frame"},
 		{"checked_memory", "ldxb %r0, [%r1]\nexit", false, "frame"},
-		{"local_call", "call local f\nexit\nf:\nmov %r0, 2\nexit", true, "frame"},
+		{"local_call", "call local f\nexit\nf:\nmov %r0, 2\nexit", true, "env"},
+		{"loop", "mov %r0, 3\nsub %r0, 1\njne %r0, 0, -2\nexit", true, "env"},
 		{"helper", "call 1\nexit", true, "env"},
 	}
 	for _, tc := range tests {

@@ -1,6 +1,7 @@
 package jit
 
 import (
+	"context"
 	"runtime"
 	"slices"
 	"sync"
@@ -32,6 +33,11 @@ type Program struct {
 	// calls: the program calls helpers (or may: callx, lookups that fall
 	// back to the helper).
 	calls bool
+	// resumable: the code can run long (it has a backward jump or a
+	// local call), so it gets its budget in slices and comes back to Go
+	// when one runs out (reasonSlice; see setBudget). Such code is never
+	// lean: a lean run's state dies with its frame.
+	resumable bool
 	// lean: a run needs nothing of an Env but its arguments, stack and
 	// the context's region: the program calls no helper (so no tail call
 	// either, and nothing can look at the Env during the run) and, if it
@@ -77,6 +83,26 @@ func (p *Program) CodeSize() int { return len(p.mem) }
 func (p *Program) Run(mem []byte) (uint64, error) {
 	// run passes an empty context as r1 = 0, as vm does for Run.
 	return run(p, mem)
+}
+
+// RunContext is Run with a context: cancelling ctx or reaching its
+// deadline ends the run with a *vm.RunError wrapping ctx.Err(), as
+// vm.Program.RunContext does. Code that can run long (loops, local
+// calls) checks ctx each time it has used a slice of its budget; other
+// code is bounded by its length and checks it only when it starts.
+func (p *Program) RunContext(ctx context.Context, mem []byte) (uint64, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, &vm.RunError{Err: err}
+	}
+	if ctx.Done() == nil || !p.resumable {
+		return p.Run(mem)
+	}
+	e := p.envs.Get()
+	e.SetContext(mem)
+	e.SetRunContext(ctx)
+	r0, err := p.Exec(e)
+	p.envs.Put(e)
+	return r0, err
 }
 
 // RunPointer runs the program with the size bytes at ctx as its context,
@@ -135,15 +161,12 @@ const maxBudget = 1 << 62
 // lean.
 func (p *Program) setRunPath(c *compiler) {
 	p.budget = int64(min(p.vp.Budget(), maxBudget))
-	p.lean = !p.calls && (p.fam.opts.Unchecked || p.vp.StaticRegions() == 0)
+	p.lean = !p.calls && !p.resumable && (p.fam.opts.Unchecked || p.vp.StaticRegions() == 0)
 	if !p.fam.opts.Unchecked && c.memory {
 		p.frameSetup |= frameSetupChecked
 	}
 	if c.packet {
 		p.frameSetup |= frameSetupPacket
-	}
-	if c.local {
-		p.frameSetup |= frameSetupLocal
 	}
 	if c.liveIn&0x3f9 != 0 { // r0, r3-r9
 		p.frameSetup |= frameSetupClear
@@ -190,8 +213,6 @@ const (
 	frameSetupChecked = 1 << iota
 	// frameSetupPacket: LD_ABS/LD_IND read the packet (none).
 	frameSetupPacket
-	// frameSetupLocal: local calls compare r10 with the call limit.
-	frameSetupLocal
 	// frameSetupClear: the code may read r0 or r3-r9 before writing
 	// them, which start at 0.
 	frameSetupClear

@@ -88,6 +88,10 @@ const (
 	// the calls it cannot.
 	reasonHashLookup = 8
 	reasonHashUpdate = 9
+	// reasonSlice: the slice of the budget that Go handed out ran out at
+	// the jump, call or exit at reasonPC (Program.resumable); Go resumes
+	// at resumePC with the next slice, or ends the run.
+	reasonSlice = 10
 )
 
 // Offsets of runState fields for generated code, and of the Env fields
@@ -130,9 +134,6 @@ const (
 	frameRegion = (frameState + int(unsafe.Sizeof(runState{})) + 7) &^ 7
 	frameStack  = (frameRegion + int(vm.RegionSize) + 15) &^ 15
 	frameBytes  = frameStack + vm.StackSize
-	// frameStackFrame is the size of one eBPF stack frame: the stack's
-	// lowest address plus it is the call limit (see emitStartCode).
-	frameStackFrame = vm.StackFrameSize
 
 	// Offsets in the frame of the Env fields generated code reads.
 	frameArgs    = frameState + int(vm.EngineArgsOffset)

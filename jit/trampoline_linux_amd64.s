@@ -284,14 +284,9 @@ setup:
 	XORL AX, AX
 packet:
 	TESTL $const_frameSetupPacket, BX
-	JEQ local
+	JEQ zero
 	MOVQ AX, const_framePacket(SP) // no packet
 	MOVQ AX, const_framePktLen(SP)
-local:
-	TESTL $const_frameSetupLocal, BX
-	JEQ zero
-	LEAQ (const_frameStack+const_frameStackFrame)(SP), CX // the lowest r10 of a local call
-	MOVQ CX, runState_callLimit(R12)
 zero:
 	TESTL $const_frameSetupZeroStack, BX
 	JEQ clear

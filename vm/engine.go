@@ -30,6 +30,7 @@ func (e *Env) BeginRun(p *Program) (budget uint64, mark int) {
 	if budget == 0 {
 		budget = p.budget
 	}
+	e.sliceStart = 0
 	mark = len(e.regions)
 	if len(p.regions) != 0 {
 		e.regions = append(e.regions, p.regions...)
@@ -68,7 +69,7 @@ func (e *Env) HelperStatus() bool { return e.status != 0 }
 // set a status: continue in next (a tail call, already made the running
 // program), or end the run with r0 and err.
 func (e *Env) HelperResult(pc int) (next *Program, r0 uint64, err error) {
-	if e.status&statusTailCall == 0 {
+	if e.status&(statusTailCall|statusOverdrawn) != statusTailCall {
 		r0, err = e.finish(pc)
 		return nil, r0, err
 	}
@@ -191,3 +192,22 @@ func (e *Env) SetOnlyContext(p unsafe.Pointer, size uintptr, writable bool) {
 	}
 	e.regions = append(e.regions[:0], region{lo: lo, hi: lo + uint64(size), writable: writable, keep: p})
 }
+
+// SliceEnded is what an engine calls each time a run has used a slice of
+// its budget: it returns the cause that ends the run (the run's context's
+// error or ErrTimeout), if any. It is a call into Go that is not inlined,
+// so the goroutine stops here when the scheduler or the garbage collector
+// asked it to: an engine whose code Go cannot preempt comes back at least
+// once per slice.
+//
+//go:noinline
+func (e *Env) SliceEnded() error { return e.sliceEnded() }
+
+// SetHelperBudget tells the helper about to run how much budget the run
+// has left, which Env.Charge takes from; HelperBudget returns what is
+// left after it. The interpreter does this itself.
+func (e *Env) SetHelperBudget(n uint64) { e.budgetLeft = n }
+
+// HelperBudget returns the run's budget after the helper's charges (see
+// SetHelperBudget).
+func (e *Env) HelperBudget() uint64 { return e.budgetLeft }

@@ -1,9 +1,11 @@
 package vm
 
 import (
+	"context"
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 )
 
@@ -58,7 +60,13 @@ type Env struct {
 	regs       [256]uint64
 	depth      int
 	base       int    // the depth at which exit ends the run (callbacks run deeper)
-	budgetLeft uint64 // the budget, while a helper runs
+	budgetLeft uint64 // the budget, while a helper runs (see Charge)
+	// The run's limits besides the budget (see timelimit.go): its
+	// context, its time limit (0: the program's) and when its first
+	// slice of the budget ended (0: not yet).
+	ctx        context.Context
+	timeout    time.Duration
+	sliceStart int64
 	executed   uint64 // instructions the last run executed
 	helperPC   int    // the call instruction of the helper running now
 	frames     [MaxCallDepth]frame
@@ -85,6 +93,7 @@ const (
 	statusStop = 1 << iota
 	statusFail
 	statusTailCall
+	statusOverdrawn // a helper charged more than the budget left (Charge)
 )
 
 var nextCPU atomic.Uint32
@@ -105,6 +114,7 @@ func (e *Env) Reset() {
 	e.regions = e.regions[:0]
 	e.packet = nil
 	e.budget = 0
+	e.ctx, e.timeout = nil, 0
 	e.Data = nil
 	e.clearStatus()
 }

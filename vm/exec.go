@@ -73,6 +73,7 @@ func (e *Env) run(budget uint64) (uint64, error) {
 		e.frames[e.depth].prog = nil
 	}
 	e.base = 0
+	e.sliceStart = 0
 	r0, left, err := e.drive(0, budget)
 	e.executed = budget - left
 	return r0, err
@@ -84,14 +85,34 @@ func (e *Env) run(budget uint64) (uint64, error) {
 func (e *Env) drive(pc int, budget uint64) (uint64, uint64, error) {
 	r := &e.regs
 	for {
-		var why uint8
 		// interpret counts down a signed budget: one subtraction and a
-		// sign test per taken jump.
+		// sign test per taken jump. It gets one slice of the budget at a
+		// time, so that a long run comes back here to check its time
+		// limit and cancellation (see Env.sliceEnded).
+		chunk := min(budget, interpretSlice)
 		var left int
-		pc, left, why = e.interpret(pc, int(min(budget, math.MaxInt64)))
-		budget = uint64(max(left, 0))
+		var why uint8
+		pc, left, why = e.interpret(pc, int(chunk))
 		at := pc - 1 // the instruction that stopped the loop
+		if why == whyBudget {
+			// The stretch ending at `at` overdrew the slice by -left.
+			overdraw := uint64(-left)
+			if chunk == budget || overdraw > budget-chunk {
+				return 0, 0, &RunError{PC: at, Err: ErrBudgetExceeded}
+			}
+			budget -= chunk + overdraw
+			if err := e.sliceEnded(); err != nil {
+				return 0, budget, &RunError{PC: at, Err: err}
+			}
+			pc, why = e.completeCharged(at)
+		} else {
+			budget -= chunk - uint64(left)
+		}
 		switch why {
+		case 0: // resumed after a slice ended
+		case whyReturn:
+			f := &e.frames[e.depth]
+			e.prog, f.prog = f.prog, nil
 		case whyExit:
 			return r[0], budget, nil
 		case whyCall:
@@ -116,16 +137,13 @@ func (e *Env) drive(pc int, budget uint64) (uint64, uint64, error) {
 			r[0] = fn(e, r[1], r[2], r[3], r[4], r[5])
 			budget = e.budgetLeft
 			if e.status != 0 {
-				if e.status&statusTailCall == 0 {
+				if e.status&(statusTailCall|statusOverdrawn) != statusTailCall {
 					r0, err := e.finish(at)
 					return r0, budget, err
 				}
 				e.takeTailCall()
 				pc = 0
 			}
-		case whyReturn: // from a callee that made a tail call
-			f := &e.frames[e.depth]
-			e.prog, f.prog = f.prog, nil
 		case whyPacket:
 			in := &e.prog.code[at]
 			off := int64(int32(in.imm))
@@ -139,8 +157,6 @@ func (e *Env) drive(pc int, budget uint64) (uint64, uint64, error) {
 			r[0] = v
 		case whyFault:
 			return 0, budget, &RunError{PC: at, Addr: e.faultAddr, Size: e.faultSize, Err: e.faultErr}
-		case whyBudget:
-			return 0, budget, &RunError{PC: at, Err: ErrBudgetExceeded}
 		case whyCallDepth:
 			return 0, budget, &RunError{PC: at, Err: ErrCallDepth}
 		default:
@@ -218,6 +234,9 @@ var packetLoadSize = [...]int{opLdAbsB: 1, opLdAbsH: 2, opLdAbsW: 4, opLdIndB: 1
 
 // finish turns the status a helper left into the run's result.
 func (e *Env) finish(pc int) (uint64, error) {
+	if e.status&statusOverdrawn != 0 {
+		return 0, &RunError{PC: pc, Err: ErrBudgetExceeded}
+	}
 	if e.status&statusFail != 0 {
 		var re *RunError
 		if errors.As(e.err, &re) { // from a callback: it names its own pc
@@ -307,3 +326,41 @@ func (e *Env) CallFunction(fn uint64, args [5]uint64) (uint64, error) {
 // mapEntrySize is the size of an entry of a program's map table: map
 // pointers are the addresses of entries.
 const mapEntrySize = uint64(unsafe.Sizeof(Map(nil)))
+
+// completeCharged completes the instruction at slot at, which charged the
+// budget and stopped the interpreter because its slice ran out (the run's
+// budget did not): every charging instruction charges before any other
+// effect of its own. It returns where interpretation goes on and, for
+// instructions whose effect is the driver's, the reason to handle (0:
+// none).
+func (e *Env) completeCharged(at int) (pc int, why uint8) {
+	in := &e.prog.code[at]
+	switch in.op {
+	case opCall, opCallX, opCallArrayLookup:
+		return at + 1, whyCall
+	case opLdAbsB, opLdAbsH, opLdAbsW, opLdIndB, opLdIndH, opLdIndW:
+		return at + 1, whyPacket
+	case opCallLocal:
+		f := &e.frames[e.depth]
+		f.retPC = int32(at + 1)
+		f.callee = [4]uint64{e.regs[6], e.regs[7], e.regs[8], e.regs[9]}
+		e.depth++
+		e.regs[10] -= StackFrameSize
+		return int(in.off), 0
+	case opExit:
+		if e.depth == e.base {
+			return at + 1, whyExit
+		}
+		e.depth--
+		f := &e.frames[e.depth]
+		r := &e.regs
+		r[6], r[7], r[8], r[9] = f.callee[0], f.callee[1], f.callee[2], f.callee[3]
+		r[10] += StackFrameSize
+		if f.prog != nil {
+			return int(f.retPC), whyReturn
+		}
+		return int(f.retPC), 0
+	}
+	// A taken jump: conditional jumps charge only when taken.
+	return int(in.off), 0
+}

@@ -1753,15 +1753,15 @@ func (e *Env) interpret(pc int, budget int) (int, int, uint8) {
 			if e.depth+1 >= MaxCallDepth {
 				return pc, budget, whyCallDepth
 			}
+			budget -= pc - start
+			if budget < 0 {
+				return pc, budget, whyBudget
+			}
 			f := &e.frames[e.depth]
 			f.retPC = int32(pc)
 			f.callee = [4]uint64{r[6], r[7], r[8], r[9]}
 			e.depth++
 			r[10] -= StackFrameSize
-			budget -= pc - start
-			if budget < 0 {
-				return pc, budget, whyBudget
-			}
 			pc = int(in.off)
 			start = pc
 		case opExit:
@@ -1772,12 +1772,15 @@ func (e *Env) interpret(pc int, budget int) (int, int, uint8) {
 				}
 				return pc, budget, whyExit
 			}
-			e.depth--
-			f := &e.frames[e.depth]
+			// Charged before the frame is popped, so that a run whose
+			// slice of the budget ends here resumes with the pop
+			// (Env.completeCharged).
 			budget -= pc - start
 			if budget < 0 {
 				return pc, budget, whyBudget
 			}
+			e.depth--
+			f := &e.frames[e.depth]
 			pc = int(f.retPC)
 			start = pc
 			r[6], r[7], r[8], r[9] = f.callee[0], f.callee[1], f.callee[2], f.callee[3]

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"time"
 	"unsafe"
 
 	ciliumasm "github.com/cilium/ebpf/asm"
@@ -48,6 +49,11 @@ type Options struct {
 	Helpers Helpers
 	// Budget is the default instruction budget of a run (DefaultBudget if 0).
 	Budget uint64
+	// Timeout is the wall-clock limit of a run (DefaultTimeout if 0; a
+	// negative value: none). A run past it ends with a *RunError wrapping
+	// ErrTimeout. It is checked each time the run has used a slice of its
+	// budget (about 100 µs of work), so a run may overshoot it by that much.
+	Timeout time.Duration
 }
 
 // Program is a validated, pre-decoded program. It is immutable and safe for
@@ -72,6 +78,7 @@ type Program struct {
 	hashes    []hashMap
 	lddwIndex int // slot of the lddw being decoded
 	budget    uint64
+	timeout   time.Duration
 	envs      EnvPool
 }
 
@@ -86,9 +93,13 @@ func Load(spec *ProgramSpec, opts *Options) (*Program, error) {
 		helpers: opts.Helpers,
 		maps:    spec.Maps,
 		budget:  opts.Budget,
+		timeout: opts.Timeout,
 	}
 	if p.budget == 0 {
 		p.budget = DefaultBudget
+	}
+	if p.timeout == 0 {
+		p.timeout = DefaultTimeout
 	}
 	p.findArrays()
 	if err := p.decode(); err != nil {
@@ -131,6 +142,9 @@ func (p *Program) Helpers() Helpers { return p.helpers }
 
 // Budget returns the program's default instruction budget.
 func (p *Program) Budget() uint64 { return p.budget }
+
+// Timeout returns the program's time limit per run (negative: none).
+func (p *Program) Timeout() time.Duration { return p.timeout }
 
 // MapPointer returns the value a program sees in a register loaded with a
 // reference to Maps()[i]: the address of that entry of the map table.

@@ -250,19 +250,26 @@ var footer = `	case opCallArrayLookup:
 			if e.depth+1 >= MaxCallDepth {
 				return pc, budget, whyCallDepth
 			}
+			` + charge() + `
 			f := &e.frames[e.depth]
 			f.retPC = int32(pc)
 			f.callee = [4]uint64{r[6], r[7], r[8], r[9]}
 			e.depth++
 			r[10] -= StackFrameSize
-			` + jumpTo("int(in.off)") + `
+			pc = int(in.off)
+			start = pc
 		case opExit:
 			if e.depth == e.base { // the frame the run or the callback started in
 				` + leave("whyExit") + `
 			}
+			// Charged before the frame is popped, so that a run whose
+			// slice of the budget ends here resumes with the pop
+			// (Env.completeCharged).
+			` + charge() + `
 			e.depth--
 			f := &e.frames[e.depth]
-			` + jumpTo("int(f.retPC)") + `
+			pc = int(f.retPC)
+			start = pc
 			r[6], r[7], r[8], r[9] = f.callee[0], f.callee[1], f.callee[2], f.callee[3]
 			r[10] += StackFrameSize
 			if f.prog != nil { // the callee made a tail call: run switches back
@@ -322,12 +329,21 @@ if h := e.hit; h >= uint(len(e.regions)) || !(%[4]s >= e.regions[h].lo && %[4]s 
 // jumpTo returns the code that charges the current stretch to the budget
 // and continues at target.
 func jumpTo(target string) string {
-	return fmt.Sprintf(`budget -= pc - start
-if budget < 0 {
-return pc, budget, whyBudget
-}
+	return charge() + fmt.Sprintf(`
 pc = %s
 start = pc`, target)
+}
+
+// charge returns the code that charges the current stretch to the budget
+// and stops with whyBudget when it is overdrawn. Every instruction that
+// charges does so before any other effect of its own, so that the driver
+// can complete it when only a slice of the budget ran out
+// (Env.completeCharged).
+func charge() string {
+	return `budget -= pc - start
+if budget < 0 {
+return pc, budget, whyBudget
+}`
 }
 
 // leave returns the code that charges the current stretch and hands

@@ -1,0 +1,188 @@
+package jit_test
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/uebpf/uebpf/asm"
+	"github.com/uebpf/uebpf/jit"
+	"github.com/uebpf/uebpf/vm"
+)
+
+// Long runs get their budget in slices: a run that spends many slices
+// ends, or fails, exactly where the interpreter does, with the same
+// Executed, in every mode, whatever the budget's remainder.
+func TestSlicedBudget(t *testing.T) {
+	// n iterations of 3 slots, then exit: 3n+2 slots in all.
+	loop := `
+		mov %r0, 0
+		add %r0, 1
+		mov %r1, %r0
+		jlt %r1, %r2, -3
+		exit`
+	local := `
+		mov %r6, 0
+		call local f
+		add %r6, 1
+		jlt %r6, %r2, -3
+		mov %r0, %r6
+		exit
+	f:
+		mov %r0, 1
+		exit`
+	for _, tc := range []struct {
+		name, src string
+		n         uint64
+		budgets   []uint64
+	}{
+		{"loop", loop, 300_000, []uint64{0, 900_001, 900_002, 900_003, 1 << 18, 1<<16 + 1}},
+		{"local calls", local, 100_000, []uint64{0, 600_003, 600_004, 1 << 17}},
+	} {
+		insns, err := asm.Assemble(tc.src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vp, err := vm.Load(&vm.ProgramSpec{Instructions: insns}, &vm.Options{Budget: 1 << 24})
+		if err != nil {
+			t.Fatal(err)
+		}
+		run := func(p interface{ Exec(*vm.Env) (uint64, error) }, budget uint64) (uint64, uint64, error) {
+			e := vm.NewEnv()
+			e.SetArg(1, tc.n)
+			e.SetBudget(budget)
+			r0, err := p.Exec(e)
+			return r0, e.Executed(), err
+		}
+		for _, opts := range []jit.Options{{}, {Unchecked: true}, {Unchecked: true, Blind: true}} {
+			p := compile(t, vp, opts)
+			for _, budget := range tc.budgets {
+				want0, wantN, wantErr := run(vp, budget)
+				r0, n, err := run(p, budget)
+				if r0 != want0 || n != wantN || errorString(err) != errorString(wantErr) {
+					t.Errorf("%s %+v budget %d: jit %d, %d executed, %v; interpreter %d, %d, %v",
+						tc.name, opts, budget, r0, n, err, want0, wantN, wantErr)
+				}
+			}
+		}
+	}
+}
+
+func errorString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// Options.Timeout and RunContext end runs that loop forever, on both
+// engines, in every mode.
+func TestTimeLimits(t *testing.T) {
+	const limit = 50 * time.Millisecond
+	for _, tc := range []struct {
+		name, src string
+	}{
+		{"ja -1", "ja -1\nexit"},
+		{"counting loop", "mov %r0, 0\nadd %r0, 1\nja -2\nexit"},
+		{"local calls", "call local f\nja -2\nexit\nf:\nmov %r0, 1\nexit"},
+	} {
+		insns, err := asm.Assemble(tc.src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vp, err := vm.Load(&vm.ProgramSpec{Instructions: insns}, &vm.Options{Budget: 1 << 62, Timeout: limit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		engines := []struct {
+			name string
+			run  func([]byte) (uint64, error)
+			ctx  func(context.Context, []byte) (uint64, error)
+		}{{"interpreter", vp.Run, vp.RunContext}}
+		if jit.Supported {
+			for _, opts := range []jit.Options{{}, {Unchecked: true}} {
+				p := compile(t, vp, opts)
+				name := "jit checked"
+				if opts.Unchecked {
+					name = "jit unchecked"
+				}
+				engines = append(engines, struct {
+					name string
+					run  func([]byte) (uint64, error)
+					ctx  func(context.Context, []byte) (uint64, error)
+				}{name, p.Run, p.RunContext})
+			}
+		}
+		for _, eng := range engines {
+			start := time.Now()
+			_, err := eng.run(nil)
+			took := time.Since(start)
+			var re *vm.RunError
+			if !errors.As(err, &re) || !errors.Is(err, vm.ErrTimeout) || !errors.Is(err, context.DeadlineExceeded) {
+				t.Errorf("%s on %s: %v, want a *vm.RunError with ErrTimeout", tc.name, eng.name, err)
+			}
+			if took > 2*limit {
+				t.Errorf("%s on %s: Timeout %v ended the run after %v", tc.name, eng.name, limit, took)
+			}
+
+			ctx, cancel := context.WithCancel(context.Background())
+			time.AfterFunc(limit/2, cancel)
+			start = time.Now()
+			_, err = eng.ctx(ctx, nil)
+			took = time.Since(start)
+			if !errors.As(err, &re) || !errors.Is(err, context.Canceled) {
+				t.Errorf("%s on %s: RunContext %v, want a *vm.RunError wrapping context.Canceled", tc.name, eng.name, err)
+			}
+			if took > limit {
+				t.Errorf("%s on %s: cancelled after %v, the run ended after %v", tc.name, eng.name, limit/2, took)
+			}
+		}
+	}
+}
+
+// A long JIT run does not hold up the garbage collector: generated code
+// comes back to Go between slices of its budget, where the goroutine
+// stops for a stop-the-world.
+func TestGCDuringLongRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs for a second")
+	}
+	vp := loadBudget(t, 1<<62, "mov %r0, 0\nadd %r0, 1\nja -2\nexit")
+	// The interpreter is Go code, which Go preempts anywhere: its figure
+	// is what the machine's load alone costs.
+	base := slowestGC(t, vp.RunContext)
+	t.Logf("interpreter: slowest runtime.GC during the run: %v", base)
+	for _, opts := range []jit.Options{{}, {Unchecked: true}} {
+		p := compile(t, vp, opts)
+		worst := slowestGC(t, p.RunContext)
+		t.Logf("jit %+v: slowest runtime.GC during the run: %v", opts, worst)
+		if worst > 10*time.Millisecond && worst > 2*base {
+			t.Errorf("jit %+v: runtime.GC took %v during a run (%v during an interpreter run)", opts, worst, base)
+		}
+	}
+}
+
+// slowestGC returns the longest runtime.GC among those called back to
+// back during a 500 ms run.
+func slowestGC(t *testing.T, run func(context.Context, []byte) (uint64, error)) time.Duration {
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		if _, err := run(ctx, nil); !errors.Is(err, context.DeadlineExceeded) {
+			t.Error(err)
+		}
+	})
+	time.Sleep(20 * time.Millisecond) // the run is under way
+	var worst time.Duration
+	for ctx.Err() == nil {
+		start := time.Now()
+		runtime.GC()
+		worst = max(worst, time.Since(start))
+	}
+	wg.Wait()
+	return worst
+}

@@ -1,0 +1,110 @@
+package vm
+
+import (
+	"context"
+	"time"
+	_ "unsafe" // go:linkname
+)
+
+// Runs are bounded three ways: the instruction budget (deterministic:
+// each instruction costs one unit, helpers what their work costs, see
+// Env.Charge), a wall-clock limit (Options.Timeout) and cancellation
+// (RunContext). Engines hand their code the budget one slice at a time;
+// when a slice runs out they come back to Go, which checks the clock and
+// the context (Env.sliceEnded) and gives the next slice. A run shorter
+// than a slice never reads the clock, so the limits cost nothing on the
+// hot path.
+
+// DefaultTimeout is the wall-clock limit of a run when the program's
+// Options set none.
+const DefaultTimeout = time.Second
+
+// interpretSlice is the interpreter's slice of the budget: about 100 µs of
+// interpretation, which bounds how late a run notices its deadline or a
+// cancellation.
+const interpretSlice = 1 << 16
+
+// ErrTimeout is the cause of a run that exceeded its time limit
+// (Options.Timeout). errors.Is(err, context.DeadlineExceeded) also holds.
+var ErrTimeout error = timeoutError{}
+
+type timeoutError struct{}
+
+func (timeoutError) Error() string        { return "run exceeded its time limit" }
+func (timeoutError) Is(target error) bool { return target == context.DeadlineExceeded }
+
+// nanotime is the runtime's monotonic clock, read through the vDSO; the
+// runtime keeps this symbol linkable on purpose (go.dev/issue/67401).
+//
+//go:linkname nanotime runtime.nanotime
+func nanotime() int64
+
+// RunContext is Run with a context: cancelling ctx, or reaching its
+// deadline, ends the run with a *RunError wrapping ctx.Err(). The run also
+// keeps the program's own time limit (Options.Timeout).
+func (p *Program) RunContext(ctx context.Context, mem []byte) (uint64, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, &RunError{Err: err}
+	}
+	e := p.envs.Get()
+	e.SetContext(mem)
+	e.SetRunContext(ctx)
+	r0, err := p.Exec(e)
+	p.envs.Put(e)
+	return r0, err
+}
+
+// SetRunContext makes ctx end the runs on e, as RunContext does, until
+// Reset. A nil ctx removes it.
+func (e *Env) SetRunContext(ctx context.Context) {
+	e.ctx = ctx
+	if ctx != nil && ctx.Done() == nil {
+		e.ctx = nil // never cancelled
+	}
+}
+
+// SetTimeout sets the wall-clock limit of the runs on e (0: the
+// program's, a negative value: none), until Reset.
+func (e *Env) SetTimeout(d time.Duration) { e.timeout = d }
+
+// Charge charges n units of work to the run's budget. Helpers call it for
+// what they do beyond a plain call: a system call, a copy of n bytes, an
+// iteration of bpf_loop. It reports false, and the run ends with
+// ErrBudgetExceeded when the helper returns, if the budget cannot pay.
+func (e *Env) Charge(n uint64) bool {
+	if n > e.budgetLeft {
+		e.budgetLeft = 0
+		e.status |= statusOverdrawn
+		return false
+	}
+	e.budgetLeft -= n
+	return true
+}
+
+// sliceEnded is what an engine calls each time a run has used a slice of
+// its budget: it returns the cause that ends the run, if any, its context's
+// error or ErrTimeout. The time limit is measured from the first slice's
+// end: a run that ends within one slice does not read the clock.
+func (e *Env) sliceEnded() error {
+	if e.ctx != nil {
+		if err := e.ctx.Err(); err != nil {
+			return err
+		}
+	}
+	limit := e.timeout
+	if limit == 0 && e.prog != nil {
+		limit = e.prog.timeout
+	}
+	if limit <= 0 {
+		return nil
+	}
+	now := nanotime()
+	if e.sliceStart == 0 {
+		e.sliceStart = now
+		return nil
+	}
+	if time.Duration(now-e.sliceStart) > limit {
+		return ErrTimeout
+	}
+	return nil
+}
