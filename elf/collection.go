@@ -52,35 +52,49 @@ type Program struct {
 	lines []fmt.Stringer // BTF line info per instruction slot, see SourceLine
 }
 
-// LoadSpec parses the object file at path.
+// LoadSpec parses the object file at path. Its SHT_NOBITS sections may
+// take DefaultMaxMapMemory bytes at most (see Options.MaxMapMemory).
 func LoadSpec(path string) (*ebpf.CollectionSpec, error) {
+	return loadSpec(path, DefaultMaxMapMemory)
+}
+
+func loadSpec(path string, limit uint64) (*ebpf.CollectionSpec, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("elf: %w", err)
 	}
 	defer f.Close()
-	spec, err := parse(f)
+	spec, err := parse(f, limit)
 	if err != nil {
 		return nil, fmt.Errorf("elf: %s: %w", path, err)
 	}
 	return spec, nil
 }
 
-// LoadSpecFromReader parses an object file.
+// LoadSpecFromReader parses an object file, as LoadSpec.
 func LoadSpecFromReader(r io.ReaderAt) (*ebpf.CollectionSpec, error) {
-	spec, err := parse(r)
+	return loadSpecFromReader(r, DefaultMaxMapMemory)
+}
+
+func loadSpecFromReader(r io.ReaderAt, limit uint64) (*ebpf.CollectionSpec, error) {
+	spec, err := parse(r, limit)
 	if err != nil {
 		return nil, fmt.Errorf("elf: %w", err)
 	}
 	return spec, nil
 }
 
-// parse calls cilium/ebpf's parser, turning a panic on a malformed object
-// into an error: loading untrusted objects must never take the host down.
-func parse(r io.ReaderAt) (spec *ebpf.CollectionSpec, err error) {
+// parse checks the section headers against the file and limit (see
+// checkSections), then calls cilium/ebpf's parser, turning a panic on a
+// malformed object into an error: loading untrusted objects must never
+// take the host down, nor make it allocate gigabytes first.
+func parse(r io.ReaderAt, limit uint64) (spec *ebpf.CollectionSpec, err error) {
+	if err := checkSections(r, limit); err != nil {
+		return nil, err
+	}
 	defer func() {
 		if v := recover(); v != nil {
-			spec, err = nil, fmt.Errorf("malformed object: parser panicked: %v", v)
+			spec, err = nil, fmt.Errorf("%w: parser panicked: %v", ErrMalformed, v)
 		}
 	}()
 	return ebpf.LoadCollectionSpecFromReader(r)
@@ -88,7 +102,7 @@ func parse(r io.ReaderAt) (spec *ebpf.CollectionSpec, err error) {
 
 // Load parses the object at path and loads it (LoadSpec + NewCollection).
 func Load(path string, opts *Options) (*Collection, error) {
-	spec, err := LoadSpec(path)
+	spec, err := loadSpec(path, mapMemoryLimit(opts))
 	if err != nil {
 		return nil, err
 	}
@@ -101,7 +115,7 @@ func Load(path string, opts *Options) (*Collection, error) {
 
 // LoadReader parses an object and loads it.
 func LoadReader(r io.ReaderAt, opts *Options) (*Collection, error) {
-	spec, err := LoadSpecFromReader(r)
+	spec, err := loadSpecFromReader(r, mapMemoryLimit(opts))
 	if err != nil {
 		return nil, err
 	}
@@ -117,6 +131,9 @@ func NewCollection(spec *ebpf.CollectionSpec, opts *Options) (coll *Collection, 
 	}
 	if spec.ByteOrder != nil && spec.ByteOrder != binary.LittleEndian {
 		return nil, fmt.Errorf("elf: %w", ErrByteOrder)
+	}
+	if err := checkMapMemory(spec, opts.MapReplacements, mapMemoryLimit(opts)); err != nil {
+		return nil, fmt.Errorf("elf: %w", err)
 	}
 	mt, err := newMapTable(spec, opts.MapReplacements)
 	if err != nil {

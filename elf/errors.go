@@ -38,4 +38,12 @@ var (
 	ErrKernelOnlyMap = errors.New("map exists only in the kernel")
 	// ErrByteOrder: the object was compiled for big-endian BPF (bpfeb).
 	ErrByteOrder = errors.New("big-endian objects are not supported")
+	// ErrMalformed: the object's section headers are unreadable or
+	// describe a section that does not lie inside the file.
+	ErrMalformed = errors.New("malformed object")
+	// ErrMapTooLarge: the maps of a collection would take more memory
+	// than Options.MaxMapMemory allows, or the object's SHT_NOBITS
+	// sections (.bss) more than MaxGlobalData (or a smaller
+	// Options.MaxMapMemory). The error names the map or section.
+	ErrMapTooLarge = errors.New("maps exceed the memory limit")
 )

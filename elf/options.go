@@ -55,4 +55,15 @@ type Options struct {
 	// name a variable of a replaced section. The collection does not own
 	// replacements: Close leaves them open.
 	MapReplacements map[string]maps.Map
+	// MaxMapMemory bounds the bytes the maps of the collection may take
+	// together, computed from their declarations (key and value sizes
+	// times max_entries, per-CPU values once per possible CPU, a ring
+	// buffer's size), since maps are allocated up front and an object
+	// may declare gigabytes: over it, loading fails with ErrMapTooLarge
+	// naming the map that crosses it. Replaced maps do not count. Load
+	// and LoadReader also refuse, before parsing, SHT_NOBITS sections
+	// over it (and over MaxGlobalData in any case). 0 means
+	// DefaultMaxMapMemory (1 GiB); a negative value (NoMapMemoryLimit)
+	// none.
+	MaxMapMemory int64
 }
