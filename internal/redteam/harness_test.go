@@ -62,7 +62,7 @@ func isolated(t *testing.T, body func(t *testing.T) (string, error)) {
 }
 
 // runChild runs the case name in a child process and returns its output.
-func runChild(t *testing.T, name string) (string, error) {
+func runChild(_ *testing.T, name string) (string, error) {
 	top, _, _ := strings.Cut(name, "/")
 	ctx, cancel := context.WithTimeout(context.Background(), childTimeout+10*time.Second)
 	defer cancel()
