@@ -27,6 +27,9 @@ func loop(env *vm.Env, r1, r2, r3, r4, _ uint64) uint64 {
 		return retE2BIG
 	}
 	for i := range n {
+		if !env.Charge(costCallback) {
+			return uint64(i)
+		}
 		ret, err := env.CallFunction(r2, [5]uint64{uint64(i), r3})
 		if err != nil {
 			if i == 0 && errors.Is(err, vm.ErrInvalidCallback) {

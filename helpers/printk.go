@@ -53,6 +53,7 @@ func (pr *printer) print(env *vm.Env, format []byte, args []uint64) uint64 {
 		return err
 	}
 	n := p.render(format, p.line[:maxBprintfBuf-1])
+	env.Charge(costSyscall + costFormat + costRender(uint64(n)))
 	line := p.line[:min(n, maxBprintfBuf-1)]
 	if i := bytes.IndexByte(line, 0); i >= 0 { // the trace event copies a C string
 		line = line[:i]
@@ -129,9 +130,12 @@ func snprintf(env *vm.Env, r1, r2, r3, r4, r5 uint64) uint64 {
 		return err
 	}
 	if size == 0 {
-		return uint64(p.render(format, nil)) + 1
+		out := p.render(format, nil)
+		env.Charge(costFormat + costRender(uint64(out)))
+		return uint64(out) + 1
 	}
 	out := p.render(format, str[:size-1])
+	env.Charge(costFormat + costRender(uint64(out)))
 	str[min(out, int(size)-1)] = 0
 	return uint64(out) + 1
 }

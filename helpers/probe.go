@@ -18,6 +18,7 @@ func probeReadUser(env *vm.Env, r1, r2, r3, _, _ uint64) uint64 {
 	if !ok {
 		return retEFAULT
 	}
+	env.Charge(costSyscall + costCopy(size))
 	if !readMem(env, dst, r3) {
 		clear(dst)
 		return retEFAULT
@@ -37,6 +38,7 @@ func probeReadUserStr(env *vm.Env, r1, r2, r3, _, _ uint64) uint64 {
 	if !ok {
 		return retEFAULT
 	}
+	env.Charge(costSyscall + costCopy(size))
 	n, ok := readString(env, dst, r3)
 	if !ok {
 		clear(dst)

@@ -15,6 +15,7 @@ func strncmp(env *vm.Env, r1, r2, r3, _, _ uint64) uint64 {
 	if !ok {
 		return retEFAULT
 	}
+	env.Charge(costCopy(size))
 	// s2 usually lies wholly in one region (read-only data): check it
 	// once, else byte by byte up to its NUL.
 	s2, whole := env.Bytes(r3, size, false)

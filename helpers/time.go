@@ -23,7 +23,8 @@ type clocks struct{ override func() uint64 }
 func newClocks(override func() uint64) *clocks { return &clocks{override} }
 
 // monotonic is bpf_ktime_get_ns: CLOCK_MONOTONIC.
-func (c *clocks) monotonic(*vm.Env, uint64, uint64, uint64, uint64, uint64) uint64 {
+func (c *clocks) monotonic(env *vm.Env, _, _, _, _, _ uint64) uint64 {
+	env.Charge(costClock)
 	if c.override != nil {
 		return c.override()
 	}
@@ -32,23 +33,24 @@ func (c *clocks) monotonic(*vm.Env, uint64, uint64, uint64, uint64, uint64) uint
 
 // boot is bpf_ktime_get_boot_ns: CLOCK_BOOTTIME, which also counts time
 // spent suspended.
-func (c *clocks) boot(*vm.Env, uint64, uint64, uint64, uint64, uint64) uint64 {
-	return c.read(unix.CLOCK_BOOTTIME)
+func (c *clocks) boot(env *vm.Env, _, _, _, _, _ uint64) uint64 {
+	return c.read(env, unix.CLOCK_BOOTTIME)
 }
 
 // coarse is bpf_ktime_get_coarse_ns: CLOCK_MONOTONIC_COARSE.
-func (c *clocks) coarse(*vm.Env, uint64, uint64, uint64, uint64, uint64) uint64 {
-	return c.read(unix.CLOCK_MONOTONIC_COARSE)
+func (c *clocks) coarse(env *vm.Env, _, _, _, _, _ uint64) uint64 {
+	return c.read(env, unix.CLOCK_MONOTONIC_COARSE)
 }
 
 // tai is bpf_ktime_get_tai_ns: CLOCK_TAI.
-func (c *clocks) tai(*vm.Env, uint64, uint64, uint64, uint64, uint64) uint64 {
-	return c.read(unix.CLOCK_TAI)
+func (c *clocks) tai(env *vm.Env, _, _, _, _, _ uint64) uint64 {
+	return c.read(env, unix.CLOCK_TAI)
 }
 
 // read reads a clock that the Go runtime does not expose. x/sys/unix makes
 // a real system call (no vDSO), which is what these rarer clocks cost.
-func (c *clocks) read(id int32) uint64 {
+func (c *clocks) read(env *vm.Env, id int32) uint64 {
+	env.Charge(costSyscall)
 	if c.override != nil {
 		return c.override()
 	}
