@@ -130,6 +130,9 @@ type compiler struct {
 	memUsed   uint16
 	memShared [16]int32
 
+	// flatSliceOff is the offset of emitFlatSlice's code, 0 until it is
+	// emitted.
+	flatSliceOff int
 	// Offsets of the shared stubs.
 	enterOff, startOff, leaveOff, leaveFinalOff, bodyOff int
 	regionCheckOff, regionProbeOff, abortOff             int

@@ -313,17 +313,40 @@ func (c *compiler) leaveBudget(pc int32, resume int) {
 	}
 	a := c.a
 	leaPos := a.LeaRIP(tmpAddr)
-	a.Store(8, st(offResumePC), tmpAddr)
 	if pc >= pcInExitPC {
 		a.StoreImm(8, st(offExitPC), pc)
 		pc = pcInExitPC
 	}
 	a.MovRI32(tmpC, reasonSlice|uint32(pc)<<8)
-	a.PatchRel32(a.Jmp(), c.leaveOff)
+	switch {
+	case !c.flatLeave:
+		a.Store(8, st(offResumePC), tmpAddr)
+		a.PatchRel32(a.Jmp(), c.leaveOff)
+	case c.flatSliceOff == 0:
+		c.emitFlatSlice()
+	default:
+		a.JmpTo(c.flatSliceOff)
+	}
 	if resume < 0 {
 		resume = a.Len()
 	}
 	a.PatchRel32(leaPos, resume)
+}
+
+// emitFlatSlice emits the end of a slice for flat code, where nothing is
+// on the native stack (see flat): the resumable exit without the native
+// stack's copy, which needs no record of the stack's base, so that lean
+// runs on the frames that do not record it can end a slice too. In:
+// r11 = where to resume, rcx = the reason.
+func (c *compiler) emitFlatSlice() {
+	a := c.a
+	c.flatSliceOff = a.Len()
+	a.Store(8, st(offResumePC), tmpAddr)
+	a.StoreImm(8, st(offLive), 0)
+	for i, r := range regMap[1:] {
+		a.Store(8, st(offRegs+8*int32(i+1)), r)
+	}
+	a.Ret()
 }
 
 // emitStub emits one out-of-line path.

@@ -54,10 +54,19 @@ func runEnvABI(p *Program, ctx []byte) (uint64, error) {
 	return p.runEnv(unsafe.Pointer(unsafe.SliceData(ctx)), uintptr(len(ctx)))
 }
 
-// frameError returns the error of a run on runFrame's frame that
-// generated code ended with reason.
-func frameError(reason, pc, addr, size uint64) (uint64, error) {
-	return 0, exitError(reason, pc, addr, size)
+// frameError returns the result of a run of p with the size bytes at ctx
+// as its context, on runFrame's frame, that generated code ended with
+// reason: its error, or when the code ended the slice of its budget that
+// a lean run gets (see Program.budget), the result of running it again
+// with an Env, which can take its whole budget in slices.
+func frameError(p *Program, ctx unsafe.Pointer, size uintptr, reason, pc, addr, n uint64) (uint64, error) {
+	if reason&0xff == reasonSlice {
+		if size == 0 {
+			ctx = nil // as run passes it
+		}
+		return p.runEnv(ctx, size)
+	}
+	return 0, exitError(reason, pc, addr, n)
 }
 
 // leanError records what a lean run that failed executed and returns its
@@ -171,14 +180,21 @@ func (p *Program) Exec(e *vm.Env) (uint64, error) {
 		// run).
 		budget := e.Budget()
 		if budget == 0 {
-			budget = uint64(p.budget)
+			budget = p.vp.Budget()
 		}
 		budget = min(budget, maxBudget)
+		lean := budget
+		if p.resumable {
+			lean = min(budget, uint64(p.budget)) // a slice: see Program.budget
+		}
 		s := stateOf(e)
-		r0, reason := execLean(s, p.start, budget)
+		r0, reason := execLean(s, p.start, lean)
 		runtime.KeepAlive(p) // its code was running
 		if reason != reasonExit {
-			return 0, leanError(e, s, budget)
+			if reason&0xff == reasonSlice { // too long to run lean
+				return p.execFull(e)
+			}
+			return 0, leanError(e, s, lean)
 		}
 		return r0, nil
 	}

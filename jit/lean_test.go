@@ -31,9 +31,9 @@ func TestLeanRuns(t *testing.T) {
 		name    string
 		src     string
 		ctx     int    // context bytes, 0: none
-		budget  uint64 // Exec's budget, 0: the program's (10,000)
+		budget  uint64 // Exec's budget, 0: the program's (1,000,000)
 		checked bool   // only in checked mode (the program is not safe)
-		long    bool   // loops or local calls: not lean
+		long    bool   // local calls, or loops that write other than the stack: not lean
 	}{
 		{name: "args", src: "mov %r0, %r2\nadd %r0, %r3\nadd %r0, %r4\nadd %r0, %r5\nexit", ctx: 24},
 		{name: "empty context", src: "mov %r0, %r1\nadd %r0, %r2\nexit"},
@@ -54,15 +54,18 @@ func TestLeanRuns(t *testing.T) {
 			add %r0, %r1
 			exit`, long: true},
 		{name: "packet", src: "mov %r6, %r1\nmov %r0, 7\nldabsw 0\nexit", ctx: 8},
-		{name: "budget", src: "mov %r0, 0\nadd %r0, 1\nja -2\nexit", long: true},
-		{name: "budget set", src: "mov %r0, 0\nadd %r0, 1\njlt %r0, 1000, -2\nexit", budget: 100, long: true},
+		{name: "budget", src: "mov %r0, 0\nadd %r0, 1\nja -2\nexit"},
+		{name: "budget set", src: "mov %r0, 0\nadd %r0, 1\njlt %r0, 1000, -2\nexit", budget: 100},
+		{name: "long loop", src: "mov %r0, 0\nadd %r0, 1\njlt %r0, 100000, -2\nexit"},
+		{name: "long loop, stack", src: "stdw [%r10-8], 0\nldxdw %r0, [%r10-8]\nadd %r0, 1\nstxdw [%r10-8], %r0\njlt %r0, 100000, -4\nexit"},
+		{name: "loop writing the context", src: "mov %r0, 0\nstxdw [%r1], %r0\nadd %r0, 1\njlt %r0, 10, -3\nexit", ctx: 8, long: true},
 		{name: "call depth", src: "call local f\nexit\nf:\ncall local f\nexit", long: true},
 		{name: "context overrun", src: "ldxdw %r0, [%r1+16]\nexit", ctx: 16, checked: true},
 		{name: "write above the stack", src: "stdw [%r10+8], 1\nmov %r0, 0\nexit", checked: true},
 		{name: "null", src: "ldxb %r0, [%r1]\nexit", checked: true},
 		{name: "misaligned", src: "mov %r0, 1\nlock add [%r1+1], %r0\nexit", ctx: 16, checked: true},
 	} {
-		vp := loadBudget(t, 10000, tc.src)
+		vp := loadBudget(t, 1000000, tc.src)
 		for _, m := range leanModes {
 			if tc.checked && m.opts.Unchecked {
 				continue
@@ -200,7 +203,8 @@ func TestLeanNotWithHelpers(t *testing.T) {
 // Run takes the path a program needs: stackless for code with nothing to
 // set up that never names r10, plain for other such code, the full frame
 // for code that reads r2 or r3 or checks accesses, an Env for code that
-// calls helpers or can run long (loops, local calls), and after Close.
+// calls helpers, makes local calls or loops writing other than its stack,
+// and after Close.
 func TestRunPaths(t *testing.T) {
 	hs := vm.Helpers{1: {Name: "one", Func: func(*vm.Env, uint64, uint64, uint64, uint64, uint64) uint64 { return 1 }}}
 	tests := []struct {
@@ -216,7 +220,9 @@ func TestRunPaths(t *testing.T) {
 		{"reads_r3", "mov %r0, %r3\nexit", true, "frame"},
 		{"checked_memory", "ldxb %r0, [%r1]\nexit", false, "frame"},
 		{"local_call", "call local f\nexit\nf:\nmov %r0, 2\nexit", true, "env"},
-		{"loop", "mov %r0, 3\nsub %r0, 1\njne %r0, 0, -2\nexit", true, "env"},
+		{"loop", "mov %r0, 3\nsub %r0, 1\njne %r0, 0, -2\nexit", true, "stackless"},
+		{"loop_checked_memory", "ldxb %r0, [%r1]\nadd %r0, 1\njlt %r0, 3, -2\nexit", false, "frame"},
+		{"loop_writing_memory", "mov %r0, 0\nstb [%r1], 1\nadd %r0, 1\njlt %r0, 3, -3\nexit", true, "env"},
 		{"helper", "call 1\nexit", true, "env"},
 	}
 	for _, tc := range tests {

@@ -47,7 +47,9 @@ type Program struct {
 	// frameSetup says what enterFrame sets up besides the registers, the
 	// budget and the native stack: only what the code reads (frameSetup*).
 	frameSetup uint8
-	// budget is the program's budget, bounded by maxBudget.
+	// budget is what a run on runFrame's frame gets: the program's
+	// budget, bounded by maxBudget, or for lean code that can run long,
+	// one slice of it (see setRunPath).
 	budget int64
 	// helpers holds the functions of the helper calls through the general
 	// path, by the index their exits put in the reason's upper bits.
@@ -126,13 +128,14 @@ func (p *Program) runEnv(ctx unsafe.Pointer, size uintptr) (uint64, error) {
 	}
 	// A program that calls no helper changes nothing in the Env but its
 	// regions and arguments, which the next run replaces: its Envs skip
-	// Reset.
+	// Reset. A lean program comes here when its run is too long to be
+	// lean (frameError): it runs with the Env from the start.
 	e, ok := p.bare.Get().(*vm.Env)
 	if !ok {
 		e = vm.NewEnv()
 	}
 	e.SetOnlyContext(ctx, size, true)
-	r0, err := p.Exec(e)
+	r0, err := p.execFull(e)
 	p.bare.Put(e)
 	return r0, err
 }
@@ -161,7 +164,16 @@ const maxBudget = 1 << 62
 // lean.
 func (p *Program) setRunPath(c *compiler) {
 	p.budget = int64(min(p.vp.Budget(), maxBudget))
-	p.lean = !p.calls && !p.resumable && (p.fam.opts.Unchecked || p.vp.StaticRegions() == 0)
+	// Code that can run long is lean only if it has no local calls (so
+	// that it ends a slice at the base of its native stack) and writes
+	// nothing but its stack: a lean run gets one slice of the budget,
+	// and a run that needs more starts again with an Env (frameError),
+	// which is only the same run if the first wrote nothing it reads.
+	p.lean = !p.calls && (!p.resumable || !c.local && !slices.ContainsFunc(c.insns, writesOutsideFrame)) &&
+		(p.fam.opts.Unchecked || p.vp.StaticRegions() == 0)
+	if p.lean && p.resumable {
+		p.budget = min(p.budget, firstSlice)
+	}
 	if !p.fam.opts.Unchecked && c.memory {
 		p.frameSetup |= frameSetupChecked
 	}
@@ -174,6 +186,8 @@ func (p *Program) setRunPath(c *compiler) {
 	switch {
 	case !p.lean:
 		p.path = pathEnv
+	case p.resumable && !c.flat(): // runFrame records the native stack's base for the slice's end
+		p.path = pathFrame
 	case p.frameSetup != 0 || c.liveIn&(1<<2) != 0 || !c.flat():
 		p.path = pathFrame
 	case slices.ContainsFunc(c.insns, usesR10):
@@ -181,6 +195,16 @@ func (p *Program) setRunPath(c *compiler) {
 	default:
 		p.path = pathStackless
 	}
+}
+
+// writesOutsideFrame reports whether ins may write memory other than the
+// stack: a store or atomic through a register other than r10.
+func writesOutsideFrame(ins asm.Instruction) bool {
+	switch ins.Class() {
+	case asm.ClassST, asm.ClassSTX:
+		return ins.Dst != asm.R10
+	}
+	return false
 }
 
 // usesR10 reports whether ins names r10, the frame pointer.

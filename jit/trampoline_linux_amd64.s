@@ -4,7 +4,8 @@
 
 // ROOT_RETURN (defined before any function, where go vet does not check
 // it against one) returns the results of runRoot and runRootStackless: r0
-// and a nil error, or after failed, what frameError returned. Their code
+// and a nil error, or after failed, what frameError returned (given no
+// program: their code never ends a slice, see Program.budget). Their code
 // leaves the frame pointer alone (it makes no local calls), so frameError
 // needs no FRAME_ERROR.
 #define ROOT_RETURN \
@@ -13,12 +14,13 @@
 	MOVUPS X0, err_itable+32(FP); \
 	RET; \
 failed: \
+	XORL R8, R8; \
 	FRAME_ERROR_CALL; \
-	MOVQ 32(SP), AX; \
+	MOVQ 56(SP), AX; \
 	MOVQ AX, r0+24(FP); \
-	MOVQ 40(SP), AX; \
+	MOVQ 64(SP), AX; \
 	MOVQ AX, err_itable+32(FP); \
-	MOVQ 48(SP), AX; \
+	MOVQ 72(SP), AX; \
 	MOVQ AX, err_data+40(FP); \
 	RET
 
@@ -134,26 +136,32 @@ TEXT ·runEnv(SB), NOSPLIT|NOFRAME, $0-56
 	TESTQ CX, CX; \
 	JNE failed
 
-// FRAME_ERROR calls frameError(reason, pc, addr, size uint64) (uint64,
-// error) for a run that ended with the reason in CX, its arguments and
-// results (at 32, 40 and 48(SP)) at the bottom of the frame (the copies of
-// Env fields, which nothing reads any more). The frame pointer is
-// restored first: an error inside a local call leaves it at that call's
-// r10.
+// FRAME_ERROR calls frameError(p, ctx, n, reason, pc, addr, size) for a
+// run that ended with the reason in CX, with p and the context from the
+// arguments, and its arguments and results (at 56, 64 and 72(SP)) at the
+// bottom of the frame (the copies of Env fields, which nothing reads any
+// more; the state starts above them). The frame pointer is restored
+// first: an error inside a local call leaves it at that call's r10.
 #define FRAME_ERROR \
 	LEAQ const_frameBytes(SP), BP; \
+	MOVQ p+0(FP), R8; \
+	MOVQ ctx_base+8(FP), R9; \
+	MOVQ ctx_len+16(FP), R10; \
 	FRAME_ERROR_CALL
 
 // FRAME_ERROR_CALL is FRAME_ERROR for code that leaves the frame
-// pointer alone.
+// pointer alone, with p in R8 and the context in R9 and R10.
 #define FRAME_ERROR_CALL \
-	MOVQ CX, 0(SP); \
+	MOVQ R8, 0(SP); \
+	MOVQ R9, 8(SP); \
+	MOVQ R10, 16(SP); \
+	MOVQ CX, 24(SP); \
 	MOVQ runState_exitPC(R12), AX; \
-	MOVQ AX, 8(SP); \
+	MOVQ AX, 32(SP); \
 	MOVQ runState_exitAddr(R12), AX; \
-	MOVQ AX, 16(SP); \
+	MOVQ AX, 40(SP); \
 	MOVQ runState_exitSize(R12), AX; \
-	MOVQ AX, 24(SP); \
+	MOVQ AX, 48(SP); \
 	CALL ·frameError(SB)
 
 // FRAME_RETURN returns the results of the runFrame* functions with the
@@ -166,11 +174,11 @@ TEXT ·runEnv(SB), NOSPLIT|NOFRAME, $0-56
 	RET; \
 failed: \
 	FRAME_ERROR; \
-	MOVQ 32(SP), AX; \
+	MOVQ 56(SP), AX; \
 	MOVQ AX, r0+32(FP); \
-	MOVQ 40(SP), AX; \
+	MOVQ 64(SP), AX; \
 	MOVQ AX, err_itable+40(FP); \
-	MOVQ 48(SP), AX; \
+	MOVQ 72(SP), AX; \
 	MOVQ AX, err_data+48(FP); \
 	RET
 
