@@ -68,6 +68,11 @@ type Options struct {
 	// *vm.RunError wrapping vm.ErrTimeout. RunContext adds a context's
 	// cancellation and deadline.
 	Timeout time.Duration
+	// MaxMapMemory bounds the memory the maps of one object may take, as
+	// their declarations say (elf.Options.MaxMapMemory: 0 is
+	// elf.DefaultMaxMapMemory, a negative value no limit). An object over
+	// it fails to load with an error wrapping elf.ErrMapTooLarge.
+	MaxMapMemory int64
 	// Engine runs the programs (default EngineInterpreter).
 	Engine Engine
 	// TargetBTF holds the application's types that CO-RE relocations are

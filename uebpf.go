@@ -108,6 +108,7 @@ func NewCollection(spec *ebpf.CollectionSpec, opts *Options) (*Collection, error
 		Helpers:         set,
 		Budget:          opts.Budget,
 		Timeout:         opts.Timeout,
+		MaxMapMemory:    opts.MaxMapMemory,
 		TargetBTF:       opts.TargetBTF,
 		DeferCOREErrors: opts.DeferCOREErrors,
 		AllPrograms:     opts.AllPrograms,

@@ -1,7 +1,11 @@
 package vm_test
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"log"
+	"time"
 
 	"github.com/uebpf/uebpf/asm"
 	"github.com/uebpf/uebpf/vm"
@@ -74,4 +78,28 @@ func ExampleEnv() {
 		fmt.Print(r0, " ")
 	}
 	// Output: 0 1 2
+}
+
+// Bound a run of an unverified program by time and by a context: the
+// loop below never ends, and the run stops with an error instead.
+func ExampleProgram_RunContext() {
+	// for (;;) {} as raw bytecode: ja -1; exit.
+	code := []byte{
+		0x05, 0, 0xff, 0xff, 0, 0, 0, 0,
+		0x95, 0, 0, 0, 0, 0, 0, 0,
+	}
+	p, err := vm.LoadBytes("spin", code, &vm.Options{Timeout: 50 * time.Millisecond, Budget: 1 << 62})
+	if err != nil {
+		log.Fatal(err)
+	}
+	_, err = p.Run(nil)
+	fmt.Println(errors.Is(err, vm.ErrTimeout))
+
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(10*time.Millisecond, cancel)
+	_, err = p.RunContext(ctx, nil)
+	fmt.Println(errors.Is(err, context.Canceled))
+	// Output:
+	// true
+	// true
 }
