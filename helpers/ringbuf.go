@@ -1,7 +1,7 @@
 package helpers
 
 import (
-	"unsafe"
+	"fmt"
 
 	"github.com/uebpf/uebpf/maps"
 	"github.com/uebpf/uebpf/vm"
@@ -11,11 +11,10 @@ import (
 // writable region of the run; submit and discard find the ring from the
 // record pointer, as Linux does from the record header.
 //
-// Submit and discard only accept a pointer into a writable region of the
-// run, so that no address the program made up is ever turned into a Go
-// pointer (the garbage collector may crash on a pointer into a free part
-// of the heap). Records of zero bytes would not be regions; reserving zero
-// bytes therefore fails (NULL) where Linux returns an empty record.
+// Submit and discard only accept a pointer that reserve returned in this
+// run and that is still reserved (see commitRecord); the record then stops
+// being a region. Records of zero bytes would not be regions; reserving
+// zero bytes therefore fails (NULL) where Linux returns an empty record.
 
 func ringArg(env *vm.Env, ptr uint64) maps.RingBufMap {
 	v, ok := env.Map(ptr)
@@ -60,30 +59,55 @@ func ringbufReserve(env *vm.Env, r1, r2, r3, _, _ uint64) uint64 {
 }
 
 // ringbufSubmit is bpf_ringbuf_submit(data, flags): commit a reserved
-// record. A pointer that is not a record still reserved is ignored.
+// record. See commitRecord for what it accepts.
 func ringbufSubmit(env *vm.Env, r1, r2, _, _, _ uint64) uint64 {
-	if p, r := record(env, r1); r != nil {
-		r.Submit(p, r2)
-	}
+	commitRecord(env, "bpf_ringbuf_submit", r1, r2, false)
 	return 0
 }
 
 // ringbufDiscard is bpf_ringbuf_discard(data, flags): commit a reserved
 // record as discarded; the reader skips it.
 func ringbufDiscard(env *vm.Env, r1, r2, _, _, _ uint64) uint64 {
-	if p, r := record(env, r1); r != nil {
-		r.Discard(p, r2)
-	}
+	commitRecord(env, "bpf_ringbuf_discard", r1, r2, true)
 	return 0
 }
 
-// record resolves the record argument of submit and discard.
-func record(env *vm.Env, addr uint64) (unsafe.Pointer, maps.RingBufMap) {
+// commitRecord commits the record at addr and withdraws its memory from the
+// run: once committed, its bytes belong to the reader and then to later
+// records, which the program must not rewrite.
+//
+// Linux's verifier only lets a program submit or discard the pointer that
+// bpf_ringbuf_reserve returned, once. Unverified programs get the same
+// rule at run time: any other address, an address inside a record, a
+// record of another run or one already committed fails the run with an
+// error wrapping maps.ErrInvalid (no errno: the helper returns void). The
+// ring decides from the reservations it keeps in Go memory, never from
+// the record header, which lies next to memory the program writes.
+func commitRecord(env *vm.Env, name string, addr, flags uint64, discard bool) {
+	// Only memory the run may write becomes a Go pointer: a number the
+	// program made up could point into a free part of the heap.
 	p, ok := env.Pointer(addr, 1, true)
-	if !ok {
-		return nil, nil
+	var r maps.RingBufMap
+	if ok {
+		r = maps.RingBufOf(p)
 	}
-	return p, maps.RingBufOf(p)
+	if r == nil {
+		// No address in the message: it would differ between runs of the
+		// same program (engines are compared by their errors).
+		env.Fail(fmt.Errorf("%s: the pointer is not a ring buffer record reserved by this run: %w", name, maps.ErrInvalid))
+		return
+	}
+	var err error
+	if discard {
+		err = r.Discard(p, flags)
+	} else {
+		err = r.Submit(p, flags)
+	}
+	if err != nil {
+		env.Fail(fmt.Errorf("%s: the pointer is not a ring buffer record still reserved: %w", name, err))
+		return
+	}
+	env.RemoveRegion(p, 1)
 }
 
 // ringbufQuery is bpf_ringbuf_query(ringbuf, flags): BPF_RB_AVAIL_DATA,

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/uebpf/uebpf/maps"
+	"github.com/uebpf/uebpf/vm"
 )
 
 func ringBuf(t *testing.T, size uint32) (maps.RingBufMap, *maps.Reader) {
@@ -140,15 +141,18 @@ func TestRingbufReserve(t *testing.T) {
 	if r0 := run(t, load(t, "lddw %r1, map_by_fd(0)\nmov %r2, 8\nmov %r3, 1\ncall 131\nexit", nil, rb), nil); r0 != 0 {
 		t.Errorf("reserve with flags: %#x, want NULL", r0)
 	}
-	// Submit and discard ignore pointers that are not records of the run.
+	// Submit and discard fail the run on pointers that are not records of
+	// the run (Linux's verifier rejects such programs).
 	for _, src := range []string{
 		"mov %r1, 0\nmov %r2, 0\ncall 132\nexit",
 		"mov %r1, 4096\nmov %r2, 0\ncall 133\nexit",
 		"mov %r1, %r10\nadd %r1, -8\nmov %r2, 0\ncall 132\nexit",
 		"lddw %r1, 0x7fff00001000\nmov %r2, 0\ncall 133\nexit",
 	} {
-		if r0 := run(t, load(t, src, nil, rb), nil); r0 != 0 {
-			t.Errorf("%s: r0 = %#x", src, r0)
+		_, err := load(t, src, nil, rb).Run(nil)
+		var re *vm.RunError
+		if !errors.As(err, &re) || !errors.Is(err, maps.ErrInvalid) {
+			t.Errorf("%s: %v, want a *vm.RunError wrapping maps.ErrInvalid", src, err)
 		}
 	}
 }

@@ -253,7 +253,7 @@ func BenchmarkRingBufOutput(b *testing.B) {
 		if err := rb.Output(data, RBNoWakeup); err != nil {
 			b.Fatal(err)
 		}
-		buf, _, _ = rb.consume(buf)
+		buf, _, _, _ = rb.consume(buf)
 	}
 }
 
@@ -270,7 +270,7 @@ func BenchmarkRingBufReserveSubmit(b *testing.B) {
 		}
 		*(*uint64)(p) = 1
 		rb.Submit(p, 0)
-		buf, _, _ = rb.consume(buf)
+		buf, _, _, _ = rb.consume(buf)
 	}
 }
 

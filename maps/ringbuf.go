@@ -1,6 +1,8 @@
 package maps
 
 import (
+	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -16,25 +18,34 @@ type RingBufMap interface {
 	// ErrRingBufFull (EAGAIN) when there is no room, counting a drop.
 	Output(data []byte, flags uint64) error
 	// Reserve reserves a record of size bytes and returns a pointer to its
-	// 8-byte aligned data, or nil (counting a drop) when it does not fit.
-	// The record must be committed with Submit or Discard.
+	// 8-byte aligned data, or nil (counting a drop) when it does not fit
+	// or the ring is closed. The record must be committed with Submit or
+	// Discard.
 	Reserve(size uint64) unsafe.Pointer
 	// Submit commits a reserved record; Discard commits it as discarded
-	// (the reader skips it). flags: RBNoWakeup, RBForceWakeup.
-	Submit(p unsafe.Pointer, flags uint64)
-	Discard(p unsafe.Pointer, flags uint64)
+	// (the reader skips it). flags: RBNoWakeup, RBForceWakeup. Each
+	// pointer Reserve returned may be committed once: any other pointer,
+	// or a second commit, fails with an error wrapping ErrInvalid and
+	// touches no memory of the ring.
+	Submit(p unsafe.Pointer, flags uint64) error
+	Discard(p unsafe.Pointer, flags uint64) error
 	// Query is bpf_ringbuf_query: RBAvailData, RBRingSize, RBConsPos,
 	// RBProdPos; 0 for unknown flags.
 	Query(flag uint64) uint64
-	// Dropped counts records that did not fit (failed Reserve and Output).
+	// Dropped counts records that did not fit (failed Reserve and Output)
+	// and records the reader skipped because their header was corrupt.
 	Dropped() uint64
 }
 
-// ringBuf keeps the kernel's mmap layout in one block:
+// ringBuf keeps the kernel's layout:
 //
 //	page 0: consumer_pos (u64), written by the consumer
 //	page 1: producer_pos (u64), pending_pos (u64), written by producers
-//	page 2: data, MaxEntries bytes, followed by a second copy
+//	data: MaxEntries bytes, followed by a second copy
+//
+// The position pages are a small Go allocation; the data area, which
+// programs write, is separate (see ringMem), so that a large ring can be
+// an anonymous mapping that costs nothing until written.
 //
 // Records are an 8-byte header (u32 len with BUSY bit 31 and DISCARD bit 30,
 // u32 pg_off) followed by the data, padded to 8 bytes. The kernel maps the
@@ -43,22 +54,45 @@ type RingBufMap interface {
 // out contiguous memory that may run into it, and committing a record copies
 // the part past the end back to the start of the ring. A reader can then
 // read every record contiguously, exactly as from a kernel ring's mmap.
+//
+// The headers lie next to memory that programs write, so the producer side
+// never reads them back: which records are reserved, and how long they are,
+// is kept in resv, Go memory no program can reach. A forged or replayed
+// record pointer therefore cannot make a commit copy or write anything but
+// a record Reserve handed out. The consumer, which must read the headers,
+// checks each length against what was produced before copying.
 type ringBuf struct {
 	base
-	mu      sync.Mutex // producers
-	consMu  sync.Mutex // consumers
-	keep    []uint64
+	mu     sync.Mutex // producers: positions, resv, closed
+	consMu sync.Mutex // consumers
+	pos    []uint64   // the two position pages
+	// consPos, prodPos and pendPos point into pos.
 	consPos *uint64
 	prodPos *uint64
 	pendPos *uint64
-	data    unsafe.Pointer
+	mem     *ringMem
+	data    unsafe.Pointer // mem's first byte, nil once unmapped
 	size    uint64
 	mask    uint64
 	dropped atomic.Uint64
 
+	// resv[resvHead:] are the records from pending_pos to producer_pos,
+	// in ring order: every record still reserved, and those committed
+	// after it. Guarded by mu.
+	resv     []reservation
+	resvHead int
+	closed   bool // guarded by mu and consMu: no more reservations
+
 	notify    chan struct{} // capacity 1: a wakeup for a blocked reader
 	done      chan struct{} // closed by Close
 	closeOnce sync.Once
+}
+
+// reservation is a record Reserve handed out.
+type reservation struct {
+	pos       uint64 // producer position of its header
+	size      uint32 // data bytes
+	committed bool
 }
 
 var _ RingBufMap = (*ringBuf)(nil)
@@ -73,20 +107,34 @@ func newRingBuf(spec *Spec) (*ringBuf, error) {
 	}
 	r.init(spec, nil, 1)
 	r.ops = notSupported{r.errs}
-	r.keep = allocWords(2*ps + 2*uintptr(r.size))
-	base := unsafe.Pointer(&r.keep[0])
+	if r.size > uint64(^uintptr(0)/4) {
+		// The data area and its copy would not fit the address space.
+		return nil, fmt.Errorf("map %q: ring buffer of %d bytes does not fit the address space: %w", spec.Name, r.size, ErrTooBig)
+	}
+	mem, err := newRingMem(2 * uintptr(r.size))
+	if err != nil {
+		return nil, fmt.Errorf("map %q: ring buffer of %d bytes: %w", spec.Name, r.size, err)
+	}
+	r.mem, r.data = mem, mem.addr
+	if mem.isMap {
+		runtime.AddCleanup(r, (*ringMem).unmap, mem)
+	}
+	r.pos = allocWords(2 * ps)
+	base := unsafe.Pointer(&r.pos[0])
 	r.consPos = (*uint64)(base)
 	r.prodPos = (*uint64)(unsafe.Add(base, ps))
 	r.pendPos = (*uint64)(unsafe.Add(base, ps+8))
-	r.data = unsafe.Add(base, 2*ps)
 	registerRingBuf(r)
 	return r, nil
 }
 
 func (r *ringBuf) hdr(off uint64) *uint32 { return (*uint32)(unsafe.Add(r.data, off)) }
 
+// recordTotal is the ring space of a record of size data bytes.
+func recordTotal(size uint64) uint64 { return (size + RingBufHeaderSize + 7) &^ 7 }
+
 func recordLen(hdrLen uint32) uint64 {
-	return (uint64(hdrLen&^(RingBufBusyBit|RingBufDiscardBit)) + RingBufHeaderSize + 7) &^ 7
+	return recordTotal(uint64(hdrLen &^ (RingBufBusyBit | RingBufDiscardBit)))
 }
 
 func (r *ringBuf) Reserve(size uint64) unsafe.Pointer {
@@ -94,70 +142,134 @@ func (r *ringBuf) Reserve(size uint64) unsafe.Pointer {
 		r.dropped.Add(1)
 		return nil
 	}
-	total := (size + RingBufHeaderSize + 7) &^ 7
+	total := recordTotal(size)
 	if total > r.size {
 		r.dropped.Add(1)
 		return nil
 	}
 	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		r.dropped.Add(1)
+		return nil
+	}
 	cons := atomic.LoadUint64(r.consPos)
 	prod := atomic.LoadUint64(r.prodPos)
 	// pending_pos: the oldest record not yet committed. Like the kernel,
 	// never let the ring span more than its size from it, whatever the
 	// consumer position says.
-	pend := atomic.LoadUint64(r.pendPos)
-	for pend < prod {
-		l := atomic.LoadUint32(r.hdr(pend & r.mask))
-		if l&RingBufBusyBit != 0 {
-			break
-		}
-		pend += recordLen(l)
+	pend := prod
+	if r.resvHead < len(r.resv) {
+		pend = r.resv[r.resvHead].pos
 	}
-	atomic.StoreUint64(r.pendPos, pend)
 	newProd := prod + total
 	if newProd-cons > r.mask || newProd-pend > r.mask {
 		r.mu.Unlock()
 		r.dropped.Add(1)
 		return nil
 	}
+	r.resv = append(r.resv, reservation{pos: prod, size: uint32(size)})
 	off := prod & r.mask
 	pgOff := uint32(ringBufKernelPgOff + off/uint64(hostPageSize))
 	atomic.StoreUint32((*uint32)(unsafe.Add(r.data, off+4)), pgOff)
 	atomic.StoreUint32(r.hdr(off), uint32(size)|RingBufBusyBit)
+	atomic.StoreUint64(r.pendPos, pend)
 	atomic.StoreUint64(r.prodPos, newProd)
 	r.mu.Unlock()
 	return unsafe.Add(r.data, off+RingBufHeaderSize)
 }
 
-func (r *ringBuf) Submit(p unsafe.Pointer, flags uint64)  { r.commit(p, flags, false) }
-func (r *ringBuf) Discard(p unsafe.Pointer, flags uint64) { r.commit(p, flags, true) }
+func (r *ringBuf) Submit(p unsafe.Pointer, flags uint64) error  { return r.commit(p, flags, false) }
+func (r *ringBuf) Discard(p unsafe.Pointer, flags uint64) error { return r.commit(p, flags, true) }
+
+// find returns the index in resv of the record still reserved whose data
+// is at ring offset off+RingBufHeaderSize, or -1. Caller holds mu.
+func (r *ringBuf) find(off uint64) int {
+	live := r.resv[r.resvHead:]
+	if len(live) == 0 {
+		return -1
+	}
+	// Reserved records span less than the ring from the first, so an
+	// offset names at most one position.
+	pos := live[0].pos + (off-live[0].pos)&r.mask
+	i := len(live) - 1 // the newest is the usual case
+	if live[i].pos != pos {
+		lo, hi := 0, i
+		for lo < hi {
+			m := int(uint(lo+hi) >> 1)
+			if live[m].pos < pos {
+				lo = m + 1
+			} else {
+				hi = m
+			}
+		}
+		i = lo
+	}
+	if live[i].pos != pos || live[i].committed {
+		return -1
+	}
+	return r.resvHead + i
+}
 
 // commit clears the BUSY bit of the record at p and wakes the reader if it
-// is waiting for this record (or if forced). A pointer that is not a
-// reserved record of this ring is ignored.
-func (r *ringBuf) commit(p unsafe.Pointer, flags uint64, discard bool) {
-	off := uint64(uintptr(p) - uintptr(r.data) - RingBufHeaderSize)
-	if uintptr(p) < uintptr(r.data)+RingBufHeaderSize || off >= r.size || off%8 != 0 {
-		return
+// is waiting for this record (or if forced). A pointer that is not a record
+// of this ring still reserved fails with ErrInvalid and changes nothing:
+// what is reserved is known from resv, never from a header.
+func (r *ringBuf) commit(p unsafe.Pointer, flags uint64, discard bool) error {
+	r.mu.Lock()
+	a, d := uintptr(p), uintptr(r.data)
+	off := uint64(a - d - RingBufHeaderSize)
+	i := -1
+	if d != 0 && a >= d+RingBufHeaderSize && off < r.size && off%8 == 0 {
+		i = r.find(off)
 	}
-	h := r.hdr(off)
-	l := atomic.LoadUint32(h)
-	if l&RingBufBusyBit == 0 {
-		return
+	if i < 0 {
+		r.mu.Unlock()
+		return r.errs.invalid
 	}
-	if end := off + recordLen(l); end > r.size {
+	rec := &r.resv[i]
+	if end := off + recordTotal(uint64(rec.size)); end > r.size {
 		// The record runs past the end of the ring: copy that part to
 		// the start, where the kernel's second mapping would have put it.
-		copy(bytesAt(r.data, uintptr(end-r.size)), bytesAt(unsafe.Add(r.data, r.size), uintptr(end-r.size)))
+		// end-size <= total <= size: both sides stay in the data area.
+		n := uintptr(end - r.size)
+		copy(bytesAt(r.data, n), bytesAt(unsafe.Add(r.data, r.size), n))
 	}
-	nl := l &^ RingBufBusyBit
+	nl := uint32(rec.size)
 	if discard {
 		nl |= RingBufDiscardBit
 	}
-	atomic.StoreUint32(h, nl)
+	atomic.StoreUint32(r.hdr(off), nl)
+	rec.committed = true
+	r.popCommitted()
+	idle := r.closed && r.resvHead == len(r.resv)
+	r.mu.Unlock()
 	if flags&RBForceWakeup != 0 || (flags&RBNoWakeup == 0 && atomic.LoadUint64(r.consPos)&r.mask == off) {
 		r.wake()
 	}
+	if idle {
+		r.release()
+	}
+	return nil
+}
+
+// popCommitted drops the committed records at the front of resv and
+// advances pending_pos past them. Caller holds mu.
+func (r *ringBuf) popCommitted() {
+	for r.resvHead < len(r.resv) && r.resv[r.resvHead].committed {
+		r.resvHead++
+	}
+	switch {
+	case r.resvHead == len(r.resv):
+		r.resv, r.resvHead = r.resv[:0], 0
+		atomic.StoreUint64(r.pendPos, atomic.LoadUint64(r.prodPos))
+		return
+	case r.resvHead >= 64 && 2*r.resvHead >= len(r.resv):
+		// A record held long behind many others: reuse the front.
+		n := copy(r.resv, r.resv[r.resvHead:])
+		r.resv, r.resvHead = r.resv[:n], 0
+	}
+	atomic.StoreUint64(r.pendPos, r.resv[r.resvHead].pos)
 }
 
 func (r *ringBuf) wake() {
@@ -176,8 +288,7 @@ func (r *ringBuf) Output(data []byte, flags uint64) error {
 		return r.errs.rbFull
 	}
 	copy(bytesAt(p, uintptr(len(data))), data)
-	r.commit(p, flags, false)
-	return nil
+	return r.commit(p, flags, false)
 }
 
 func (r *ringBuf) Query(flag uint64) uint64 {
@@ -202,35 +313,78 @@ func (r *ringBuf) UpdateElem(_, _ unsafe.Pointer, _ uint64, _ int) error {
 }
 func (r *ringBuf) DeleteElem(unsafe.Pointer) error { return r.errs.notSupp }
 
-// Close wakes blocked readers, which then fail with ErrClosed. Producers can
-// still write; nobody reads.
+// Close wakes blocked readers, which then fail with ErrClosed, and makes
+// later reservations fail (as drops). Records reserved before stay
+// writable until committed; a mapped data area is unmapped once none is
+// left, since a program may still be writing one.
 func (r *ringBuf) Close() error {
-	r.closeOnce.Do(func() { close(r.done) })
+	r.closeOnce.Do(func() {
+		close(r.done)
+		r.mu.Lock()
+		r.closed = true
+		idle := r.resvHead == len(r.resv)
+		r.mu.Unlock()
+		if idle {
+			r.release()
+		}
+	})
 	return r.base.Close()
 }
 
+// release unmaps a closed ring's mapped data area once no record is
+// reserved. Nothing reads or writes the data area afterwards: producers
+// and the consumer check data under their locks, and the registry no
+// longer names the ring, whose addresses the system may reuse.
+func (r *ringBuf) release() {
+	if !r.mem.isMap {
+		return
+	}
+	r.consMu.Lock()
+	r.mu.Lock()
+	if r.closed && r.resvHead == len(r.resv) && r.data != nil {
+		unregisterRingBuf(r)
+		r.data = nil
+		r.mem.unmap()
+	}
+	r.mu.Unlock()
+	r.consMu.Unlock()
+}
+
 // consume reads the next committed record into buf, skipping discarded
-// ones. ok is false when there is none (yet).
-func (r *ringBuf) consume(buf []byte) (sample []byte, remaining int, ok bool) {
+// ones. ok is false when there is none (yet). A header whose length does
+// not fit in what was produced (the ring is corrupt) makes it drop
+// everything produced so far, count a drop and return an error wrapping
+// ErrInvalid: it never copies more than the ring holds.
+func (r *ringBuf) consume(buf []byte) (sample []byte, remaining int, ok bool, err error) {
 	r.consMu.Lock()
 	defer r.consMu.Unlock()
+	if r.data == nil {
+		return buf, 0, false, nil
+	}
 	for {
 		cons := atomic.LoadUint64(r.consPos)
 		prod := atomic.LoadUint64(r.prodPos)
 		if cons >= prod {
-			return buf, 0, false
+			return buf, 0, false, nil
 		}
 		off := cons & r.mask
 		l := atomic.LoadUint32(r.hdr(off))
 		if l&RingBufBusyBit != 0 {
-			return buf, 0, false
+			return buf, 0, false, nil
 		}
-		next := cons + recordLen(l)
+		// prod-cons <= size: the record's data, contiguous from off, ends
+		// inside the data area and its copy.
+		n := uint64(l &^ RingBufDiscardBit)
+		if avail := prod - cons; avail > r.size || recordTotal(n) > avail {
+			atomic.StoreUint64(r.consPos, prod)
+			r.dropped.Add(1)
+			return buf, 0, false, r.wrapf(ErrInvalid, "ring buffer record at position %d: header length %#x, but only %d bytes were produced", cons, l, prod-cons)
+		}
+		next := cons + recordTotal(n)
 		if l&RingBufDiscardBit == 0 {
-			n := uintptr(l &^ RingBufDiscardBit)
-			buf = append(buf[:0], bytesAt(unsafe.Add(r.data, off+RingBufHeaderSize), n)...)
+			buf = append(buf[:0], bytesAt(unsafe.Add(r.data, off+RingBufHeaderSize), uintptr(n))...)
 			atomic.StoreUint64(r.consPos, next)
-			return buf, int(prod - next), true
+			return buf, int(prod - next), true, nil
 		}
 		atomic.StoreUint64(r.consPos, next)
 	}

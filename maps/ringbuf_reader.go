@@ -81,7 +81,13 @@ func (r *Reader) ReadInto(rec *Record) error {
 
 // ReadBatch blocks until at least one record is available, then fills recs
 // with as many records as are ready (reusing their RawSample storage) and
-// returns how many it read.
+// returns how many it read. The first n records are valid even when err is
+// not nil.
+//
+// Reads fail with an error wrapping ErrInvalid when a record header is
+// corrupt (its length runs past what was produced). The records produced
+// up to then are dropped (Dropped counts one) and later reads go on with
+// the records produced after.
 func (r *Reader) ReadBatch(recs []Record) (int, error) {
 	if len(recs) == 0 {
 		return 0, nil
@@ -94,7 +100,11 @@ func (r *Reader) ReadBatch(recs []Record) (int, error) {
 	n := 1
 	for ; n < len(recs); n++ {
 		var ok bool
-		recs[n].RawSample, recs[n].Remaining, ok = r.rb.consume(recs[n].RawSample)
+		var err error
+		recs[n].RawSample, recs[n].Remaining, ok, err = r.rb.consume(recs[n].RawSample)
+		if err != nil {
+			return n, err
+		}
 		if !ok {
 			break
 		}
@@ -112,7 +122,11 @@ func (r *Reader) readLocked(rec *Record) error {
 		default:
 		}
 		var ok bool
-		rec.RawSample, rec.Remaining, ok = r.rb.consume(rec.RawSample)
+		var err error
+		rec.RawSample, rec.Remaining, ok, err = r.rb.consume(rec.RawSample)
+		if err != nil {
+			return err
+		}
 		if ok {
 			return nil
 		}

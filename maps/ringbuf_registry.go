@@ -53,6 +53,24 @@ func unregisterRing(start uintptr) {
 	rings.Store(&next)
 }
 
+// unregisterRingBuf forgets r before its mapped data area is unmapped:
+// the system may map something else, another ring even, at its addresses.
+func unregisterRingBuf(r *ringBuf) {
+	ringsMu.Lock()
+	defer ringsMu.Unlock()
+	cur := rings.Load()
+	if cur == nil {
+		return
+	}
+	next := make([]ringRange, 0, len(*cur))
+	for _, e := range *cur {
+		if e.rb.Value() != r {
+			next = append(next, e)
+		}
+	}
+	rings.Store(&next)
+}
+
 // RingBufOf returns the ring buffer a pointer returned by Reserve belongs
 // to, or nil. Helpers implementing bpf_ringbuf_submit/discard, which get no
 // map argument, use it. It does not allocate or lock.
