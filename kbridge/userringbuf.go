@@ -41,6 +41,17 @@ type UserRingBuf struct {
 	page uintptr
 	mu   sync.Mutex
 	once sync.Once
+	// resv lists the records reserved and not yet committed, oldest
+	// first (guarded by mu). Commits look records up here, never in the
+	// header: the header is in memory the kernel and, through a wrong
+	// slice, the caller could have written.
+	resv []userRecord
+}
+
+// userRecord is a record Reserve handed out.
+type userRecord struct {
+	pos uint64 // producer position of its header
+	n   int
 }
 
 const (
@@ -106,24 +117,46 @@ func (u *UserRingBuf) Reserve(n int) ([]byte, error) {
 	atomic.StoreUint32(hdr, uint32(n)|ringBusyBit)
 	*(*uint32)(unsafe.Add(unsafe.Pointer(hdr), 4)) = 0
 	atomic.StoreUint64(u.prodPos(), prod+total) // release: the kernel may now see the header
+	u.resv = append(u.resv, userRecord{pos: prod, n: n})
 	return unsafe.Slice((*byte)(unsafe.Add(u.data, (prod+ringHeaderSize)&mask)), n), nil
 }
 
 // Submit commits a record returned by Reserve; the kernel may consume it.
-func (u *UserRingBuf) Submit(sample []byte) { u.commit(sample, false) }
+// Each record may be committed once: a slice that is not a record still
+// reserved (another slice, part of a record, a record already committed,
+// or any record after Close) fails with an error wrapping maps.ErrInvalid
+// and writes nothing.
+func (u *UserRingBuf) Submit(sample []byte) error { return u.commit(sample, false) }
 
-// Discard gives a reserved record up; the kernel skips it.
-func (u *UserRingBuf) Discard(sample []byte) { u.commit(sample, true) }
+// Discard gives a reserved record up; the kernel skips it. It fails as
+// Submit does.
+func (u *UserRingBuf) Discard(sample []byte) error { return u.commit(sample, true) }
 
-func (u *UserRingBuf) commit(sample []byte, discard bool) {
-	off := uint64(uintptr(unsafe.Pointer(unsafe.SliceData(sample))) - uintptr(u.data))
-	off = (off + u.size - ringHeaderSize) & (u.size - 1)
-	hdr := (*uint32)(unsafe.Add(u.data, off))
-	v := atomic.LoadUint32(hdr) &^ ringBusyBit
+func (u *UserRingBuf) commit(sample []byte, discard bool) error {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	i := -1
+	if u.prod != nil {
+		p := uintptr(unsafe.Pointer(unsafe.SliceData(sample)))
+		for j, r := range u.resv {
+			if uintptr(u.data)+uintptr((r.pos+ringHeaderSize)&(u.size-1)) == p && len(sample) == r.n {
+				i = j
+				break
+			}
+		}
+	}
+	if i < 0 {
+		return fmt.Errorf("user ring buffer %q: commit of %d bytes that are not a record still reserved: %w",
+			u.name, len(sample), maps.ErrInvalid)
+	}
+	hdr := (*uint32)(unsafe.Add(u.data, u.resv[i].pos&(u.size-1)))
+	v := uint32(u.resv[i].n)
 	if discard {
 		v |= ringDiscardBit
 	}
 	atomic.SwapUint32(hdr, v)
+	u.resv = append(u.resv[:i], u.resv[i+1:]...)
+	return nil
 }
 
 // Write copies p into a new record and submits it.
@@ -133,8 +166,7 @@ func (u *UserRingBuf) Write(p []byte) error {
 		return err
 	}
 	copy(s, p)
-	u.Submit(s)
-	return nil
+	return u.Submit(s)
 }
 
 // Free returns how many bytes of the data area are free.
@@ -155,7 +187,7 @@ func (u *UserRingBuf) Close() error {
 		u.mu.Lock()
 		defer u.mu.Unlock()
 		err = errors.Join(unix.MunmapPtr(u.prod, u.page+2*uintptr(u.size)), unix.MunmapPtr(u.cons, u.page))
-		u.prod, u.cons = nil, nil
+		u.prod, u.cons, u.resv = nil, nil, nil
 	})
 	if err != nil {
 		return fmt.Errorf("user ring buffer %q: close: %w", u.name, err)
