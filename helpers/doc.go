@@ -24,7 +24,8 @@
 // and do so fault-safely (see probe_read_user).
 //
 // Memory a helper hands to the program (map values, ring buffer records)
-// becomes a region of the run until the Env is reset. A map created with
+// becomes a region of the run until the Env is reset; a ring buffer record
+// stops being one when the program submits or discards it. A map created with
 // BPF_F_RDONLY_PROG hands out read-only values and refuses update, delete,
 // push and pop with -EPERM, where Linux's verifier refuses the program.
 // BPF_F_WRONLY_PROG cannot be enforced on values (regions are readable):
@@ -67,8 +68,8 @@
 //	125  ktime_get_boot_ns       CLOCK_BOOTTIME                                 a system call (no vDSO)
 //	130  ringbuf_output          copy a record; -EAGAIN when full (a drop)
 //	131  ringbuf_reserve         record pointer (a writable region) or NULL     NULL for size 0
-//	132  ringbuf_submit          commit a record this run reserved              other pointers are ignored
-//	133  ringbuf_discard         commit as discarded (the reader skips it)      other pointers are ignored
+//	132  ringbuf_submit          commit a record this run reserved, once        other pointers fail the run
+//	133  ringbuf_discard         commit as discarded (the reader skips it)      other pointers fail the run
 //	134  ringbuf_query           AVAIL_DATA, RING_SIZE, CONS_POS, PROD_POS
 //	160  ktime_get_coarse_ns     CLOCK_MONOTONIC_COARSE                         a system call (no vDSO)
 //	165  snprintf                kernel formats, ≤12 u64 args; size + NUL
@@ -78,6 +79,52 @@
 //	182  strncmp                 -1, 0 or 1 (Linux's strncmp)
 //	195  map_lookup_percpu_elem  another CPU's slot of a per-CPU map
 //	208  ktime_get_tai_ns        CLOCK_TAI                                      a system call (no vDSO)
+//
+// # What helpers trust
+//
+// Without a verifier, any byte a program can write may be hostile: its
+// stack, its context, map values, ring buffer records. Helpers therefore
+// take lengths, pointers and metadata only from their arguments (checked
+// as above) or from Go memory no program reaches, never from bytes next
+// to what the program writes. Checked for every helper of the default set:
+//
+//   - ringbuf_submit/discard: the ring finds the record in its own list of
+//     reservations (maps.RingBufMap), not from the record header that lies
+//     8 bytes before the program's memory; a forged, inner, foreign or
+//     already committed pointer fails the run before any memory is
+//     touched. The committed record leaves the run (vm.Env.RemoveRegion),
+//     so the program cannot rewrite it, or the header of a later record
+//     in the same place, once the reader owns it. The reader checks every
+//     header length against what was produced before copying.
+//   - ringbuf_output/reserve/query: the size is an argument, bounded by
+//     the ring; the data is a checked region.
+//   - map helpers: key and value sizes come from the map, never from the
+//     program; lookups hand out exactly the value (an array: its block),
+//     read-only for BPF_F_RDONLY_PROG maps. A value stays a region after
+//     map_delete_elem and may be reused by a later element, as in Linux
+//     (preallocated elements); the memory stays the map's, so this is a
+//     data race for the program, not a hazard for the host. A value
+//     argument may point into the map itself (a copy within the map).
+//   - queue push/pop/peek: the value size is the map's; the destination a
+//     checked writable region.
+//   - tail_call: the index is bounds-checked by the program array, and
+//     the map must be one of the program's own.
+//   - probe_read_user(_str), the %s, %pks, %pus and %pI/%pi conversions:
+//     they read any address of the process on purpose, fault-safely
+//     (process_vm_readv or /proc/self/mem); they can disclose host memory
+//     to the program, never corrupt it. Their destination is a checked
+//     writable region, their size an argument.
+//   - strncmp, get_current_comm: sizes are arguments; both buffers checked.
+//   - loop: the callback must be a function of the program (vm
+//     CallFunction); the context is passed on, never dereferenced.
+//   - snprintf, trace_printk, trace_vprintk: the argument array is copied
+//     before use and the format is validated; the output is bounded by
+//     str_size. The format, however, may lie in writable memory (Linux
+//     requires read-only memory) and even overlap the output buffer, so
+//     the text rendered can differ from the text validated; rendering is
+//     bounded by the copied arguments and prepared strings, so the result
+//     is wrong output, not unsafe memory.
+//   - the clock, random, id and numa helpers read no program memory.
 //
 // Every helper has the prototype of its Linux bpf_func_proto, GPL-only
 // flag included (trace_printk, trace_vprintk, snprintf and the probe_read
