@@ -1,0 +1,74 @@
+// Package filter compiles LTTng filter expressions (the syntax and
+// semantics of lttng-enable-event(1), LTTng 2.10 and later) to eBPF, so
+// that tracepoint filters run through the same verifier and JIT as any
+// other program.
+//
+// A filter reads fields of a fixed-layout record (Field: a name, a kind,
+// a size and an offset) and keeps the event when the expression is not
+// zero:
+//
+//	(status == 42 || status >= 500) && $ctx.procname == "nginx*"
+//
+// # Language
+//
+// Operands are fields (identifiers, or context fields written $ctx.name),
+// integer literals (decimal, 0x hex, 0 octal), float literals and string
+// literals in double quotes. In a string literal a backslash takes the
+// next character literally: \\, \" and \* (a star that is not a
+// wildcard). An unescaped * matches any run of bytes, anywhere in the
+// literal, when the literal is compared with == or !=.
+//
+// Operators, from the tightest binding to the loosest (LTTng's order, not
+// C's: comparisons bind looser than the bitwise operators, so a & 2 == 2
+// means (a & 2) == 2): unary ! ~ - +; << >>; &; ^; |; < <= > >=; == !=;
+// &&; ||. Binary operators associate to the left.
+//
+// Integers are 64-bit signed: unsigned fields are zero-extended and then
+// compared as signed values. The bitwise operators and shifts apply to
+// integers only; shifts are logical, and a shift count outside 0..63
+// makes the event not match, whatever the rest of the expression says.
+// An integer compared with a float is compared exactly as a number (not
+// rounded to a double); binary32 fields widen to binary64. A comparison
+// with NaN is false except !=; -0 equals +0. Comparisons, !, && and ||
+// give 0 or 1; && and || evaluate their right operand only when needed.
+//
+// Strings compare with strings only: with a literal, == and != match the
+// literal as a pattern, and < <= > >= compare bytes as strcmp does (a
+// wildcard there is an error); two fields compare as strcmp for all six
+// operators. A field holds at most its Size bytes, up to the first NUL.
+//
+// Type errors are refused before any code is generated, with an *Error
+// naming the column: a string compared with a number, a bitwise operator
+// or shift on a float or string, an unknown field, a wildcard with an
+// ordering comparison, ! && || - + or a bare string at the top.
+//
+// # Where LTTng-UST 2.13 goes wrong
+//
+// The bytecode interpreter of LTTng-UST 2.13 does not always do what the
+// expression means. This package does what it means:
+//
+//   - It drops a filter whose && or || operand is a bitwise result:
+//     x == 1 || (x & 1) never matches. Here it is a number like any
+//     other.
+//   - It reads a stale value for a float on the left of a comparison
+//     whose right side is compound (0.5 > (x | 0)). Here both sides are
+//     evaluated.
+//   - It truncates float operands of && and || to integers (0.5 && 1 is
+//     false). Here a float is true when it is not zero (NaN is true).
+//   - It passes the right operand's raw value through && and ||
+//     (1 && 2 gives 2). Here they give 0 or 1.
+//
+// # Code
+//
+// The generated program takes the record in r1 and returns 1 or 0 in r0.
+// It calls no helpers and reads only the record's first RecordSize
+// bytes. Values live in r2..r5 as a stack machine, spilled to the stack
+// when an expression is deeper. Floats are compared in integer code on
+// their IEEE bit patterns, and integers with floats by splitting the
+// float into its integer part and the sign of its fraction, which is
+// exact. String comparisons and patterns are unrolled over the field's
+// bytes, so the verifier sees only constant offsets.
+//
+// Eval walks the syntax tree instead: it is the reference the code is
+// tested against, on the interpreter and the JIT.
+package filter

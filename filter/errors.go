@@ -1,0 +1,16 @@
+package filter
+
+import "fmt"
+
+// Error is a syntax or type error in a filter expression.
+type Error struct {
+	Column int // 1-based byte column in the expression
+	Msg    string
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("column %d: %s", e.Column, e.Msg) }
+
+// errorf returns an *Error at column col.
+func errorf(col int, format string, args ...any) *Error {
+	return &Error{Column: col, Msg: fmt.Sprintf(format, args...)}
+}

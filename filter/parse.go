@@ -1,0 +1,290 @@
+package filter
+
+import (
+	"strconv"
+	"strings"
+)
+
+// maxDepth bounds the nesting of expressions, so that a hostile
+// expression cannot exhaust the parser's stack or the program's.
+const maxDepth = 100
+
+// parser is a recursive descent parser over LTTng's precedence levels,
+// which are not C's: comparisons bind looser than the bitwise operators.
+type parser struct {
+	toks   []token
+	pos    int
+	fields map[string]*Field
+	depth  int
+}
+
+// parse parses and type-checks expr.
+func parse(expr string, fields []Field) (*node, error) {
+	toks, err := lex(expr)
+	if err != nil {
+		return nil, err
+	}
+	p := &parser{toks: toks, fields: map[string]*Field{}}
+	for i := range fields {
+		f := &fields[i]
+		if err := f.check(); err != nil {
+			return nil, err
+		}
+		p.fields[f.Name] = f
+	}
+	n, err := p.binary(0)
+	if err != nil {
+		return nil, err
+	}
+	if t := p.peek(); t.kind != tEOF {
+		return nil, errorf(t.col, "unexpected %s", describe(t))
+	}
+	if n.ty == tyStr {
+		return nil, errorf(n.col, "a string is not a condition: compare it")
+	}
+	return n, nil
+}
+
+func (p *parser) peek() token { return p.toks[p.pos] }
+func (p *parser) next() token  { t := p.toks[p.pos]; p.pos++; return t }
+
+func describe(t token) string {
+	if t.kind == tEOF {
+		return "end of expression"
+	}
+	return strconv.Quote(t.text)
+}
+
+// levels are the binary operators from the loosest to the tightest.
+var levels = [][]struct {
+	text string
+	op   op
+}{
+	{{"||", opLOr}},
+	{{"&&", opLAnd}},
+	{{"==", opEQ}, {"!=", opNE}},
+	{{"<", opLT}, {"<=", opLE}, {">", opGT}, {">=", opGE}},
+	{{"|", opOr}},
+	{{"^", opXor}},
+	{{"&", opAnd}},
+	{{"<<", opShl}, {">>", opShr}},
+}
+
+// binary parses the operators of levels[level:], left-associative.
+func (p *parser) binary(level int) (*node, error) {
+	if level == len(levels) {
+		return p.unary()
+	}
+	l, err := p.binary(level + 1)
+	if err != nil {
+		return nil, err
+	}
+	for {
+		t := p.peek()
+		o, ok := op(0), false
+		if t.kind == tOp {
+			for _, c := range levels[level] {
+				if c.text == t.text {
+					o, ok = c.op, true
+				}
+			}
+			if !ok && level == 0 {
+				switch t.text {
+				case "+", "-", "*", "/", "%":
+					return nil, errorf(t.col, "arithmetic operator %q is not supported in filters", t.text)
+				case "=":
+					return nil, errorf(t.col, "assignment is not supported: compare with ==")
+				}
+			}
+		}
+		if !ok {
+			return l, nil
+		}
+		p.next()
+		r, err := p.binary(level + 1)
+		if err != nil {
+			return nil, err
+		}
+		if l, err = binaryNode(o, t.col, l, r); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// unary parses unary operators and primaries.
+func (p *parser) unary() (*node, error) {
+	p.depth++
+	defer func() { p.depth-- }()
+	if p.depth > maxDepth {
+		return nil, errorf(p.peek().col, "expression nests more than %d deep", maxDepth)
+	}
+	t := p.peek()
+	if t.kind == tOp {
+		var o op
+		switch t.text {
+		case "!":
+			o = opNot
+		case "~":
+			o = opBitNot
+		case "-":
+			o = opNeg
+		case "+":
+			o = opPos
+		default:
+			return nil, errorf(t.col, "unexpected %s", describe(t))
+		}
+		p.next()
+		x, err := p.unary()
+		if err != nil {
+			return nil, err
+		}
+		return unaryNode(o, t.col, x)
+	}
+	return p.primary()
+}
+
+func (p *parser) primary() (*node, error) {
+	t := p.next()
+	switch t.kind {
+	case tLParen:
+		n, err := p.binary(0)
+		if err != nil {
+			return nil, err
+		}
+		if c := p.next(); c.kind != tRParen {
+			return nil, errorf(c.col, "want ) to close the ( at column %d, got %s", t.col, describe(c))
+		}
+		return n, nil
+	case tIdent:
+		f, ok := p.fields[t.text]
+		if !ok {
+			return nil, errorf(t.col, "unknown field %q", t.text)
+		}
+		n := &node{op: opField, col: t.col, field: f}
+		switch f.Kind {
+		case Float:
+			n.ty = tyFloat
+		case String:
+			n.ty = tyStr
+		}
+		return n, nil
+	case tNumber:
+		return number(t)
+	case tString:
+		s, err := stringLiteral(t)
+		if err != nil {
+			return nil, err
+		}
+		return &node{op: opStr, col: t.col, ty: tyStr, s: s, konst: true}, nil
+	}
+	return nil, errorf(t.col, "want a field, a number, a string or (, got %s", describe(t))
+}
+
+// number parses an integer (decimal, 0x hex, 0 octal, C suffixes u and l
+// allowed) or a float literal (C suffixes f and l allowed).
+func number(t token) (*node, error) {
+	s := t.text
+	hex := isHex(s)
+	if !hex && strings.ContainsAny(s, ".eE") {
+		s = strings.TrimRight(s, "fFlL")
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil || strings.ContainsAny(s, "xXpP_") {
+			return nil, errorf(t.col, "bad float literal %q", t.text)
+		}
+		return &node{op: opFloat, col: t.col, ty: tyFloat, f: f, konst: true}, nil
+	}
+	s = strings.TrimRight(s, "uUlL")
+	base := 10
+	switch {
+	case hex:
+		base, s = 16, s[2:]
+	case len(s) > 1 && s[0] == '0':
+		base, s = 8, s[1:]
+	}
+	u, err := strconv.ParseUint(s, base, 64)
+	if err != nil || strings.Contains(s, "_") {
+		if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange {
+			return nil, errorf(t.col, "integer literal %q does not fit in 64 bits", t.text)
+		}
+		return nil, errorf(t.col, "bad integer literal %q", t.text)
+	}
+	return &node{op: opInt, col: t.col, i: int64(u), konst: true}, nil
+}
+
+// stringLiteral decodes a quoted literal: a backslash takes the next
+// byte literally (\\, \", and \* for a star that is not a wildcard); an
+// unescaped * is a wildcard.
+func stringLiteral(t token) (*strLit, error) {
+	body := t.text[1 : len(t.text)-1]
+	s := &strLit{segs: [][]byte{{}}}
+	for i := 0; i < len(body); i++ {
+		c := body[i]
+		switch c {
+		case 0:
+			return nil, errorf(t.col+1+i, "NUL byte in a string literal")
+		case '\\':
+			i++
+			c = body[i]
+			if c == 0 {
+				return nil, errorf(t.col+1+i, "NUL byte in a string literal")
+			}
+		case '*':
+			s.segs = append(s.segs, []byte{})
+			continue
+		}
+		last := len(s.segs) - 1
+		s.segs[last] = append(s.segs[last], c)
+	}
+	return s, nil
+}
+
+// unaryNode type-checks a unary operation.
+func unaryNode(o op, col int, x *node) (*node, error) {
+	if x.ty == tyStr {
+		return nil, errorf(col, "operator %s does not apply to a string", o)
+	}
+	n := &node{op: o, col: col, l: x, ty: x.ty, konst: x.konst}
+	switch o {
+	case opNot:
+		n.ty = tyInt
+	case opBitNot:
+		if x.ty != tyInt {
+			return nil, errorf(col, "operator ~ does not apply to a %s", x.ty)
+		}
+	}
+	return n, nil
+}
+
+// binaryNode type-checks a binary operation.
+func binaryNode(o op, col int, l, r *node) (*node, error) {
+	n := &node{op: o, col: col, l: l, r: r, konst: l.konst && r.konst}
+	switch {
+	case o.isCompare():
+		if (l.ty == tyStr) != (r.ty == tyStr) {
+			return nil, errorf(col, "cannot compare a %s with a %s", l.ty, r.ty)
+		}
+		if l.ty == tyStr {
+			lg := l.op == opStr && l.s.glob()
+			rg := r.op == opStr && r.s.glob()
+			if (lg || rg) && o != opEQ && o != opNE {
+				return nil, errorf(col, "a string with a * wildcard only compares with == or != (write \\* for a star)")
+			}
+			if lg && rg {
+				return nil, errorf(col, "cannot compare two wildcard patterns")
+			}
+		}
+	case o == opLAnd || o == opLOr:
+		for _, x := range []*node{l, r} {
+			if x.ty == tyStr {
+				return nil, errorf(col, "operator %s does not apply to a string", o)
+			}
+		}
+	default: // bitwise and shifts
+		for _, x := range []*node{l, r} {
+			if x.ty != tyInt {
+				return nil, errorf(col, "operator %s does not apply to a %s", o, x.ty)
+			}
+		}
+	}
+	return n, nil
+}
