@@ -1,0 +1,134 @@
+package tracepoint
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sync/atomic"
+	"unsafe"
+)
+
+// Link is what every attachment returns: closing it detaches. Future attach
+// points (uprobes, kernel programs) return the same shape.
+type Link interface {
+	Close() error
+}
+
+// runFunc runs one attached program on a record and returns r0.
+type runFunc func(rec unsafe.Pointer, size uintptr) (uint64, error)
+
+// attachSet is the immutable list of attachments of a tracepoint, replaced
+// whole (copy on write) on every attach and detach.
+type attachSet struct {
+	atts  []*Attachment
+	needs needs // context fields some attachment reads
+}
+
+// Attachment is a program attached to a tracepoint, alone (Attach) or
+// recording into a session (Session.Enable). It is a Link.
+type Attachment struct {
+	point   *Point
+	run     runFunc
+	needs   needs
+	session *Session
+	closed  atomic.Bool
+	stats   counters
+	// keep holds what run uses (a program, native code), so that it lives
+	// as long as the attachment: a Fire in flight may still run it after
+	// Close.
+	keep any
+	desc string
+}
+
+// ErrNoProgram reports Attach without a program to run.
+var ErrNoProgram = errors.New("no program: use Filter, Program or VMProgram")
+
+// Attach runs a program on every firing of tp until the returned
+// attachment is closed. The program is given by one option (Filter,
+// Program, VMProgram); its return value counts the event as matched
+// (non-zero) or not. To record events, use Session.Enable.
+func Attach(tp Target, opts ...Option) (*Attachment, error) {
+	return attach(tp.point(), nil, opts)
+}
+
+// attach builds an attachment from opts and adds it to p.
+func attach(p *Point, s *Session, opts []Option) (*Attachment, error) {
+	var cfg config
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if len(cfg.sources) > 1 {
+		return nil, fmt.Errorf("tracepoint %s: %d programs in one attachment: give one of Filter, Program, VMProgram", p.Name(), len(cfg.sources))
+	}
+	a := &Attachment{point: p, session: s, needs: cfg.needs}
+	if len(cfg.sources) == 0 {
+		if s == nil {
+			return nil, fmt.Errorf("tracepoint %s: %w", p.Name(), ErrNoProgram)
+		}
+		a.run, a.desc = keepAll, "all events"
+	} else if err := cfg.sources[0](p, a, &cfg); err != nil {
+		return nil, fmt.Errorf("tracepoint %s: %w", p.Name(), err)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if s != nil && !s.add(p, a) {
+		return nil, fmt.Errorf("tracepoint %s: %w", p.Name(), ErrSessionClosed)
+	}
+	p.publish(append(p.current(), a))
+	return a, nil
+}
+
+// keepAll is the program of an attachment without one: record everything.
+func keepAll(unsafe.Pointer, uintptr) (uint64, error) { return 1, nil }
+
+// current returns a copy of the attachments in place, to change and
+// publish: firing goroutines may be reading the published one. Caller holds
+// p.mu.
+func (p *Point) current() []*Attachment {
+	if s := p.active.Load(); s != nil {
+		return slices.Clone(s.atts)
+	}
+	return nil
+}
+
+// publish makes atts the attachments of p (nil when empty, so that Fire
+// stays one load). Caller holds p.mu.
+func (p *Point) publish(atts []*Attachment) {
+	if len(atts) == 0 {
+		p.active.Store(nil)
+		return
+	}
+	s := &attachSet{atts: atts}
+	for _, a := range atts {
+		s.needs |= a.needs
+	}
+	p.active.Store(s)
+}
+
+// Close detaches the program. A Fire that starts after Close returns does
+// not run it; one already running may. Close is idempotent.
+func (a *Attachment) Close() error {
+	if a.closed.Swap(true) {
+		return nil
+	}
+	p := a.point
+	p.mu.Lock()
+	atts := slices.DeleteFunc(p.current(), func(b *Attachment) bool { return b == a })
+	p.publish(atts)
+	p.mu.Unlock()
+	if a.session != nil {
+		a.session.remove(a)
+	}
+	return nil
+}
+
+// Stats returns the attachment's counters. Fired is counted per
+// tracepoint only (Point.Stats), to spare firings one atomic add per
+// attachment.
+func (a *Attachment) Stats() Stats { return a.stats.load() }
+
+// Tracepoint returns the tracepoint the program is attached to.
+func (a *Attachment) Tracepoint() *Point { return a.point }
+
+// String says what runs where, for logs.
+func (a *Attachment) String() string { return a.point.Name() + ": " + a.desc }

@@ -1,0 +1,127 @@
+package tracepoint
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"sync"
+	"unsafe"
+	_ "unsafe" // go:linkname
+)
+
+// Context is the block that follows the payload in a record, at the
+// payload size rounded up to 8. Its layout is the C struct
+// uebpf_tp_ctx that Header writes.
+type Context struct {
+	// TimestampNs is CLOCK_MONOTONIC in nanoseconds, the clock of
+	// bpf_ktime_get_ns.
+	TimestampNs uint64
+	// Vtid is the OS thread that fired, or 0 when no attachment asked for
+	// it.
+	Vtid int64
+	// Vpid is the process id.
+	Vpid int64
+	// Goid is the goroutine that fired, or 0 when no attachment asked for
+	// it.
+	Goid uint64
+	// Procname is the process's name (comm), NUL-terminated.
+	Procname [16]byte
+}
+
+// ContextSize is the size of the context block.
+const ContextSize = int(unsafe.Sizeof(Context{}))
+
+// Names of the context fields, as filters write them.
+const (
+	CtxTimestamp = "$ctx.timestamp"
+	CtxVtid      = "$ctx.vtid"
+	CtxVpid      = "$ctx.vpid"
+	CtxGoid      = "$ctx.goid"
+	CtxProcname  = "$ctx.procname"
+)
+
+// ContextFields lists the fields of the context block, with offsets from
+// the block's start (Info.RecordFields gives them from the record's).
+func ContextFields() []Field {
+	return []Field{
+		{Name: CtxTimestamp, Kind: Unsigned, Size: 8, Offset: int(unsafe.Offsetof(Context{}.TimestampNs))},
+		{Name: CtxVtid, Kind: Signed, Size: 8, Offset: int(unsafe.Offsetof(Context{}.Vtid))},
+		{Name: CtxVpid, Kind: Signed, Size: 8, Offset: int(unsafe.Offsetof(Context{}.Vpid))},
+		{Name: CtxGoid, Kind: Unsigned, Size: 8, Offset: int(unsafe.Offsetof(Context{}.Goid))},
+		{Name: CtxProcname, Kind: String, Size: 16, Offset: int(unsafe.Offsetof(Context{}.Procname))},
+	}
+}
+
+// Needs says which costly context fields an attachment reads, so that a
+// firing fills them only when some attachment does.
+type needs uint8
+
+const (
+	needTimestamp needs = 1 << iota
+	needTid
+	needGoid
+)
+
+// needsOf maps context field names to what filling them costs.
+func needsOf(uses []string) needs {
+	var n needs
+	for _, u := range uses {
+		switch u {
+		case CtxTimestamp:
+			n |= needTimestamp
+		case CtxVtid:
+			n |= needTid
+		case CtxGoid:
+			n |= needGoid
+		}
+	}
+	return n
+}
+
+// processContext is the part of the context that is the same for the
+// whole process, read once.
+var processContext = sync.OnceValue(func() Context {
+	c := Context{Vpid: int64(os.Getpid())}
+	comm, err := os.ReadFile("/proc/self/comm")
+	if err != nil {
+		comm = []byte(filepath.Base(os.Args[0]))
+	}
+	comm = bytes.TrimRight(comm, "\n")
+	copy(c.Procname[:len(c.Procname)-1], comm)
+	return c
+})
+
+// nanotime is the runtime's CLOCK_MONOTONIC through the vDSO, the clock
+// of bpf_ktime_get_ns (see package helpers).
+//
+//go:linkname nanotime runtime.nanotime
+func nanotime() int64
+
+// fillContext writes the context block at c for the fields n asks for.
+func fillContext(c *Context, n needs) {
+	*c = processContext()
+	if n&needTimestamp != 0 {
+		c.TimestampNs = uint64(nanotime())
+	}
+	if n&needTid != 0 {
+		c.Vtid = int64(gettid())
+	}
+	if n&needGoid != 0 {
+		c.Goid = goid()
+	}
+}
+
+// goid reads the current goroutine's id from its stack trace header
+// ("goroutine 18 [running]:"): the runtime exports no cheaper way.
+func goid() uint64 {
+	var buf [64]byte
+	b := buf[:runtime.Stack(buf[:], false)]
+	b = bytes.TrimPrefix(b, []byte("goroutine "))
+	if i := bytes.IndexByte(b, ' '); i > 0 {
+		b = b[:i]
+	}
+	id, _ := strconv.ParseUint(string(b), 10, 64)
+	return id
+}

@@ -1,0 +1,99 @@
+package tracepoint
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/uebpf/uebpf"
+	"github.com/uebpf/uebpf/jit"
+	"github.com/uebpf/uebpf/verifier"
+	"github.com/uebpf/uebpf/vm"
+)
+
+// Option configures an attachment.
+type Option func(*config)
+
+// source prepares the program of an attachment for tracepoint p: sets
+// a.run, a.keep, a.desc and adds to a.needs.
+type source func(p *Point, a *Attachment, cfg *config) error
+
+type config struct {
+	sources     []source
+	needs       needs
+	interpreted bool
+}
+
+// Program attaches a program loaded with package uebpf, such as one
+// compiled from C with the header Header writes. A verified program must
+// have been verified for a context no larger than the tracepoint's record
+// (Info.RecordSize); an unverified one runs in checked mode. The caller
+// keeps the program's collection open while the attachment exists.
+func Program(prog *uebpf.Program) Option {
+	return func(c *config) {
+		c.sources = append(c.sources, func(p *Point, a *Attachment, _ *config) error {
+			if prog == nil {
+				return errors.New("nil *uebpf.Program")
+			}
+			if n := prog.ContextSize(); n > p.recordSize {
+				return fmt.Errorf("program %s was verified for a %d-byte context, more than the %d-byte record of %s (check the header it was built with): %w",
+					prog.Name(), n, p.recordSize, p.Name(), ErrContextSize)
+			}
+			a.run, a.keep = prog.RunPointer, prog
+			a.desc = fmt.Sprintf("program %s (%v)", prog.Name(), prog.Engine())
+			a.needs |= needTimestamp
+			return nil
+		})
+	}
+}
+
+// VMProgram attaches a vm program. It is verified for the tracepoint's
+// record (as its context) and compiled by the JIT where there is one, like
+// a filter.
+func VMProgram(prog *vm.Program) Option {
+	return func(c *config) {
+		c.sources = append(c.sources, func(p *Point, a *Attachment, cfg *config) error {
+			if prog == nil {
+				return errors.New("nil *vm.Program")
+			}
+			if err := prepare(p, a, prog, cfg.interpreted); err != nil {
+				return fmt.Errorf("program %s: %w", prog.Name(), err)
+			}
+			a.desc = "program " + prog.Name() + " " + a.desc
+			a.needs |= needTimestamp
+			return nil
+		})
+	}
+}
+
+// WithThreadID fills $ctx.vtid (a system call per firing) for a program
+// that reads it. Filters ask for it by naming $ctx.vtid.
+func WithThreadID() Option { return func(c *config) { c.needs |= needTid } }
+
+// WithGoroutineID fills $ctx.goid (about a microsecond per firing) for a
+// program that reads it.
+func WithGoroutineID() Option { return func(c *config) { c.needs |= needGoid } }
+
+// Interpreted runs a filter or vm program in the interpreter even where
+// the JIT could compile it, to compare engines.
+func Interpreted() Option { return func(c *config) { c.interpreted = true } }
+
+// ErrContextSize reports a program verified for a larger context than the
+// tracepoint's record.
+var ErrContextSize = errors.New("program context larger than the tracepoint record")
+
+// prepare verifies prog for p's record and picks its engine: the JIT
+// without run-time checks where there is one, else the interpreter.
+func prepare(p *Point, a *Attachment, prog *vm.Program, interpreted bool) error {
+	if _, err := verifier.Verify(prog, &verifier.Options{ContextSize: p.recordSize}); err != nil {
+		return fmt.Errorf("verifying for the %d-byte record of %s: %w", p.recordSize, p.Name(), err)
+	}
+	if jit.Supported && !interpreted {
+		jp, err := jit.Compile(prog, &jit.Options{Unchecked: true})
+		if err == nil {
+			a.run, a.keep, a.desc = jp.RunPointer, jp, "(jit)"
+			return nil
+		}
+	}
+	a.run, a.keep, a.desc = prog.RunPointer, prog, "(interpreter)"
+	return nil
+}

@@ -1,0 +1,6 @@
+//go:build !linux
+
+package tracepoint
+
+// gettid has no portable meaning outside Linux: 0.
+func gettid() int { return 0 }
