@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
-	"sync"
 	"unsafe"
 	_ "unsafe" // go:linkname
 )
@@ -59,7 +58,10 @@ func ContextFields() []Field {
 type needs uint8
 
 const (
-	needTimestamp needs = 1 << iota
+	// needStatic is the process's part of the block (vpid, procname):
+	// a copy, cheap, but not free for filters that read none of it.
+	needStatic needs = 1 << iota
+	needTimestamp
 	needTid
 	needGoid
 )
@@ -69,6 +71,8 @@ func needsOf(uses []string) needs {
 	var n needs
 	for _, u := range uses {
 		switch u {
+		case CtxVpid, CtxProcname:
+			n |= needStatic
 		case CtxTimestamp:
 			n |= needTimestamp
 		case CtxVtid:
@@ -81,8 +85,11 @@ func needsOf(uses []string) needs {
 }
 
 // processContext is the part of the context that is the same for the
-// whole process, read once.
-var processContext = sync.OnceValue(func() Context {
+// whole process, read once at init: a plain variable is cheaper to copy
+// on every firing than a sync.OnceValue.
+var processContext = readProcessContext()
+
+func readProcessContext() Context {
 	c := Context{Vpid: int64(os.Getpid())}
 	comm, err := os.ReadFile("/proc/self/comm")
 	if err != nil {
@@ -91,7 +98,7 @@ var processContext = sync.OnceValue(func() Context {
 	comm = bytes.TrimRight(comm, "\n")
 	copy(c.Procname[:len(c.Procname)-1], comm)
 	return c
-})
+}
 
 // nanotime is the runtime's CLOCK_MONOTONIC through the vDSO, the clock
 // of bpf_ktime_get_ns (see package helpers).
@@ -99,9 +106,10 @@ var processContext = sync.OnceValue(func() Context {
 //go:linkname nanotime runtime.nanotime
 func nanotime() int64
 
-// fillContext writes the context block at c for the fields n asks for.
+// fillContext writes the context block at c: the process's part, and the
+// costly fields n asks for (the others are 0).
 func fillContext(c *Context, n needs) {
-	*c = processContext()
+	*c = processContext
 	if n&needTimestamp != 0 {
 		c.TimestampNs = uint64(nanotime())
 	}

@@ -40,7 +40,8 @@
 //
 // vpid and procname are read once per process. timestamp_ns (CLOCK_MONOTONIC,
 // the clock of bpf_ktime_get_ns) is filled when an attachment uses it and
-// always in recorded events. vtid is the OS thread id: a system call, so it
+// always in recorded events (WithTimestamp for a program that reads it,
+// because reading the clock can cost more than the filter). vtid is the OS thread id: a system call, so it
 // is filled only when an attachment asks for it (a filter that reads
 // $ctx.vtid, or WithThreadID for a program). goid is read from the
 // goroutine's stack trace, which costs about a microsecond, so it too is

@@ -40,7 +40,7 @@ func Program(prog *uebpf.Program) Option {
 			}
 			a.run, a.keep = prog.RunPointer, prog
 			a.desc = fmt.Sprintf("program %s (%v)", prog.Name(), prog.Engine())
-			a.needs |= needTimestamp
+			a.needs |= needStatic
 			return nil
 		})
 	}
@@ -59,11 +59,17 @@ func VMProgram(prog *vm.Program) Option {
 				return fmt.Errorf("program %s: %w", prog.Name(), err)
 			}
 			a.desc = "program " + prog.Name() + " " + a.desc
-			a.needs |= needTimestamp
+			a.needs |= needStatic
 			return nil
 		})
 	}
 }
+
+// WithTimestamp fills $ctx.timestamp before a program runs, for a program
+// that reads it (recorded events always carry it). Reading the clock can
+// cost more than running a filter, so it is filled only on request; filters
+// ask for it by naming $ctx.timestamp.
+func WithTimestamp() Option { return func(c *config) { c.needs |= needTimestamp } }
 
 // WithThreadID fills $ctx.vtid (a system call per firing) for a program
 // that reads it. Filters ask for it by naming $ctx.vtid.

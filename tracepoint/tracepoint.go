@@ -24,8 +24,13 @@ type Point struct {
 	typ        reflect.Type
 	id         uint32
 	recordSize int
-	bufs       sync.Pool // *recordBuf
-	stats      counters
+	ctxOffset  int
+	// spare is a record buffer ready for the next firing: one atomic swap
+	// where a sync.Pool costs several times more; bufs serves the firings
+	// that find it taken.
+	spare atomic.Pointer[recordBuf]
+	bufs  sync.Pool // *recordBuf
+	stats counters
 
 	// mu serializes attaching and detaching, which copy active.
 	mu sync.Mutex
@@ -100,6 +105,7 @@ func Declare[T any](provider, name string) (*Tracepoint[T], error) {
 	p.info = Info{Provider: provider, Name: name, Size: size, Align: align, Fields: fields}
 	p.typ = t
 	p.recordSize = p.info.RecordSize()
+	p.ctxOffset = p.info.ContextOffset()
 	p.bufs.New = func() any { return newRecordBuf(p.recordSize) }
 	if err := register(p); err != nil {
 		return nil, err
@@ -154,12 +160,19 @@ func (b *recordBuf) ptr() unsafe.Pointer { return unsafe.Pointer(unsafe.SliceDat
 // here, so that it does not escape from the callers of Fire.
 func (p *Point) fire(s *attachSet, payload unsafe.Pointer) {
 	p.stats.fired.Add(1)
-	b := p.bufs.Get().(*recordBuf)
+	b := p.spare.Swap(nil)
+	if b == nil {
+		b = p.bufs.Get().(*recordBuf)
+	}
 	rec := b.ptr()
 	copy(unsafe.Slice((*byte)(rec), p.info.Size), unsafe.Slice((*byte)(payload), p.info.Size))
-	ctx := (*Context)(unsafe.Add(rec, p.info.ContextOffset()))
-	fillContext(ctx, s.needs)
-	stamped := s.needs&needTimestamp != 0
+	ctx := (*Context)(unsafe.Add(rec, p.ctxOffset))
+	// The context block is filled only if some attachment reads it
+	// (a filter over the payload does not), and else before recording.
+	filled := s.needs
+	if filled != 0 {
+		fillContext(ctx, filled)
+	}
 	for _, a := range s.atts {
 		if a.closed.Load() {
 			continue
@@ -178,9 +191,13 @@ func (p *Point) fire(s *attachSet, payload unsafe.Pointer) {
 		if a.session == nil {
 			continue
 		}
-		if !stamped {
-			ctx.TimestampNs = uint64(nanotime())
-			stamped = true
+		if filled&needTimestamp == 0 {
+			if filled == 0 {
+				fillContext(ctx, needTimestamp)
+			} else {
+				ctx.TimestampNs = uint64(nanotime())
+			}
+			filled |= needStatic | needTimestamp
 		}
 		if a.session.record(p, rec) {
 			a.stats.recorded.Add(1)
@@ -190,5 +207,7 @@ func (p *Point) fire(s *attachSet, payload unsafe.Pointer) {
 			p.stats.dropped.Add(1)
 		}
 	}
-	p.bufs.Put(b)
+	if !p.spare.CompareAndSwap(nil, b) {
+		p.bufs.Put(b)
+	}
 }

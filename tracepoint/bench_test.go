@@ -1,0 +1,152 @@
+package tracepoint
+
+import (
+	"runtime"
+	"testing"
+	"time"
+)
+
+// benchEvent is the payload of the HTTP example: 96 bytes.
+type benchEvent struct {
+	Method     [8]byte
+	Path       [64]byte
+	Status     uint16
+	_          [6]byte
+	DurationUs uint64
+	Bytes      uint64
+}
+
+func BenchmarkFireDisabled(b *testing.B) {
+	tp := declare[benchEvent](b)
+	ev := benchEvent{Status: 200}
+	// b.N loops, not b.Loop: b.Loop keeps calls in its body from being
+	// inlined, and inlining is what makes a disabled Fire cheap.
+	b.Run("pointer", func(b *testing.B) {
+		b.ReportAllocs()
+		for range b.N {
+			tp.Fire(&ev)
+		}
+	})
+	b.Run("value", func(b *testing.B) {
+		b.ReportAllocs()
+		for range b.N {
+			tp.FireValue(ev)
+		}
+	})
+}
+
+// fourPredicates is the assembly of
+// status >= 500 || duration_us > 20000 || bytes > 1<<20 || status == 404,
+// what filter compiles a four-predicate expression to, near enough.
+const fourPredicates = `
+	ldxh %r2, [%r1+72]
+	jge %r2, 500, keep
+	ldxdw %r3, [%r1+80]
+	jgt %r3, 20000, keep
+	ldxdw %r3, [%r1+88]
+	jgt %r3, 0x100000, keep
+	jeq %r2, 404, keep
+	mov %r0, 0
+	exit
+keep:
+	mov %r0, 1
+	exit`
+
+func BenchmarkFireEnabled(b *testing.B) {
+	for _, engine := range []struct {
+		name string
+		opts []Option
+	}{{"jit", nil}, {"interpreter", []Option{Interpreted()}}} {
+		b.Run(engine.name+"/dropped", func(b *testing.B) {
+			tp := declare[benchEvent](b)
+			s := newSession(b, 1<<20)
+			if _, err := s.Enable(tp, append(engine.opts, VMProgram(loadAsm(b, fourPredicates)))...); err != nil {
+				b.Fatal(err)
+			}
+			ev := benchEvent{Status: 200, DurationUs: 100, Bytes: 10}
+			b.ReportAllocs()
+			for b.Loop() {
+				tp.Fire(&ev)
+			}
+		})
+		b.Run(engine.name+"/recorded", func(b *testing.B) {
+			tp := declare[benchEvent](b)
+			s := newSession(b, 1<<24)
+			if _, err := s.Enable(tp, append(engine.opts, VMProgram(loadAsm(b, fourPredicates)))...); err != nil {
+				b.Fatal(err)
+			}
+			ev := benchEvent{Status: 503, DurationUs: 100, Bytes: 10}
+			done := make(chan struct{})
+			go func() { // a reader keeps the ring from filling up
+				defer close(done)
+				for {
+					if _, err := s.Next(); err != nil {
+						return
+					}
+				}
+			}()
+			b.ReportAllocs()
+			for b.Loop() {
+				tp.Fire(&ev)
+			}
+			b.StopTimer()
+			s.Close()
+			<-done
+			if st := tp.Stats(); st.Dropped != 0 {
+				b.ReportMetric(float64(st.Dropped)/float64(st.Matched), "dropped/op")
+			}
+		})
+	}
+}
+
+// BenchmarkAttachFilters attaches one program to each of 10,000
+// tracepoints and reports the time and the heap each attachment takes
+// (native code is mapped outside the heap: code-B/attach reports it).
+func BenchmarkAttachFilters(b *testing.B) {
+	const n = 10000
+	tps := make([]*Tracepoint[benchEvent], n)
+	for i := range tps {
+		tps[i] = declare[benchEvent](b)
+	}
+	for b.Loop() {
+		prog := loadAsm(b, fourPredicates)
+		links := make([]*Attachment, 0, n)
+		runtime.GC()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		start := time.Now()
+		for _, tp := range tps {
+			a, err := Attach(tp, VMProgram(prog))
+			if err != nil {
+				b.Fatal(err)
+			}
+			links = append(links, a)
+		}
+		elapsed := time.Since(start)
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		b.ReportMetric(float64(elapsed.Nanoseconds())/n, "ns/attach")
+		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/n, "heap-B/attach")
+		for _, l := range links {
+			l.Close()
+		}
+		runtime.KeepAlive(links)
+	}
+}
+
+// BenchmarkContext measures what filling the context block costs: the
+// clock read every recorded event pays, and the thread and goroutine ids
+// that only attachments asking for them pay.
+func BenchmarkContext(b *testing.B) {
+	for _, n := range []struct {
+		name  string
+		needs needs
+	}{{"none", 0}, {"timestamp", needTimestamp}, {"vtid", needTid}, {"goid", needGoid}} {
+		b.Run(n.name, func(b *testing.B) {
+			var c Context
+			for b.Loop() {
+				fillContext(&c, n.needs)
+			}
+		})
+	}
+}
