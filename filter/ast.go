@@ -4,14 +4,14 @@ package filter
 type op uint8
 
 const (
-	opField op = iota
-	opInt      // integer literal
-	opFloat    // float literal
-	opStr      // string literal
-	opNot      // !
-	opBitNot   // ~
-	opNeg      // unary -
-	opPos      // unary +
+	opField  op = iota
+	opInt       // integer literal
+	opFloat     // float literal
+	opStr       // string literal
+	opNot       // !
+	opBitNot    // ~
+	opNeg       // unary -
+	opPos       // unary +
 	opShl
 	opShr
 	opAnd // &

@@ -46,7 +46,7 @@ func parse(expr string, fields []Field) (*node, error) {
 }
 
 func (p *parser) peek() token { return p.toks[p.pos] }
-func (p *parser) next() token  { t := p.toks[p.pos]; p.pos++; return t }
+func (p *parser) next() token { t := p.toks[p.pos]; p.pos++; return t }
 
 func describe(t token) string {
 	if t.kind == tEOF {
