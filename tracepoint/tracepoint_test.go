@@ -420,3 +420,47 @@ func TestFireDisabledAllocatesNothing(t *testing.T) {
 		t.Errorf("enabled Fire allocates %v times", n)
 	}
 }
+
+func TestFilterKeepsMatching(t *testing.T) {
+	tp := declare[testEvent](t)
+	tests := []struct {
+		expr string
+		want func(ev testEvent) bool
+	}{
+		{"status >= 500", func(ev testEvent) bool { return ev.Status >= 500 }},
+		{"status >= 500 || code < -7", func(ev testEvent) bool { return ev.Status >= 500 || ev.Code < -7 }},
+		{`name == "odd*" && seq > 2`, func(ev testEvent) bool { return ev.Seq%2 == 1 && ev.Seq > 2 }},
+		{"$ctx.vpid == " + fmt.Sprint(os.Getpid()) + " && $ctx.vtid > 0", func(testEvent) bool { return true }},
+		{"$ctx.timestamp == 0", func(testEvent) bool { return false }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.expr, func(t *testing.T) {
+			s := newSession(t, 1<<16)
+			link, err := s.Enable(tp, Filter(tt.expr))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer link.Close()
+			var want []uint64
+			for i := range 12 {
+				ev := testEvent{Seq: uint64(i), Status: uint16(100 * (i % 6)), Code: -int32(i)}
+				copy(ev.Name[:], []string{"even", "odd"}[i%2])
+				if tt.want(ev) {
+					want = append(want, ev.Seq)
+				}
+				tp.Fire(&ev)
+			}
+			var got []uint64
+			for _, r := range drain(t, s) {
+				ev, _ := Decode[testEvent](r)
+				got = append(got, ev.Seq)
+			}
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("kept %v, want %v", got, want)
+			}
+		})
+	}
+	if _, err := Attach(tp, Filter("nosuchfield == 1")); err == nil {
+		t.Error("a filter on an unknown field was attached")
+	}
+}

@@ -1,0 +1,54 @@
+package tracepoint
+
+import (
+	"fmt"
+
+	"github.com/uebpf/uebpf/filter"
+	"github.com/uebpf/uebpf/vm"
+)
+
+// Filter attaches a filter expression (package filter, LTTng syntax) over
+// the tracepoint's fields and context fields ($ctx.vtid ...): events for
+// which it is not zero are kept. It is compiled to eBPF, verified for the
+// tracepoint's record and run by the JIT where there is one. The context
+// fields it names are the only ones filled before it runs.
+func Filter(expr string) Option {
+	return func(c *config) {
+		c.sources = append(c.sources, func(p *Point, a *Attachment, cfg *config) error {
+			f, err := filter.Compile(expr, FilterFields(p.info))
+			if err != nil {
+				return fmt.Errorf("filter %q: %w", expr, err)
+			}
+			prog, err := vm.Load(&vm.ProgramSpec{Name: "filter", Instructions: f.Instructions()}, nil)
+			if err != nil {
+				return fmt.Errorf("filter %q: loading: %w", expr, err)
+			}
+			if err := prepare(p, a, prog, cfg.interpreted); err != nil {
+				return fmt.Errorf("filter %q: %w", expr, err)
+			}
+			a.desc = fmt.Sprintf("filter %q %s", expr, a.desc)
+			a.needs |= needsOf(f.Uses())
+			return nil
+		})
+	}
+}
+
+// FilterFields are the fields of a tracepoint's record as package filter
+// describes them: booleans read as unsigned bytes.
+func FilterFields(info Info) []filter.Field {
+	fs := info.RecordFields()
+	out := make([]filter.Field, len(fs))
+	for i, f := range fs {
+		k := filter.Unsigned
+		switch f.Kind {
+		case Signed:
+			k = filter.Signed
+		case Float:
+			k = filter.Float
+		case String:
+			k = filter.String
+		}
+		out[i] = filter.Field{Name: f.Name, Kind: k, Size: f.Size, Offset: f.Offset}
+	}
+	return out
+}
