@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"runtime"
 	"unsafe"
-	_ "unsafe" // go:linkname
 
 	"github.com/uebpf/uebpf/vm"
 )
@@ -64,6 +63,11 @@ func frameError(p *Program, ctx unsafe.Pointer, size uintptr, reason, pc, addr, 
 		if size == 0 {
 			ctx = nil // as run passes it
 		}
+		if p.frameSetup&frameSetupZeroStack != 0 { // tests: a zeroed stack, as on a new Env
+			e := vm.NewEnv()
+			e.SetOnlyContext(ctx, size, true)
+			return p.execFull(e)
+		}
 		return p.runEnv(ctx, size)
 	}
 	return 0, exitError(reason, pc, addr, n)
@@ -87,71 +91,6 @@ func executed(reason, budget uint64, left int64, reserve uint64) uint64 {
 	return budget - reserve - uint64(left)
 }
 
-// Generated code cannot be preempted by Go, and a time limit or a
-// cancellation needs Go to look at the clock and the context. Code that
-// can run long (Program.resumable) therefore gets its budget one slice
-// at a time: when the slice runs out it returns to Go (reasonSlice),
-// which checks the run's limits (vm.Env.SliceEnded, where the goroutine
-// also stops for the scheduler and the garbage collector) and re-enters
-// it with the next slice. Slices adapt to how fast the code spends them,
-// so that each takes about sliceTarget.
-const (
-	firstSlice  = 1 << 16
-	minSlice    = 1 << 12
-	maxSlice    = 1 << 26
-	sliceTarget = 100_000 // ns
-)
-
-// budgetSlices is the part of a run's budget that Go keeps while the code
-// spends the slice in its budget register (runState.budget).
-type budgetSlices struct {
-	reserve uint64 // not handed out yet
-	size    uint64 // of the next slice
-	at      int64  // when the last slice was handed out (0: not timed yet)
-}
-
-// setBudget gives the code of p the budget of a run, or its first slice,
-// and returns what Go keeps.
-func (p *Program) setBudget(s *runState, budget uint64) budgetSlices {
-	if p.resumable && budget > firstSlice {
-		s.budget = firstSlice
-		return budgetSlices{reserve: budget - firstSlice, size: firstSlice}
-	}
-	s.budget = int64(budget)
-	return budgetSlices{}
-}
-
-// next is called when the code's slice ran out (reasonSlice) with what
-// the code left in s.budget (negative: the block that ran out overdrew
-// it): it checks the run's limits and hands out the next slice. It
-// returns the cause that ends the run, vm.ErrBudgetExceeded when the
-// reserve cannot pay the overdraft.
-func (sl *budgetSlices) next(e *vm.Env, s *runState) error {
-	if err := e.SliceEnded(); err != nil {
-		return err
-	}
-	now := nanotime()
-	if sl.at != 0 {
-		elapsed := uint64(max(now-sl.at, 1))
-		sl.size = min(max(sl.size*sliceTarget/elapsed, minSlice), maxSlice)
-	}
-	sl.at = now
-	if uint64(-s.budget) > sl.reserve { // only a negative budget ends a slice
-		s.budget, sl.reserve = 0, 0
-		return vm.ErrBudgetExceeded
-	}
-	take := min(sl.reserve, sl.size+uint64(-s.budget))
-	sl.reserve -= take
-	s.budget += int64(take)
-	return nil
-}
-
-// nanotime is the runtime's monotonic clock, read through the vDSO; the
-// runtime keeps this symbol linkable on purpose (go.dev/issue/67401).
-//
-//go:linkname nanotime runtime.nanotime
-func nanotime() int64
-
 // exitError returns the error of a run that generated code ended with
 // reason (not a helper call or a return into another program).
 func exitError(reason, pc, addr, size uint64) error {
@@ -172,7 +111,10 @@ func exitError(reason, pc, addr, size uint64) error {
 // and returns r0, exactly as vm.Program.Exec does. Errors are
 // *vm.RunError values.
 func (p *Program) Exec(e *vm.Env) (uint64, error) {
-	if p.lean {
+	// Lean code that can run long takes the full path: a lean run of it
+	// gets only a slice, and starting it again on the same Env would
+	// not be the same run (its stack is the Env's).
+	if p.lean && !p.resumable {
 		// Nothing to add to the Env's regions for the run, and no helper
 		// can look at the Env during it: there is nothing to prepare but
 		// the budget. Unlike a full run, a lean one does not make
@@ -183,18 +125,11 @@ func (p *Program) Exec(e *vm.Env) (uint64, error) {
 			budget = p.vp.Budget()
 		}
 		budget = min(budget, maxBudget)
-		lean := budget
-		if p.resumable {
-			lean = min(budget, uint64(p.budget)) // a slice: see Program.budget
-		}
 		s := stateOf(e)
-		r0, reason := execLean(s, p.start, lean)
+		r0, reason := execLean(s, p.start, budget)
 		runtime.KeepAlive(p) // its code was running
 		if reason != reasonExit {
-			if reason&0xff == reasonSlice { // too long to run lean
-				return p.execFull(e)
-			}
-			return 0, leanError(e, s, lean)
+			return 0, leanError(e, s, budget)
 		}
 		return r0, nil
 	}
@@ -292,8 +227,13 @@ func (p *Program) continueRun(e *vm.Env, s *runState, sl *budgetSlices) (r0 uint
 			e.SetHelperBudget(total)
 			s.regs[0] = fn(e, s.regs[1], s.regs[2], s.regs[3], s.regs[4], s.regs[5])
 			if left := e.HelperBudget(); left != total {
-				s.budget = int64(min(left, uint64(s.budget)))
-				sl.reserve = left - uint64(s.budget)
+				// The charge comes out of the slice, so that the slice
+				// measures work; the reserve pays what the slice cannot.
+				s.budget -= int64(total - left)
+				if s.budget < 0 {
+					sl.reserve -= uint64(-s.budget)
+					s.budget = 0
+				}
 			}
 			// The helper may have withdrawn a region (a ring buffer
 			// record it submitted): forget the ones that allowed the

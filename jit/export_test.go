@@ -74,3 +74,11 @@ func InlineHashUpdates(vp *vm.Program, opts Options) int {
 	}
 	return c.hashUpdates
 }
+
+// SetSlice makes every slice of the budget n units (0: the normal sizes)
+// for the programs compiled and run afterwards, and returns a function that
+// restores the normal sizes.
+func SetSlice(n uint64) (restore func()) {
+	sliceOverride = n
+	return func() { sliceOverride = 0 }
+}

@@ -671,6 +671,18 @@ func FuzzJITvsInterpreter(f *testing.F) {
 			text, _ := asm.Disassemble(insns)
 			t.Fatalf("%v\nprogram:\n%s", err, text)
 		}
+		// Again with slices of the budget so small that nearly every
+		// charging instruction ends one, on a program compiled for them:
+		// resuming must not change anything.
+		defer jit.SetSlice(uint64(seed%5) + 1)()
+		vp, err = vm.Load(&vm.ProgramSpec{Instructions: insns, Maps: fuzzMaps()}, &vm.Options{Helpers: testHelpers})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := diffEngines(vp, fuzzInput(seed), modes...); err != nil {
+			text, _ := asm.Disassemble(insns)
+			t.Fatalf("slices of %d: %v\nprogram:\n%s", seed%5+1, err, text)
+		}
 	})
 }
 

@@ -173,6 +173,9 @@ func (p *Program) setRunPath(c *compiler) {
 		(p.fam.opts.Unchecked || p.vp.StaticRegions() == 0)
 	if p.lean && p.resumable {
 		p.budget = min(p.budget, firstSlice)
+		if sliceOverride != 0 {
+			p.budget = min(p.budget, int64(sliceOverride))
+		}
 	}
 	if !p.fam.opts.Unchecked && c.memory {
 		p.frameSetup |= frameSetupChecked

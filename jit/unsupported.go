@@ -21,6 +21,8 @@ func Compile(p *vm.Program, opts *Options) (*Program, error) {
 // Exec returns ErrUnsupportedArch.
 func (p *Program) Exec(e *vm.Env) (uint64, error) { return 0, ErrUnsupportedArch }
 
+func (p *Program) execFull(*vm.Env) (uint64, error) { return 0, ErrUnsupportedArch }
+
 func run(*Program, []byte) (uint64, error) { return 0, ErrUnsupportedArch }
 
 func runPointer(*Program, unsafe.Pointer, uintptr, uintptr) (uint64, error) {

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/uebpf/uebpf/internal/conformance"
+	"github.com/uebpf/uebpf/vm"
 )
 
 func TestConformance(t *testing.T) {
@@ -21,5 +22,28 @@ func TestConformance(t *testing.T) {
 				t.Error(err)
 			}
 		})
+	}
+}
+
+// The suite again with slices of 1 to 3 instructions: a slice then ends at
+// nearly every charging instruction, whose effect the driver completes
+// (Env.completeCharged), and every result must stay the same.
+func TestConformanceTinySlices(t *testing.T) {
+	dir, ok := conformance.SharedDir()
+	if !ok {
+		t.Skip("conformance suite not found (../shared/conformance or $UEBPF_CONFORMANCE_DIR)")
+	}
+	tests, err := conformance.LoadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n := uint64(1); n <= 3; n++ {
+		restore := vm.SetInterpretSlice(n)
+		for _, tc := range tests {
+			if err := tc.Run(conformance.Interpreter); err != nil {
+				t.Errorf("slices of %d: %s: %v", n, tc.Name, err)
+			}
+		}
+		restore()
 	}
 }

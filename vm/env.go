@@ -67,6 +67,7 @@ type Env struct {
 	ctx        context.Context
 	timeout    time.Duration
 	sliceStart int64
+	sliceLeft  uint64 // what the interpreter's current slice has left
 	executed   uint64 // instructions the last run executed
 	helperPC   int    // the call instruction of the helper running now
 	frames     [MaxCallDepth]frame

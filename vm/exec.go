@@ -73,7 +73,7 @@ func (e *Env) run(budget uint64) (uint64, error) {
 		e.frames[e.depth].prog = nil
 	}
 	e.base = 0
-	e.sliceStart = 0
+	e.sliceStart, e.sliceLeft = 0, interpretSlice
 	r0, left, err := e.drive(0, budget)
 	e.executed = budget - left
 	return r0, err
@@ -86,10 +86,11 @@ func (e *Env) drive(pc int, budget uint64) (uint64, uint64, error) {
 	r := &e.regs
 	for {
 		// interpret counts down a signed budget: one subtraction and a
-		// sign test per taken jump. It gets one slice of the budget at a
-		// time, so that a long run comes back here to check its time
-		// limit and cancellation (see Env.sliceEnded).
-		chunk := min(budget, interpretSlice)
+		// sign test per taken jump. It gets what is left of the current
+		// slice of the budget (e.sliceLeft, shared with the callbacks a
+		// helper runs), so that a long run comes back here to check its
+		// time limit and cancellation (see Env.sliceEnded).
+		chunk := min(budget, e.sliceLeft)
 		var left int
 		var why uint8
 		pc, left, why = e.interpret(pc, int(chunk))
@@ -101,12 +102,14 @@ func (e *Env) drive(pc int, budget uint64) (uint64, uint64, error) {
 				return 0, 0, &RunError{PC: at, Err: ErrBudgetExceeded}
 			}
 			budget -= chunk + overdraw
-			if err := e.sliceEnded(); err != nil {
+			e.sliceLeft = 0
+			if err := e.nextSlice(); err != nil {
 				return 0, budget, &RunError{PC: at, Err: err}
 			}
 			pc, why = e.completeCharged(at)
 		} else {
 			budget -= chunk - uint64(left)
+			e.sliceLeft -= chunk - uint64(left)
 		}
 		switch why {
 		case 0: // resumed after a slice ended
@@ -135,7 +138,15 @@ func (e *Env) drive(pc int, budget uint64) (uint64, uint64, error) {
 			e.budgetLeft = budget
 			e.helperPC = at
 			r[0] = fn(e, r[1], r[2], r[3], r[4], r[5])
+			// What the helper charged counts against the slice too, and
+			// ends it when it uses it up.
+			e.sliceLeft -= min(budget-e.budgetLeft, e.sliceLeft)
 			budget = e.budgetLeft
+			if e.sliceLeft == 0 && e.status == 0 {
+				if err := e.nextSlice(); err != nil {
+					return 0, budget, &RunError{PC: at, Err: err}
+				}
+			}
 			if e.status != 0 {
 				if e.status&(statusTailCall|statusOverdrawn) != statusTailCall {
 					r0, err := e.finish(at)

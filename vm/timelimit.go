@@ -21,8 +21,9 @@ const DefaultTimeout = time.Second
 
 // interpretSlice is the interpreter's slice of the budget: about 100 µs of
 // interpretation, which bounds how late a run notices its deadline or a
-// cancellation.
-const interpretSlice = 1 << 16
+// cancellation. Tests make it tiny, so that slices end at every kind of
+// charging instruction.
+var interpretSlice uint64 = 1 << 16
 
 // ErrTimeout is the cause of a run that exceeded its time limit
 // (Options.Timeout). errors.Is(err, context.DeadlineExceeded) also holds.
@@ -79,6 +80,13 @@ func (e *Env) Charge(n uint64) bool {
 	}
 	e.budgetLeft -= n
 	return true
+}
+
+// nextSlice is sliceEnded for the interpreter, which then starts its
+// next slice.
+func (e *Env) nextSlice() error {
+	e.sliceLeft = interpretSlice
+	return e.sliceEnded()
 }
 
 // sliceEnded is what an engine calls each time a run has used a slice of

@@ -109,6 +109,23 @@ func TestInterpreterTimeLimits(t *testing.T) {
 	if _, err := p.RunContext(ctx, nil); !errors.As(err, &re) || !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, vm.ErrTimeout) {
 		t.Errorf("RunContext with a deadline: %v, want the context's error", err)
 	}
+	// Loops that leave the interpreter's loop at every iteration, for a
+	// helper call, still end at the time limit: the slice is the run's,
+	// not one interpret call's.
+	hs := vm.Helpers{1: {Name: "zero", Func: func(*vm.Env, uint64, uint64, uint64, uint64, uint64) uint64 { return 0 }}}
+	for _, src := range []string{"call 1\nja -2\nexit", "call local f\nja -2\nexit\nf:\ncall 1\nexit"} {
+		insns, err := asm.Assemble(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q, err := vm.Load(&vm.ProgramSpec{Instructions: insns}, &vm.Options{Helpers: hs, Budget: 1 << 62, Timeout: 20 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := q.Run(nil); !errors.Is(err, vm.ErrTimeout) {
+			t.Errorf("%q: %v, want ErrTimeout", src, err)
+		}
+	}
 	// An Env's own limit overrides the program's; a negative one is none.
 	e := vm.NewEnv()
 	e.SetTimeout(time.Millisecond)
