@@ -6,6 +6,7 @@
 //	uebpf conformance [--engine E] DIR
 //	uebpf plugin [MEMHEX] [--interpret | --engine E]
 //	uebpf engines
+//	uebpf tracepoint header --name PROVIDER:NAME --fields SPEC [-o FILE]
 //
 // PROGRAM is raw bytecode (8-byte little-endian slots), a file in the
 // conformance suite's assembler dialect, or a clang-built ELF object (with
@@ -28,6 +29,8 @@ const usage = `usage:
   uebpf conformance [--engine E] DIR
   uebpf plugin [MEMHEX] [--interpret | --engine E]
   uebpf engines
+  uebpf tracepoint header --name PROVIDER:NAME --fields SPEC [-o FILE]
+      (SPEC: name:type,... with u8..u64, s8..s64, f32, f64, bool, string[N])
 
 engines: %s
 `
@@ -52,6 +55,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = conformanceCommand(args[1:], stdout)
 	case "plugin":
 		err = pluginCommand(args[1:], stdin, stdout)
+	case "tracepoint":
+		err = tracepointCommand(args[1:], stdout)
 	case "engines":
 		fmt.Fprintln(stdout, strings.ReplaceAll(engineNames(), ", ", "\n"))
 	case "help", "-h", "--help":
