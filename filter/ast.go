@@ -63,7 +63,7 @@ const (
 	tyStr
 )
 
-func (t typ) String() string { return [...]string{"integer", "float", "string"}[t] }
+func (t typ) String() string { return [...]string{"an integer", "a float", "a string"}[t] }
 
 // node is a type-checked expression.
 type node struct {

@@ -46,7 +46,7 @@ var validExprs = []string{
 func TestCompileAgreesWithEval(t *testing.T) {
 	fields := testFields(t)
 	fields = append(fields, filter.Field{Name: "status_is_a_test", Kind: filter.Unsigned, Size: 1, Offset: 0})
-	r := rand.New(rand.NewPCG(1, 2))
+	r := newRand()
 	n := 0
 	for _, expr := range validExprs {
 		f, err := filter.Compile(expr, fields)
@@ -66,6 +66,8 @@ func TestCompileAgreesWithEval(t *testing.T) {
 	}
 	t.Logf("%d expressions", n)
 }
+
+func newRand() *rand.Rand { return rand.New(rand.NewPCG(1, 2)) }
 
 var expectedInvalid = map[string]bool{
 	"(a == 1) + 0 == 1": true, "0x7fffffffffffffff + 0": true, "a < 1.0/0": true, "0.0/0": true,

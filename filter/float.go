@@ -107,7 +107,7 @@ func (g *gen) cmpIntFloat() {
 	g.jumpReg(asm.JmpJGT, frac, t, unord)
 	g.movConst(t, two63)
 	g.jumpReg(asm.JmpJLT, frac, t, finite)
-	g.jump(asm.JmpJSGE, d, 0, lt)     // d >= 2^63 exceeds every integer
+	g.jump(asm.JmpJSGE, d, 0, lt)      // d >= 2^63 exceeds every integer
 	g.jumpReg(asm.JmpJNE, frac, t, gt) // d < -2^63 is below every one
 	g.movConst(t, 1<<63)               // d = -2^63 exactly
 	g.alu(asm.AluMOV, frac, 0)

@@ -249,7 +249,7 @@ func unaryNode(o op, col int, x *node) (*node, error) {
 		n.ty = tyInt
 	case opBitNot:
 		if x.ty != tyInt {
-			return nil, errorf(col, "operator ~ does not apply to a %s", x.ty)
+			return nil, errorf(col, "operator ~ does not apply to %s", x.ty)
 		}
 	}
 	return n, nil
@@ -261,7 +261,7 @@ func binaryNode(o op, col int, l, r *node) (*node, error) {
 	switch {
 	case o.isCompare():
 		if (l.ty == tyStr) != (r.ty == tyStr) {
-			return nil, errorf(col, "cannot compare a %s with a %s", l.ty, r.ty)
+			return nil, errorf(col, "cannot compare %s with %s", l.ty, r.ty)
 		}
 		if l.ty == tyStr {
 			lg := l.op == opStr && l.s.glob()
@@ -282,7 +282,7 @@ func binaryNode(o op, col int, l, r *node) (*node, error) {
 	default: // bitwise and shifts
 		for _, x := range []*node{l, r} {
 			if x.ty != tyInt {
-				return nil, errorf(col, "operator %s does not apply to a %s", o, x.ty)
+				return nil, errorf(col, "operator %s does not apply to %s", o, x.ty)
 			}
 		}
 	}
