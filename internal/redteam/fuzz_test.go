@@ -192,10 +192,8 @@ func fuzzSeeds() [][]byte {
 		}
 		return append([]byte{0xff}, asm.Encode(nil, insns)...)
 	}
-	// Seeds that crash the process until issue 16's fixes land: they
-	// join the corpus only with UEBPF_REDTEAM_NOSKIP=1 for now.
-	var seeds [][]byte
-	crashing := [][]byte{
+	// The ring buffer reproducers of issue 16, which crashed the process.
+	seeds := [][]byte{
 		raw(`
 			lddw %r1, map_by_fd(0)
 			mov %r2, 256
@@ -223,9 +221,6 @@ func fuzzSeeds() [][]byte {
 			call 132
 			stw [%r7], 0x40000000
 			exit`),
-	}
-	if noSkip() {
-		seeds = append(seeds, crashing...)
 	}
 	seeds = append(seeds, raw("ja -1\nexit"))
 	// ringbuf reserve, then submit of the record + 24; snprintf from the

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/uebpf/uebpf/jit"
+	"github.com/uebpf/uebpf/maps"
 	"github.com/uebpf/uebpf/vm"
 )
 
@@ -169,7 +170,7 @@ func hostileCases() []hcase {
 			add %r1, 24
 			mov %r2, 0
 			call 132
-			exit`, skip: "ring buffer: submit of a forged record pointer"},
+			exit`},
 		{name: "ring-forged-discard", src: `
 			lddw %r1, map_by_fd(0)
 			mov %r2, 256
@@ -183,7 +184,7 @@ func hostileCases() []hcase {
 			add %r1, 24
 			mov %r2, 0
 			call 133
-			exit`, skip: "ring buffer: discard of a forged record pointer"},
+			exit`},
 		// Submit of a record's own pointer twice, of its end, of another
 		// ring's address, with a forged header at every 8 bytes.
 		{name: "ring-forged-submit-sweep", src: `
@@ -219,7 +220,7 @@ func hostileCases() []hcase {
 			mov %r2, 0
 			call 132
 			mov %r0, 0
-			exit`, skip: "ring buffer: submit of a forged record pointer"},
+			exit`},
 		// Hole 2: a submitted record must not stay writable.
 		{name: "ring-write-after-submit", src: `
 			lddw %r1, map_by_fd(0)
@@ -235,7 +236,7 @@ func hostileCases() []hcase {
 			stw [%r7], 0x40000000
 			mov %r0, 0
 			exit`,
-			want: runErr(vm.ErrMemoryAccess, vm.ErrReadOnly), skip: "ring buffer: submitted records stay writable"},
+			want: runErr(vm.ErrMemoryAccess, vm.ErrReadOnly)},
 		// Hole 2 as the brief states it: run 1 reserves and submits and
 		// keeps the pointer in the context; Go consumes; run 2 reserves
 		// the same space again and writes through the old pointer.
@@ -498,7 +499,7 @@ func hostileCases() []hcase {
 			mov %r0, 0
 			mov %r1, 0
 			call %r1
-			exit`, want: runErr(vm.ErrUnknownHelper)},
+			exit`, want: runErr(vm.ErrUnknownHelper, maps.ErrInvalid)}, // submit of the context fails the run now
 
 		// Tail calls: bad indexes, wrong map kinds, loops.
 		{name: "tail-call-bad-index", src: calls(12, [][]string{
