@@ -79,7 +79,7 @@ func (f *Field) check() error {
 const maxStringSize = 1024
 
 // ParseSpec parses a field list "name:type,..." where type is one of u8
-// u16 u32 u64 s8 s16 s32 s64 f32 f64 string[N]. It lays the fields out in
+// u16 u32 u64 s8 s16 s32 s64 f32 f64 string[N] (and bool, a u8). It lays the fields out in
 // order as a C struct would: each number aligned to its size, strings to
 // one byte.
 func ParseSpec(spec string) ([]Field, error) {
@@ -101,6 +101,8 @@ func ParseSpec(spec string) ([]Field, error) {
 		switch typ {
 		case "u8", "u16", "u32", "u64":
 			f.Kind = Unsigned
+		case "bool": // as the tracepoint command's specs: a u8
+			f.Kind, typ = Unsigned, "u8"
 		case "s8", "s16", "s32", "s64":
 			f.Kind = Signed
 		case "f32", "f64":

@@ -6,6 +6,8 @@
 //	uebpf conformance [--engine E] DIR
 //	uebpf plugin [MEMHEX] [--interpret | --engine E]
 //	uebpf engines
+//	uebpf filter eval --fields SPEC [--engine interpreter|jit] [--] EXPR
+//	uebpf filter explain --fields SPEC [--] EXPR
 //	uebpf tracepoint header --name PROVIDER:NAME --fields SPEC [-o FILE]
 //
 // PROGRAM is raw bytecode (8-byte little-endian slots), a file in the
@@ -31,6 +33,9 @@ const usage = `usage:
   uebpf engines
   uebpf tracepoint header --name PROVIDER:NAME --fields SPEC [-o FILE]
       (SPEC: name:type,... with u8..u64, s8..s64, f32, f64, bool, string[N])
+  uebpf filter eval --fields SPEC [--engine interpreter|jit] [--] EXPR
+      (JSON events on stdin, one object a line; prints 1 to keep, 0 to drop)
+  uebpf filter explain --fields SPEC [--] EXPR
 
 engines: %s
 `
@@ -57,6 +62,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = pluginCommand(args[1:], stdin, stdout)
 	case "tracepoint":
 		err = tracepointCommand(args[1:], stdout)
+	case "filter":
+		err = filterCommand(args[1:], stdin, stdout)
 	case "engines":
 		fmt.Fprintln(stdout, strings.ReplaceAll(engineNames(), ", ", "\n"))
 	case "help", "-h", "--help":

@@ -1,0 +1,208 @@
+package main
+
+import (
+	"bufio"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/uebpf/uebpf/asm"
+	"github.com/uebpf/uebpf/filter"
+	"github.com/uebpf/uebpf/jit"
+	"github.com/uebpf/uebpf/verifier"
+	"github.com/uebpf/uebpf/vm"
+)
+
+// filterCommand runs "filter eval" and "filter explain": LTTng filter
+// expressions compiled by package filter, for scripts and for looking at
+// the code.
+func filterCommand(args []string, stdin io.Reader, stdout io.Writer) error {
+	if len(args) == 0 || args[0] != "eval" && args[0] != "explain" {
+		return usageError("filter takes eval or explain")
+	}
+	sub := args[0]
+	fs := flag.NewFlagSet("filter "+sub, flag.ContinueOnError)
+	spec := fs.String("fields", "", "the record: name:type,... (u8..u64, s8..s64, f32, f64, string[N])")
+	engine := "interpreter"
+	if sub == "eval" {
+		fs.StringVar(&engine, "engine", engine, "interpreter or jit")
+	}
+	// Everything after "--" is the expression, which may start with "-".
+	flags, rest, dashes := args[1:], []string(nil), false
+	for i, a := range flags {
+		if a == "--" {
+			flags, rest, dashes = flags[:i], flags[i+1:], true
+			break
+		}
+	}
+	positional, err := parseFlags(fs, flags)
+	if err != nil {
+		return err
+	}
+	if dashes {
+		positional = append(positional, rest...)
+	}
+	if *spec == "" || len(positional) == 0 {
+		return usageError(fmt.Sprintf("filter %s needs --fields SPEC and an expression", sub))
+	}
+	fields, err := filter.ParseSpec(*spec)
+	if err != nil {
+		return usageError(err.Error())
+	}
+	f, err := filter.Compile(strings.Join(positional, " "), fields)
+	if err != nil {
+		var fe *filter.Error
+		if errors.As(err, &fe) {
+			return usageError("filter: " + err.Error())
+		}
+		return err
+	}
+	if sub == "explain" {
+		text, err := asm.Disassemble(f.Instructions())
+		fmt.Fprint(stdout, text)
+		return err
+	}
+	run, err := loadFilter(f, engine)
+	if err != nil {
+		return err
+	}
+	return evalEvents(f, fields, run, stdin, stdout)
+}
+
+// loadFilter verifies f's program and loads it on the engine named.
+func loadFilter(f *filter.Filter, engine string) (func([]byte) (uint64, error), error) {
+	if engine != "interpreter" && engine != "jit" {
+		return nil, usageError(fmt.Sprintf("unknown engine %q for filter eval (have interpreter, jit)", engine))
+	}
+	p, err := vm.Load(&vm.ProgramSpec{Name: "filter", Instructions: f.Instructions()}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("filter %q: %w", f.Expr(), err)
+	}
+	if _, err := verifier.Verify(p, &verifier.Options{ContextSize: f.RecordSize()}); err != nil {
+		return nil, fmt.Errorf("filter %q: %w", f.Expr(), err)
+	}
+	if engine == "interpreter" {
+		return p.Run, nil
+	}
+	jp, err := jit.Compile(p, &jit.Options{Unchecked: true}) // verified above
+	if err != nil {
+		return nil, fmt.Errorf("filter %q: %w", f.Expr(), err)
+	}
+	return jp.Run, nil
+}
+
+// evalEvents reads JSON objects from in, one event each, and prints 1 for
+// those the filter keeps and 0 for the others.
+func evalEvents(f *filter.Filter, fields []filter.Field, run func([]byte) (uint64, error), in io.Reader, out io.Writer) error {
+	size := 0
+	byName := map[string]*filter.Field{}
+	for i := range fields {
+		size = max(size, fields[i].Offset+fields[i].Size)
+		byName[fields[i].Name] = &fields[i]
+	}
+	w := bufio.NewWriter(out)
+	defer w.Flush()
+	dec := json.NewDecoder(in)
+	dec.UseNumber() // u64 values stay exact
+	for n := 1; ; n++ {
+		var event map[string]any
+		if err := dec.Decode(&event); err == io.EOF {
+			return nil
+		} else if err != nil {
+			return fmt.Errorf("event %d: %w", n, err)
+		}
+		record := make([]byte, size)
+		for name, v := range event {
+			fld, ok := byName[name]
+			if !ok {
+				return fmt.Errorf("event %d: no field %q in --fields", n, name)
+			}
+			if err := encodeField(record[fld.Offset:fld.Offset+fld.Size], fld, v); err != nil {
+				return fmt.Errorf("event %d: field %q: %w", n, name, err)
+			}
+		}
+		keep, err := run(record[:f.RecordSize()])
+		if err != nil {
+			return fmt.Errorf("event %d: %w", n, err)
+		}
+		fmt.Fprintln(w, keep)
+	}
+}
+
+// encodeField stores a JSON value in a field's bytes, little-endian.
+func encodeField(b []byte, f *filter.Field, v any) error {
+	switch f.Kind {
+	case filter.String:
+		s, ok := v.(string)
+		if !ok {
+			return fmt.Errorf("want a string, got %v", v)
+		}
+		copy(b, s) // the array holds at most len(b) bytes
+		return nil
+	case filter.Float:
+		x, err := jsonFloat(v)
+		if err != nil {
+			return err
+		}
+		if f.Size == 4 {
+			binary.LittleEndian.PutUint32(b, math.Float32bits(float32(x)))
+		} else {
+			binary.LittleEndian.PutUint64(b, math.Float64bits(x))
+		}
+		return nil
+	}
+	u, err := jsonInt(v)
+	if err != nil {
+		return err
+	}
+	for i := range b {
+		b[i] = byte(u >> (8 * i))
+	}
+	return nil
+}
+
+// jsonInt reads an integer, signed or unsigned, as its 64-bit pattern;
+// wider fields keep its low bytes.
+func jsonInt(v any) (uint64, error) {
+	switch x := v.(type) {
+	case json.Number:
+		if i, err := strconv.ParseInt(string(x), 10, 64); err == nil {
+			return uint64(i), nil
+		}
+		if u, err := strconv.ParseUint(string(x), 10, 64); err == nil {
+			return u, nil
+		}
+		return 0, fmt.Errorf("%s is not a 64-bit integer", x)
+	case bool:
+		if x {
+			return 1, nil
+		}
+		return 0, nil
+	}
+	return 0, fmt.Errorf("want an integer, got %v", v)
+}
+
+// jsonFloat reads a number, or one of the strings "NaN", "Inf", "-Inf"
+// that JSON cannot write as numbers.
+func jsonFloat(v any) (float64, error) {
+	var s string
+	switch x := v.(type) {
+	case json.Number:
+		s = string(x)
+	case string:
+		s = x
+	default:
+		return 0, fmt.Errorf("want a number, got %v", v)
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return 0, fmt.Errorf("want a number: %w", err)
+	}
+	return f, nil
+}
