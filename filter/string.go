@@ -67,77 +67,96 @@ func (g *gen) strcmpFields(a, b *Field, lt, eq, gt label) {
 
 // glob matches field f against the pieces of a pattern (at least two:
 // a star between each). Pieces hold no NUL, so bytes equal to a piece are
-// inside the string; a piece matched after the first must also end
-// before the string's end, so the code first finds its length.
+// inside the string. The position reached in the field is in the program
+// counter, not in a register: the code is a block per piece and starting
+// position, a match jumping to the next piece's block at the position
+// after it. Every path through a block then has the same state, which
+// the verifier explores once.
 func (g *gen) glob(f *Field, segs [][]byte, match, fail label) {
-	const length, pos = asm.R6, asm.R7
 	first, last := segs[0], segs[len(segs)-1]
-	if len(first)+len(last) > f.Size {
-		g.ja(fail)
-		return
-	}
-	for k, c := range first {
-		g.load(asm.R0, rCtx, f.Offset+k, 1)
-		g.jump(asm.JmpJNE, asm.R0, int32(c), fail)
-	}
-	middle := segs[1 : len(segs)-1]
-	var pieces [][]byte
-	for _, s := range middle {
+	var pieces [][]byte // the middle pieces, empty ones dropped
+	for _, s := range segs[1 : len(segs)-1] {
 		if len(s) > 0 {
 			pieces = append(pieces, s)
 		}
 	}
-	if len(pieces) == 0 && len(last) == 0 {
-		g.ja(match)
-		return
-	}
-	// length = the index of the first NUL, or Size.
-	g.alu(asm.AluMOV, length, int32(f.Size))
-	for k := f.Size - 1; k >= len(first); k-- {
-		skip := g.newLabel()
-		g.load(asm.R0, rCtx, f.Offset+k, 1)
-		g.jump(asm.JmpJNE, asm.R0, 0, skip)
-		g.alu(asm.AluMOV, length, int32(k))
-		g.place(skip)
-	}
-	// pos is where the rest of the string starts; lo is its least value.
-	lo := len(first)
-	g.alu(asm.AluMOV, pos, int32(lo))
+	need := len(first) + len(last)
 	for _, s := range pieces {
-		// The leftmost match at or after pos, ending within the string.
-		found := g.newLabel()
-		for at := lo; at+len(s) <= f.Size; at++ {
-			next := g.newLabel()
-			g.jump(asm.JmpJGT, pos, int32(at), next)
-			g.jump(asm.JmpJLT, length, int32(at+len(s)), fail)
-			for j, c := range s {
-				g.load(asm.R0, rCtx, f.Offset+at+j, 1)
-				g.jump(asm.JmpJNE, asm.R0, int32(c), next)
-			}
-			g.alu(asm.AluMOV, pos, int32(at+len(s)))
-			g.ja(found)
-			g.place(next)
-		}
-		g.ja(fail)
-		g.place(found)
-		lo += len(s)
+		need += len(s)
 	}
-	if len(last) == 0 {
-		g.ja(match)
+	if need > f.Size {
+		g.ja(fail)
 		return
 	}
-	// The last piece ends the string: try each length.
-	for n := lo + len(last); n <= f.Size; n++ {
-		next := g.newLabel()
-		at := n - len(last)
-		g.jump(asm.JmpJNE, length, int32(n), next)
-		g.jump(asm.JmpJGT, pos, int32(at), fail)
-		for j, c := range last {
-			g.load(asm.R0, rCtx, f.Offset+at+j, 1)
-			g.jump(asm.JmpJNE, asm.R0, int32(c), fail)
-		}
-		g.ja(match)
-		g.place(next)
+	byteAt := func(k int) { g.load(asm.R0, rCtx, f.Offset+k, 1) }
+	for k, c := range first {
+		byteAt(k)
+		g.jump(asm.JmpJNE, asm.R0, int32(c), fail)
 	}
-	g.ja(fail)
+	// from[i][p] searches pieces[i] (or, for i = len(pieces), the last
+	// piece) in the field from position p; nil where nothing can match.
+	from := make([]map[int]label, len(pieces)+1)
+	lo := len(first)
+	for i := range from {
+		from[i] = map[int]label{}
+		m := len(last)
+		if i < len(pieces) {
+			m = len(pieces[i])
+		}
+		for p := lo; p+m <= f.Size; p++ {
+			from[i][p] = g.newLabel()
+		}
+		if i < len(pieces) {
+			lo += m
+		}
+	}
+	goTo := func(i, p int) {
+		if i == len(pieces) && len(last) == 0 {
+			g.ja(match)
+		} else if l, ok := from[i][p]; ok {
+			g.ja(l)
+		} else {
+			g.ja(fail)
+		}
+	}
+	goTo(0, len(first))
+	for i := range from {
+		s, end := last, true
+		if i < len(pieces) {
+			s, end = pieces[i], false
+		}
+		if end && len(s) == 0 {
+			break
+		}
+		for p := 0; p <= f.Size; p++ {
+			l, ok := from[i][p]
+			if !ok {
+				continue
+			}
+			next := g.newLabel()
+			g.place(l)
+			byteAt(p)
+			g.jump(asm.JmpJEQ, asm.R0, 0, fail) // the string ended
+			g.jump(asm.JmpJNE, asm.R0, int32(s[0]), next)
+			for j := 1; j < len(s); j++ {
+				byteAt(p + j)
+				g.jump(asm.JmpJNE, asm.R0, int32(s[j]), next)
+			}
+			switch {
+			case !end:
+				goTo(i+1, p+len(s))
+			case p+len(s) < f.Size:
+				// The last piece must end the string.
+				byteAt(p + len(s))
+				g.jump(asm.JmpJEQ, asm.R0, 0, match)
+				g.ja(next)
+			default:
+				g.ja(match)
+			}
+			g.place(next)
+			if _, ok := from[i][p+1]; !ok {
+				g.ja(fail)
+			}
+		}
+	}
 }
