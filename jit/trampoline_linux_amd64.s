@@ -4,8 +4,8 @@
 
 // ROOT_RETURN (defined before any function, where go vet does not check
 // it against one) returns the results of runRoot and runRootStackless: r0
-// and a nil error, or after failed, what frameError returned (given no
-// program: their code never ends a slice, see Program.budget). Their code
+// and a nil error, or after failed, what frameError returned for the
+// *Program in the first field of their p. Their code
 // leaves the frame pointer alone (it makes no local calls), so frameError
 // needs no FRAME_ERROR.
 #define ROOT_RETURN \
@@ -14,7 +14,10 @@
 	MOVUPS X0, err_itable+32(FP); \
 	RET; \
 failed: \
-	XORL R8, R8; \
+	MOVQ p+0(FP), R8; \
+	MOVQ (R8), R8; \
+	MOVQ ctx+8(FP), R9; \
+	MOVQ n+16(FP), R10; \
 	FRAME_ERROR_CALL; \
 	MOVQ 56(SP), AX; \
 	MOVQ AX, r0+24(FP); \
