@@ -7,7 +7,9 @@
 //   - tailcall: a dispatcher that tail-calls one handler per operation;
 //   - latency-tracker: a real tool (needs root) whose one object holds
 //     kernel programs on sys_enter/sys_exit and userspace programs that
-//     adapt per-syscall thresholds over the same maps; see its README.
+//     adapt per-syscall thresholds over the same maps; see its README;
+//   - http-service: a Go HTTP service instrumented with tracepoints, whose
+//     --demo attaches an LTTng filter expression at run time.
 //
 // The demo (go run ./examples/demo) runs the filter on every engine.
 //
