@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/uebpf/uebpf/jit"
 )
 
 // Link is what every attachment returns: closing it detaches. Future attach
@@ -27,8 +29,16 @@ type attachSet struct {
 // Attachment is a program attached to a tracepoint, alone (Attach) or
 // recording into a session (Session.Enable). It is a Link.
 type Attachment struct {
-	point   *Point
-	run     runFunc
+	point *Point
+	run   runFunc
+	// direct: the program reads only the payload and writes nothing (as
+	// the verifier proved for a context of the payload's size, read-only),
+	// and no Go code runs with its context (so a payload on the firing
+	// goroutine's stack cannot move under it): it runs on the caller's
+	// payload, without the copy into a record. jit is then its native
+	// code, if it has some.
+	direct  bool
+	jit     *jit.Program
 	needs   needs
 	session *Session
 	closed  atomic.Bool
@@ -65,7 +75,7 @@ func attach(p *Point, s *Session, opts []Option) (*Attachment, error) {
 		if s == nil {
 			return nil, fmt.Errorf("tracepoint %s: %w", p.Name(), ErrNoProgram)
 		}
-		a.run, a.desc = keepAll, "all events"
+		a.run, a.desc, a.direct = keepAll, "all events", true
 	} else if err := cfg.sources[0](p, a, &cfg); err != nil {
 		return nil, fmt.Errorf("tracepoint %s: %w", p.Name(), err)
 	}

@@ -28,8 +28,9 @@
 // branch, inlined at the call site, with no allocation. Passing the payload
 // by value costs a copy of the struct at every call site even when nothing
 // is attached (BenchmarkFireDisabled measures both); the pointer does not
-// escape, because the slow path copies the payload before any program sees
-// it.
+// escape: programs that only read the payload (filters over its fields, run
+// by the JIT) read it in place during the call, others get a copy, and
+// sessions copy it into their ring.
 //
 // # Records
 //

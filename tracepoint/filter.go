@@ -23,11 +23,15 @@ func Filter(expr string) Option {
 			if err != nil {
 				return fmt.Errorf("filter %q: loading: %w", expr, err)
 			}
-			if err := prepare(p, a, prog, cfg.interpreted); err != nil {
+			// A filter that reads no context field and nothing past the
+			// payload runs on the caller's payload, saving the copy of it.
+			uses := needsOf(f.Uses())
+			payloadOnly := uses == 0 && f.RecordSize() <= p.info.Size && p.info.Size > 0
+			if err := prepare(p, a, prog, cfg.interpreted, payloadOnly); err != nil {
 				return fmt.Errorf("filter %q: %w", expr, err)
 			}
 			a.desc = fmt.Sprintf("filter %q %s", expr, a.desc)
-			a.needs |= needsOf(f.Uses())
+			a.needs |= uses
 			return nil
 		})
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/uebpf/uebpf"
+	"github.com/uebpf/uebpf/asm"
 	"github.com/uebpf/uebpf/jit"
 	"github.com/uebpf/uebpf/verifier"
 	"github.com/uebpf/uebpf/vm"
@@ -55,7 +56,7 @@ func VMProgram(prog *vm.Program) Option {
 			if prog == nil {
 				return errors.New("nil *vm.Program")
 			}
-			if err := prepare(p, a, prog, cfg.interpreted); err != nil {
+			if err := prepare(p, a, prog, cfg.interpreted, false); err != nil {
 				return fmt.Errorf("program %s: %w", prog.Name(), err)
 			}
 			a.desc = "program " + prog.Name() + " " + a.desc
@@ -88,18 +89,51 @@ func Interpreted() Option { return func(c *config) { c.interpreted = true } }
 var ErrContextSize = errors.New("program context larger than the tracepoint record")
 
 // prepare verifies prog for p's record and picks its engine: the JIT
-// without run-time checks where there is one, else the interpreter.
-func prepare(p *Point, a *Attachment, prog *vm.Program, interpreted bool) error {
-	if _, err := verifier.Verify(prog, &verifier.Options{ContextSize: p.recordSize}); err != nil {
+// without run-time checks where there is one, else the interpreter. With
+// payloadOnly, prog is verified for the payload alone, read-only, and
+// runs on the caller's payload when the JIT compiles it to code that runs
+// without an Env (Attachment.direct).
+func prepare(p *Point, a *Attachment, prog *vm.Program, interpreted, payloadOnly bool) error {
+	vo := verifier.Options{ContextSize: p.recordSize}
+	if payloadOnly {
+		vo = verifier.Options{ContextSize: p.info.Size, ContextReadOnly: true}
+	}
+	if _, err := verifier.Verify(prog, &vo); err != nil {
 		return fmt.Errorf("verifying for the %d-byte record of %s: %w", p.recordSize, p.Name(), err)
 	}
 	if jit.Supported && !interpreted {
 		jp, err := jit.Compile(prog, &jit.Options{Unchecked: true})
 		if err == nil {
 			a.run, a.keep, a.desc = jp.RunPointer, jp, "(jit)"
+			if payloadOnly && jp.Lean() && straight(prog.Instructions()) {
+				a.direct, a.jit = true, jp
+			}
 			return nil
 		}
 	}
 	a.run, a.keep, a.desc = prog.RunPointer, prog, "(interpreter)"
 	return nil
+}
+
+// straight reports whether insns call nothing and never jump backwards:
+// code that the JIT runs to its end on its own frame, never handing its
+// context to Go code (which could move a goroutine's stack under it).
+func straight(insns []asm.Instruction) bool {
+	for _, ins := range insns {
+		if c := ins.Class(); c != asm.ClassJMP && c != asm.ClassJMP32 {
+			continue
+		}
+		switch op := ins.Opcode & 0xf0; {
+		case op == asm.JmpCALL:
+			return false
+		case op == asm.JmpEXIT:
+		case op == asm.JmpJA && ins.Class() == asm.ClassJMP32: // gotol
+			if ins.Imm < 0 {
+				return false
+			}
+		case ins.Offset < 0:
+			return false
+		}
+	}
+	return true
 }

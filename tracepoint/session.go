@@ -83,17 +83,47 @@ func (s *Session) remove(a *Attachment) {
 
 // record writes rec, the record of p, into the ring; false when it is full.
 func (s *Session) record(p *Point, rec unsafe.Pointer) bool {
-	s.stats.matched.Add(1)
+	dst := s.reserve(p)
+	if dst == nil {
+		return false
+	}
+	copy(unsafe.Slice((*byte)(dst), p.recordSize), unsafe.Slice((*byte)(rec), p.recordSize))
+	return s.submit(dst)
+}
+
+// recordPayload writes a record of p made of payload and a context block
+// with timestamp ts into the ring, without a record built first: the
+// payload is copied once, into the ring. false when the ring is full.
+func (s *Session) recordPayload(p *Point, payload unsafe.Pointer, ts int64) bool {
+	dst := s.reserve(p)
+	if dst == nil {
+		return false
+	}
+	copy(unsafe.Slice((*byte)(dst), p.info.Size), unsafe.Slice((*byte)(payload), p.info.Size))
+	clear(unsafe.Slice((*byte)(unsafe.Add(dst, p.info.Size)), p.ctxOffset-p.info.Size)) // what the ring held before
+	ctx := (*Context)(unsafe.Add(dst, p.ctxOffset))
+	*ctx = processContext
+	ctx.TimestampNs = uint64(ts)
+	return s.submit(dst)
+}
+
+// reserve reserves a ring record for p and writes its header; it returns
+// where the record goes, or nil (counting a drop) when the ring is full.
+func (s *Session) reserve(p *Point) unsafe.Pointer {
 	dst := s.ring.Reserve(uint64(recordHeaderSize + p.recordSize))
 	if dst == nil {
 		s.stats.dropped.Add(1)
-		return false
+		return nil
 	}
 	h := (*[2]uint32)(dst)
 	h[0], h[1] = p.id, uint32(p.recordSize)
-	copy(unsafe.Slice((*byte)(unsafe.Add(dst, recordHeaderSize)), p.recordSize), unsafe.Slice((*byte)(rec), p.recordSize))
-	if err := s.ring.Submit(dst, 0); err != nil {
-		s.stats.dropped.Add(1) // cannot happen: dst came from Reserve
+	return unsafe.Add(dst, recordHeaderSize)
+}
+
+// submit commits the record reserve returned.
+func (s *Session) submit(rec unsafe.Pointer) bool {
+	if err := s.ring.Submit(unsafe.Add(rec, -recordHeaderSize), 0); err != nil {
+		s.stats.dropped.Add(1) // cannot happen: the record came from Reserve
 		return false
 	}
 	s.stats.recorded.Add(1)

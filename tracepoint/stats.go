@@ -19,17 +19,20 @@ type Stats struct {
 	Errors uint64
 }
 
-// counters are Stats updated atomically by firing goroutines.
+// counters are Stats updated atomically by firing goroutines. matched
+// counts the kept events that no session recorded or dropped: Matched is
+// the sum of the three, so that a recorded event costs one add less.
 type counters struct {
 	fired, matched, recorded, dropped, errors atomic.Uint64
 }
 
 func (c *counters) load() Stats {
+	recorded, dropped := c.recorded.Load(), c.dropped.Load()
 	return Stats{
 		Fired:    c.fired.Load(),
-		Matched:  c.matched.Load(),
-		Recorded: c.recorded.Load(),
-		Dropped:  c.dropped.Load(),
+		Matched:  c.matched.Load() + recorded + dropped,
+		Recorded: recorded,
+		Dropped:  dropped,
 		Errors:   c.errors.Load(),
 	}
 }

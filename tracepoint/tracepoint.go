@@ -114,8 +114,9 @@ func Declare[T any](provider, name string) (*Tracepoint[T], error) {
 }
 
 // Fire runs the programs attached to the tracepoint on *ev. With nothing
-// attached it costs one atomic load. ev is copied before any program sees
-// it and may be reused as soon as Fire returns.
+// attached it costs one atomic load. Programs read *ev only during the
+// call (a filter over the payload reads it in place, others a copy): it
+// may be reused as soon as Fire returns, and must not change during it.
 func (t *Tracepoint[T]) Fire(ev *T) {
 	if s := t.active.Load(); s != nil {
 		t.fire(s, unsafe.Pointer(ev))
@@ -155,29 +156,41 @@ func newRecordBuf(size int) *recordBuf { return &recordBuf{words: make([]uint64,
 
 func (b *recordBuf) ptr() unsafe.Pointer { return unsafe.Pointer(unsafe.SliceData(b.words)) }
 
-// fire is the slow path of Fire: copy the payload into a record, fill the
-// context block and run the attachments in order. payload is only read
-// here, so that it does not escape from the callers of Fire.
+// fire is the slow path of Fire: run the attachments in order, on the
+// caller's payload when they only read it (Attachment.direct), else on a
+// record: a copy of the payload followed by the context block.
 func (p *Point) fire(s *attachSet, payload unsafe.Pointer) {
 	p.stats.fired.Add(1)
-	b := p.spare.Swap(nil)
-	if b == nil {
-		b = p.bufs.Get().(*recordBuf)
-	}
-	rec := b.ptr()
-	copy(unsafe.Slice((*byte)(rec), p.info.Size), unsafe.Slice((*byte)(payload), p.info.Size))
-	ctx := (*Context)(unsafe.Add(rec, p.ctxOffset))
-	// The context block is filled only if some attachment reads it
-	// (a filter over the payload does not), and else before recording.
-	filled := s.needs
-	if filled != 0 {
-		fillContext(ctx, filled)
-	}
+	// Programs that run on the payload itself read it during the call
+	// only, and sessions copy it: it does not escape, but escape analysis
+	// cannot see through the calls to native code, and would move every
+	// caller's payload to the heap.
+	ev := noescape(payload)
+	var (
+		b      *recordBuf // the record, built for the first attachment that needs one
+		rec    unsafe.Pointer
+		filled needs
+		ts     int64 // the event's timestamp, read once for all the sessions that record it
+	)
 	for _, a := range s.atts {
 		if a.closed.Load() {
 			continue
 		}
-		r0, err := a.run(rec, uintptr(p.recordSize))
+		var r0 uint64
+		var err error
+		switch {
+		case a.jit != nil:
+			// A direct call: through the a.run method value it costs an
+			// indirect call and a wrapper more.
+			r0, err = a.jit.RunPointer(ev, uintptr(p.info.Size))
+		case a.direct:
+			r0, err = a.run(ev, uintptr(p.info.Size))
+		default:
+			if rec == nil {
+				b, rec, filled, ts = p.buildRecord(ev, s.needs)
+			}
+			r0, err = a.run(rec, uintptr(p.recordSize))
+		}
 		if err != nil {
 			a.stats.errors.Add(1)
 			p.stats.errors.Add(1)
@@ -186,20 +199,36 @@ func (p *Point) fire(s *attachSet, payload unsafe.Pointer) {
 		if r0 == 0 {
 			continue
 		}
-		a.stats.matched.Add(1)
-		p.stats.matched.Add(1)
 		if a.session == nil {
+			a.stats.matched.Add(1)
+			p.stats.matched.Add(1)
 			continue
 		}
-		if filled&needTimestamp == 0 {
-			if filled == 0 {
-				fillContext(ctx, needTimestamp)
-			} else {
-				ctx.TimestampNs = uint64(nanotime())
-			}
-			filled |= needStatic | needTimestamp
+		// A recorded or dropped event counts as matched too (counters.load):
+		// one atomic add less per recorded event.
+		if ts == 0 {
+			ts = nanotime()
 		}
-		if a.session.record(p, rec) {
+		if rec == nil && s.needs != 0 {
+			// Recorded events carry the context fields some attachment
+			// asked for.
+			b, rec, filled, ts = p.buildRecord(ev, s.needs)
+		}
+		var ok bool
+		if rec == nil {
+			ok = a.session.recordPayload(p, ev, ts)
+		} else {
+			if filled&needTimestamp == 0 {
+				ctx := (*Context)(unsafe.Add(rec, p.ctxOffset))
+				if filled == 0 {
+					*ctx = processContext
+				}
+				ctx.TimestampNs = uint64(ts)
+				filled |= needStatic | needTimestamp
+			}
+			ok = a.session.record(p, rec)
+		}
+		if ok {
 			a.stats.recorded.Add(1)
 			p.stats.recorded.Add(1)
 		} else {
@@ -207,7 +236,49 @@ func (p *Point) fire(s *attachSet, payload unsafe.Pointer) {
 			p.stats.dropped.Add(1)
 		}
 	}
+	if b != nil {
+		p.putRecord(b)
+	}
+}
+
+// buildRecord copies the payload at ev into a record buffer and fills the
+// context fields n asks for: only if some attachment reads them (a filter
+// over the payload does not), and else before recording. It returns the
+// timestamp it read, or 0.
+func (p *Point) buildRecord(ev unsafe.Pointer, n needs) (b *recordBuf, rec unsafe.Pointer, filled needs, ts int64) {
+	b = p.takeRecord()
+	rec = b.ptr()
+	copy(unsafe.Slice((*byte)(rec), p.info.Size), unsafe.Slice((*byte)(ev), p.info.Size))
+	if n != 0 {
+		ctx := (*Context)(unsafe.Add(rec, p.ctxOffset))
+		fillContext(ctx, n)
+		ts = int64(ctx.TimestampNs)
+	}
+	return b, rec, n, ts
+}
+
+// takeRecord returns a record buffer: the spare one, in one atomic swap
+// where a sync.Pool costs several times more, or one from the pool when
+// another firing has it.
+func (p *Point) takeRecord() *recordBuf {
+	if b := p.spare.Swap(nil); b != nil {
+		return b
+	}
+	return p.bufs.Get().(*recordBuf)
+}
+
+func (p *Point) putRecord(b *recordBuf) {
 	if !p.spare.CompareAndSwap(nil, b) {
 		p.bufs.Put(b)
 	}
+}
+
+// noescape hides p from escape analysis, as the runtime's noescape does:
+// the pointer stays an unsafe.Pointer, so the garbage collector and stack
+// moves see it.
+//
+//go:nosplit
+func noescape(p unsafe.Pointer) unsafe.Pointer {
+	x := uintptr(p)
+	return *(*unsafe.Pointer)(unsafe.Pointer(&x))
 }

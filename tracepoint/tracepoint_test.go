@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/uebpf/uebpf/asm"
+	"github.com/uebpf/uebpf/jit"
 	"github.com/uebpf/uebpf/vm"
 )
 
@@ -462,5 +463,73 @@ func TestFilterKeepsMatching(t *testing.T) {
 	}
 	if _, err := Attach(tp, Filter("nosuchfield == 1")); err == nil {
 		t.Error("a filter on an unknown field was attached")
+	}
+}
+
+// fillEvent fills the ring with 0xff.
+type fillEvent struct{ B [64]byte }
+
+// smallEvent leaves padding between its payload and the context block.
+type smallEvent struct {
+	Tag [3]byte
+	N   uint8
+}
+
+func TestFilterReadsPayloadInPlace(t *testing.T) {
+	small := declare[smallEvent](t)
+	big := declare[fillEvent](t)
+	s := newSession(t, 4096)
+	a, err := s.Enable(small, Filter("n >= 2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if jit.Supported && !a.direct {
+		t.Errorf("%v: reads the payload only, yet runs on a copy", a)
+	}
+	if c, err := Attach(small, Filter("n >= 2 && $ctx.vpid > 0")); err != nil {
+		t.Fatal(err)
+	} else if c.direct {
+		t.Errorf("%v: reads the context, yet runs on the payload", c)
+	} else {
+		c.Close()
+	}
+	if _, err := s.Enable(big); err != nil {
+		t.Fatal(err)
+	}
+	// Records of both sizes wrap around the ring several times, so that
+	// the small records' padding lands where other bytes were.
+	var fill fillEvent
+	for j := range fill.B {
+		fill.B[j] = 0xff
+	}
+	for round := range 16 {
+		for i := range 20 {
+			big.Fire(&fill)
+			small.Fire(&smallEvent{Tag: [3]byte{'a', 'b', byte(round)}, N: uint8(i % 4)})
+		}
+		for _, r := range drain(t, s) {
+			if r.Tracepoint != &small.Point {
+				continue
+			}
+			ev, _ := Decode[smallEvent](r)
+			if ev.N < 2 || ev.Tag != [3]byte{'a', 'b', byte(round)} {
+				t.Fatalf("recorded %+v", ev)
+			}
+			for _, c := range r.Raw[4:8] {
+				if c != 0 {
+					t.Fatalf("padding % x", r.Raw[:8])
+				}
+			}
+			if r.Context.TimestampNs == 0 || r.Context.Vpid != int64(os.Getpid()) {
+				t.Fatalf("context %+v", r.Context)
+			}
+		}
+	}
+	// A payload on the stack stays there.
+	if n := testing.AllocsPerRun(100, func() {
+		ev := smallEvent{N: 1}
+		small.Fire(&ev)
+	}); n != 0 {
+		t.Errorf("enabled Fire allocates %v times", n)
 	}
 }
