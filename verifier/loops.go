@@ -573,10 +573,18 @@ func (w *widening) candRegs() uint16 { return w.cands[0] | w.cands[1] | w.cands[
 
 // loopPrev returns the latest arrival at the loop head pc on the current
 // path since the path entered the loop: the walk back stops at a head of
-// an enclosing loop, at a frame the loop's function was called from, and
-// at the start of a callback call.
+// an enclosing loop, at a slot outside the loop's body (the path entered
+// the loop there: a natural loop is re-entered only through its head),
+// at a frame the loop's function was called from, and at the start of a
+// callback call. Stopping outside the body keeps the walk as short as the
+// loop: without it, a program of many loops one after another walked
+// back through all of them at every arrival.
 func (v *verifier) loopPrev(pc int) *visit {
 	depth := len(v.st.frames)
+	var l *loop
+	if i := v.loopOf[pc]; i >= 0 {
+		l = v.loops[i]
+	}
 	steps := 0
 	for c := v.cur; c != nil && steps < maxLoopWalk; c = c.parent {
 		steps++
@@ -588,7 +596,7 @@ func (v *verifier) loopPrev(pc int) *visit {
 			if c.pc == pc {
 				return c
 			}
-			if v.encloses(c.pc, pc) {
+			if v.encloses(c.pc, pc) || l != nil && !l.contains(c.pc) {
 				return nil
 			}
 		}
