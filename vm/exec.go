@@ -102,7 +102,6 @@ func (e *Env) drive(pc int, budget uint64) (uint64, uint64, error) {
 				return 0, 0, &RunError{PC: at, Err: ErrBudgetExceeded}
 			}
 			budget -= chunk + overdraw
-			e.sliceLeft = 0
 			if err := e.nextSlice(); err != nil {
 				return 0, budget, &RunError{PC: at, Err: err}
 			}
