@@ -48,6 +48,7 @@ type Attachment struct {
 	// Close.
 	keep any
 	desc string
+	expr string // the filter's, if it is one
 }
 
 // ErrNoProgram reports Attach without a program to run.
@@ -141,4 +142,9 @@ func (a *Attachment) Stats() Stats { return a.stats.load() }
 func (a *Attachment) Tracepoint() *Point { return a.point }
 
 // String says what runs where, for logs.
-func (a *Attachment) String() string { return a.point.Name() + ": " + a.desc }
+func (a *Attachment) String() string {
+	if a.expr != "" {
+		return fmt.Sprintf("%s: filter %q %s", a.point.Name(), a.expr, a.desc)
+	}
+	return a.point.Name() + ": " + a.desc
+}

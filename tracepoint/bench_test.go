@@ -125,6 +125,7 @@ func BenchmarkAttachFilters(b *testing.B) {
 		runtime.ReadMemStats(&after)
 		b.ReportMetric(float64(elapsed.Nanoseconds())/n, "ns/attach")
 		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/n, "heap-B/attach")
+		b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/n, "alloc-B/attach")
 		for _, l := range links {
 			l.Close()
 		}

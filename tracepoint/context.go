@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"unsafe"
 	_ "unsafe" // go:linkname
@@ -43,14 +44,14 @@ const (
 
 // ContextFields lists the fields of the context block, with offsets from
 // the block's start (Info.RecordFields gives them from the record's).
-func ContextFields() []Field {
-	return []Field{
-		{Name: CtxTimestamp, Kind: Unsigned, Size: 8, Offset: int(unsafe.Offsetof(Context{}.TimestampNs))},
-		{Name: CtxVtid, Kind: Signed, Size: 8, Offset: int(unsafe.Offsetof(Context{}.Vtid))},
-		{Name: CtxVpid, Kind: Signed, Size: 8, Offset: int(unsafe.Offsetof(Context{}.Vpid))},
-		{Name: CtxGoid, Kind: Unsigned, Size: 8, Offset: int(unsafe.Offsetof(Context{}.Goid))},
-		{Name: CtxProcname, Kind: String, Size: 16, Offset: int(unsafe.Offsetof(Context{}.Procname))},
-	}
+func ContextFields() []Field { return slices.Clone(contextFields[:]) }
+
+var contextFields = [...]Field{
+	{Name: CtxTimestamp, Kind: Unsigned, Size: 8, Offset: int(unsafe.Offsetof(Context{}.TimestampNs))},
+	{Name: CtxVtid, Kind: Signed, Size: 8, Offset: int(unsafe.Offsetof(Context{}.Vtid))},
+	{Name: CtxVpid, Kind: Signed, Size: 8, Offset: int(unsafe.Offsetof(Context{}.Vpid))},
+	{Name: CtxGoid, Kind: Unsigned, Size: 8, Offset: int(unsafe.Offsetof(Context{}.Goid))},
+	{Name: CtxProcname, Kind: String, Size: 16, Offset: int(unsafe.Offsetof(Context{}.Procname))},
 }
 
 // Needs says which costly context fields an attachment reads, so that a

@@ -30,7 +30,7 @@ func Filter(expr string) Option {
 			if err := prepare(p, a, prog, cfg.interpreted, payloadOnly); err != nil {
 				return fmt.Errorf("filter %q: %w", expr, err)
 			}
-			a.desc = fmt.Sprintf("filter %q %s", expr, a.desc)
+			a.expr = expr // String quotes it: one Sprintf less per attach
 			a.needs |= uses
 			return nil
 		})
@@ -40,19 +40,28 @@ func Filter(expr string) Option {
 // FilterFields are the fields of a tracepoint's record as package filter
 // describes them: booleans read as unsigned bytes.
 func FilterFields(info Info) []filter.Field {
-	fs := info.RecordFields()
-	out := make([]filter.Field, len(fs))
-	for i, f := range fs {
-		k := filter.Unsigned
-		switch f.Kind {
-		case Signed:
-			k = filter.Signed
-		case Float:
-			k = filter.Float
-		case String:
-			k = filter.String
-		}
-		out[i] = filter.Field{Name: f.Name, Kind: k, Size: f.Size, Offset: f.Offset}
+	// One slice, without RecordFields' intermediate ones: this runs on
+	// every attach of a filter.
+	out := make([]filter.Field, 0, len(info.Fields)+len(contextFields))
+	for _, f := range info.Fields {
+		out = append(out, filterField(f, 0))
+	}
+	for _, f := range contextFields {
+		out = append(out, filterField(f, info.ContextOffset()))
 	}
 	return out
+}
+
+// filterField is f, at offset off more, as package filter describes it.
+func filterField(f Field, off int) filter.Field {
+	k := filter.Unsigned
+	switch f.Kind {
+	case Signed:
+		k = filter.Signed
+	case Float:
+		k = filter.Float
+	case String:
+		k = filter.String
+	}
+	return filter.Field{Name: f.Name, Kind: k, Size: f.Size, Offset: f.Offset + off}
 }
