@@ -24,6 +24,10 @@ type runFunc func(rec unsafe.Pointer, size uintptr) (uint64, error)
 type attachSet struct {
 	atts  []*Attachment
 	needs needs // context fields some attachment reads
+	// native: every attachment is native code that runs on the payload
+	// (Attachment.jit) and none reads the context, so that firings take
+	// the short loop of fire.
+	native bool
 }
 
 // Attachment is a program attached to a tracepoint, alone (Attach) or
@@ -109,10 +113,12 @@ func (p *Point) publish(atts []*Attachment) {
 		p.active.Store(nil)
 		return
 	}
-	s := &attachSet{atts: atts}
+	s := &attachSet{atts: atts, native: true}
 	for _, a := range atts {
 		s.needs |= a.needs
+		s.native = s.native && a.jit != nil
 	}
+	s.native = s.native && s.needs == 0
 	p.active.Store(s)
 }
 

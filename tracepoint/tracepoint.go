@@ -166,6 +166,21 @@ func (p *Point) fire(s *attachSet, payload unsafe.Pointer) {
 	// cannot see through the calls to native code, and would move every
 	// caller's payload to the heap.
 	ev := noescape(payload)
+	if s.native {
+		// The usual case, a filter that drops the event, in a loop with
+		// nothing else to keep in registers: a few ns less than the
+		// general loop below.
+		var ts int64
+		for _, a := range s.atts {
+			if a.closed.Load() {
+				continue
+			}
+			if r0, err := a.jit.RunPointer(ev, uintptr(p.info.Size)); r0 != 0 || err != nil {
+				ts = p.kept(a, ev, r0, err, ts)
+			}
+		}
+		return
+	}
 	var (
 		b      *recordBuf // the record, built for the first attachment that needs one
 		rec    unsafe.Pointer
@@ -239,6 +254,33 @@ func (p *Point) fire(s *attachSet, payload unsafe.Pointer) {
 	if b != nil {
 		p.putRecord(b)
 	}
+}
+
+// kept counts the result of a run of a on the payload ev that kept the
+// event (or failed) and records the event if a records: the part of fire's
+// short loop that runs on matches. ts is the event's timestamp, 0 if it was
+// not read yet; kept returns it.
+func (p *Point) kept(a *Attachment, ev unsafe.Pointer, r0 uint64, err error, ts int64) int64 {
+	switch {
+	case err != nil:
+		a.stats.errors.Add(1)
+		p.stats.errors.Add(1)
+	case a.session == nil:
+		a.stats.matched.Add(1)
+		p.stats.matched.Add(1)
+	default:
+		if ts == 0 {
+			ts = nanotime()
+		}
+		if a.session.recordPayload(p, ev, ts) {
+			a.stats.recorded.Add(1)
+			p.stats.recorded.Add(1)
+		} else {
+			a.stats.dropped.Add(1)
+			p.stats.dropped.Add(1)
+		}
+	}
+	return ts
 }
 
 // buildRecord copies the payload at ev into a record buffer and fills the
