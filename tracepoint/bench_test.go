@@ -59,6 +59,19 @@ func BenchmarkFireEnabled(b *testing.B) {
 				tp.Fire(&ev)
 			}
 		})
+		b.Run(engine.name+"/dropped-parallel", func(b *testing.B) {
+			tp := declare[benchEvent](b)
+			if _, err := Attach(tp, append(engine.opts, Filter(fourPredicates))...); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				ev := benchEvent{Status: 200, DurationUs: 100, Bytes: 10}
+				for pb.Next() {
+					tp.Fire(&ev)
+				}
+			})
+		})
 		b.Run(engine.name+"/recorded", func(b *testing.B) {
 			tp := declare[benchEvent](b)
 			s := newSession(b, 1<<24)

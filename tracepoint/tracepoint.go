@@ -172,10 +172,11 @@ func (p *Point) fire(s *attachSet, payload unsafe.Pointer) {
 		// general loop below.
 		var ts int64
 		for _, a := range s.atts {
+			// Run, not RunPointer: see the general loop.
 			if a.closed.Load() {
 				continue
 			}
-			if r0, err := a.jit.RunPointer(ev, uintptr(p.info.Size)); r0 != 0 || err != nil {
+			if r0, err := a.jit.Run(unsafe.Slice((*byte)(ev), p.info.Size)); r0 != 0 || err != nil {
 				ts = p.kept(a, ev, r0, err, ts)
 			}
 		}
@@ -195,9 +196,11 @@ func (p *Point) fire(s *attachSet, payload unsafe.Pointer) {
 		var err error
 		switch {
 		case a.jit != nil:
-			// A direct call: through the a.run method value it costs an
-			// indirect call and a wrapper more.
-			r0, err = a.jit.RunPointer(ev, uintptr(p.info.Size))
+			// A direct call to Run, which inlines to one call of the
+			// native code's entry (RunPointer does not inline, and
+			// through the a.run method value it costs an indirect call
+			// and a wrapper more): about 2 ns less.
+			r0, err = a.jit.Run(unsafe.Slice((*byte)(ev), p.info.Size))
 		case a.direct:
 			r0, err = a.run(ev, uintptr(p.info.Size))
 		default:
