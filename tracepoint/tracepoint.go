@@ -205,7 +205,7 @@ func (p *Point) fire(s *attachSet, payload unsafe.Pointer) {
 			r0, err = a.run(ev, uintptr(p.info.Size))
 		default:
 			if rec == nil {
-				b, rec, filled, ts = p.buildRecord(ev, s.needs)
+				b, rec, filled, ts = p.buildRecord(ev, s.needs, ts)
 			}
 			r0, err = a.run(rec, uintptr(p.recordSize))
 		}
@@ -224,13 +224,13 @@ func (p *Point) fire(s *attachSet, payload unsafe.Pointer) {
 		}
 		// A recorded or dropped event counts as matched too (counters.load):
 		// one atomic add less per recorded event.
-		if ts == 0 {
-			ts = nanotime()
-		}
 		if rec == nil && s.needs != 0 {
 			// Recorded events carry the context fields some attachment
 			// asked for.
-			b, rec, filled, ts = p.buildRecord(ev, s.needs)
+			b, rec, filled, ts = p.buildRecord(ev, s.needs, ts)
+		}
+		if ts == 0 {
+			ts = nanotime()
 		}
 		var ok bool
 		if rec == nil {
@@ -288,16 +288,24 @@ func (p *Point) kept(a *Attachment, ev unsafe.Pointer, r0 uint64, err error, ts 
 
 // buildRecord copies the payload at ev into a record buffer and fills the
 // context fields n asks for: only if some attachment reads them (a filter
-// over the payload does not), and else before recording. It returns the
-// timestamp it read, or 0.
-func (p *Point) buildRecord(ev unsafe.Pointer, n needs) (b *recordBuf, rec unsafe.Pointer, filled needs, ts int64) {
+// over the payload does not), and else before recording. ts is the event's
+// timestamp if it was read already (0 if not): buildRecord returns it, or
+// the one it read.
+func (p *Point) buildRecord(ev unsafe.Pointer, n needs, ts int64) (b *recordBuf, rec unsafe.Pointer, filled needs, ts1 int64) {
 	b = p.takeRecord()
 	rec = b.ptr()
 	copy(unsafe.Slice((*byte)(rec), p.info.Size), unsafe.Slice((*byte)(ev), p.info.Size))
 	if n != 0 {
 		ctx := (*Context)(unsafe.Add(rec, p.ctxOffset))
-		fillContext(ctx, n)
-		ts = int64(ctx.TimestampNs)
+		if ts != 0 {
+			fillContext(ctx, n&^needTimestamp)
+			if n&needTimestamp != 0 {
+				ctx.TimestampNs = uint64(ts)
+			}
+		} else {
+			fillContext(ctx, n)
+			ts = int64(ctx.TimestampNs)
+		}
 	}
 	return b, rec, n, ts
 }

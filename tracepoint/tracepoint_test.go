@@ -390,8 +390,8 @@ func TestContextFieldsOnRequest(t *testing.T) {
 	if len(recs) != 1 {
 		t.Fatalf("%d records", len(recs))
 	}
-	if c := recs[0].Context; c.Vtid <= 0 || c.Goid == 0 {
-		t.Errorf("context %+v: vtid and goid not filled", c)
+	if c := recs[0].Context; c.Vtid <= 0 || c.Goid == 0 || c.TimestampNs == 0 {
+		t.Errorf("context %+v: vtid, goid or timestamp not filled", c)
 	}
 }
 
