@@ -29,7 +29,7 @@ func TestRingBufCommitRejects(t *testing.T) {
 		{"record+1", func(_ *ringBuf, p, _ unsafe.Pointer) unsafe.Pointer { return unsafe.Add(p, 1) }, nil},
 		{"record-8", func(_ *ringBuf, p, _ unsafe.Pointer) unsafe.Pointer { return unsafe.Add(p, -8) }, nil},
 		{"ring start", func(rb *ringBuf, _, _ unsafe.Pointer) unsafe.Pointer { return rb.data }, nil},
-		{"ring end", func(rb *ringBuf, _, _ unsafe.Pointer) unsafe.Pointer { return unsafe.Add(rb.data, 2*rb.size) }, nil},
+		{"ring end", func(rb *ringBuf, _, _ unsafe.Pointer) unsafe.Pointer { return unsafe.Add(rb.data, rb.size-8) }, nil},
 		{"other ring's record", func(_ *ringBuf, _, q unsafe.Pointer) unsafe.Pointer { return q }, nil},
 		{"double submit", func(_ *ringBuf, p, _ unsafe.Pointer) unsafe.Pointer { return p },
 			func(rb *ringBuf, p unsafe.Pointer) error { return rb.Submit(p, 0) }},

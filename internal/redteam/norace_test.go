@@ -1,0 +1,5 @@
+//go:build !race
+
+package redteam
+
+const raceBuild = false
