@@ -151,16 +151,24 @@ func TestGCDuringLongRun(t *testing.T) {
 		t.Skip("runs for a second")
 	}
 	vp := loadBudget(t, 1<<62, "mov %r0, 0\nadd %r0, 1\nja -2\nexit")
-	// The interpreter is Go code, which Go preempts anywhere: its figure
-	// is what the machine's load alone costs.
-	base := slowestGC(t, vp.RunContext)
-	t.Logf("interpreter: slowest runtime.GC during the run: %v", base)
 	for _, opts := range []jit.Options{{}, {Unchecked: true}} {
 		p := compile(t, vp, opts)
-		worst := slowestGC(t, p.RunContext)
-		t.Logf("jit %+v: slowest runtime.GC during the run: %v", opts, worst)
-		if worst > 10*time.Millisecond && worst > 2*base {
-			t.Errorf("jit %+v: runtime.GC took %v during a run (%v during an interpreter run)", opts, worst, base)
+		// The interpreter is Go code, which Go preempts anywhere: its
+		// figure is what the machine's load alone costs. A loaded machine
+		// delays any thread now and then, so the test fails only if three
+		// runs in a row are slow; code that held up the collector would
+		// make every one slow, by far.
+		for attempt := 1; ; attempt++ {
+			base := slowestGC(t, vp.RunContext)
+			worst := slowestGC(t, p.RunContext)
+			t.Logf("jit %+v: slowest runtime.GC during the run: %v (interpreter: %v)", opts, worst, base)
+			if worst <= 10*time.Millisecond || worst <= 2*base {
+				break
+			}
+			if attempt == 3 {
+				t.Errorf("jit %+v: runtime.GC took %v during a run (%v during an interpreter run)", opts, worst, base)
+				break
+			}
 		}
 	}
 }
