@@ -116,3 +116,41 @@ func (e *Env) sliceEnded() error {
 	}
 	return nil
 }
+
+// completeCharged completes the instruction at slot at, which charged the
+// budget and stopped the interpreter because its slice ran out (the run's
+// budget did not): every charging instruction charges before any other
+// effect of its own. It returns where interpretation goes on and, for
+// instructions whose effect is the driver's, the reason to handle (0:
+// none).
+func (e *Env) completeCharged(at int) (pc int, why uint8) {
+	in := &e.prog.code[at]
+	switch in.op {
+	case opCall, opCallX, opCallArrayLookup:
+		return at + 1, whyCall
+	case opLdAbsB, opLdAbsH, opLdAbsW, opLdIndB, opLdIndH, opLdIndW:
+		return at + 1, whyPacket
+	case opCallLocal:
+		f := &e.frames[e.depth]
+		f.retPC = int32(at + 1)
+		f.callee = [4]uint64{e.regs[6], e.regs[7], e.regs[8], e.regs[9]}
+		e.depth++
+		e.regs[10] -= StackFrameSize
+		return int(in.off), 0
+	case opExit:
+		if e.depth == e.base {
+			return at + 1, whyExit
+		}
+		e.depth--
+		f := &e.frames[e.depth]
+		r := &e.regs
+		r[6], r[7], r[8], r[9] = f.callee[0], f.callee[1], f.callee[2], f.callee[3]
+		r[10] += StackFrameSize
+		if f.prog != nil {
+			return int(f.retPC), whyReturn
+		}
+		return int(f.retPC), 0
+	}
+	// A taken jump: conditional jumps charge only when taken.
+	return int(in.off), 0
+}
