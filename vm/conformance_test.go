@@ -7,7 +7,8 @@ import (
 	"github.com/uebpf/uebpf/vm"
 )
 
-func TestConformance(t *testing.T) {
+// suite loads the conformance suite, or skips t with the reason.
+func suite(t *testing.T) []*conformance.Test {
 	dir, ok := conformance.SharedDir()
 	if !ok {
 		t.Skip("conformance suite not found (../shared/conformance or $UEBPF_CONFORMANCE_DIR)")
@@ -16,7 +17,11 @@ func TestConformance(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, tc := range tests {
+	return tests
+}
+
+func TestConformance(t *testing.T) {
+	for _, tc := range suite(t) {
 		t.Run(tc.Name, func(t *testing.T) {
 			if err := tc.Run(conformance.Interpreter); err != nil {
 				t.Error(err)
@@ -29,14 +34,7 @@ func TestConformance(t *testing.T) {
 // nearly every charging instruction, whose effect the driver completes
 // (Env.completeCharged), and every result must stay the same.
 func TestConformanceTinySlices(t *testing.T) {
-	dir, ok := conformance.SharedDir()
-	if !ok {
-		t.Skip("conformance suite not found (../shared/conformance or $UEBPF_CONFORMANCE_DIR)")
-	}
-	tests, err := conformance.LoadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tests := suite(t)
 	for n := uint64(1); n <= 3; n++ {
 		restore := vm.SetInterpretSlice(n)
 		for _, tc := range tests {
