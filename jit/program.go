@@ -136,6 +136,9 @@ func (p *Program) runEnv(ctx unsafe.Pointer, size uintptr) (uint64, error) {
 	}
 	e.SetOnlyContext(ctx, size, true)
 	r0, err := p.execFull(e)
+	// The pool must not keep the context reachable: it may be the
+	// caller's stack (a tracepoint's payload), which moves.
+	e.SetOnlyContext(nil, 0, true)
 	p.bare.Put(e)
 	return r0, err
 }
