@@ -59,7 +59,7 @@ func filterCommand(args []string, stdin io.Reader, stdout io.Writer) error {
 	if err != nil {
 		var fe *filter.Error
 		if errors.As(err, &fe) {
-			return usageError("filter: " + err.Error())
+			return badArgument{fmt.Errorf("filter: %w", err)}
 		}
 		return err
 	}

@@ -73,12 +73,16 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = usageError(fmt.Sprintf("unknown command %q", args[0]))
 	}
 	var ue usageError
+	var be badArgument
 	switch {
 	case err == nil:
 		return 0
 	case errors.As(err, &ue):
 		fmt.Fprintf(stderr, "uebpf: %v\n", err)
 		fmt.Fprintf(stderr, usage, engineNames())
+		return 2
+	case errors.As(err, &be):
+		fmt.Fprintf(stderr, "uebpf: %v\n", err)
 		return 2
 	case errors.Is(err, errFailures):
 		return 1 // the command already said what failed
@@ -92,6 +96,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 type usageError string
 
 func (e usageError) Error() string { return string(e) }
+
+// badArgument is an argument in the right place that is wrong, such as a
+// filter expression that does not compile: exit status 2 like a usage
+// error, with its own message and no usage text.
+type badArgument struct{ error }
 
 // errFailures reports that a command printed failures of its own.
 var errFailures = errors.New("failures")
