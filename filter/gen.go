@@ -310,6 +310,9 @@ func (g *gen) compare(n *node, d int, l label, when bool) {
 		v, _ := constant(b)
 		o2, t, fixed, result := intVersusConstant(o, v.f)
 		if fixed {
+			// The integer is still computed: a shift count out of
+			// range in it drops the event whatever the comparison says.
+			g.value(a, d)
 			if result == when {
 				g.ja(l)
 			}
