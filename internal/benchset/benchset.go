@@ -41,7 +41,10 @@ func (b *Benchmark) Load(engine uebpf.Engine) (*uebpf.Collection, *uebpf.Program
 	if err != nil {
 		return nil, nil, err
 	}
-	coll, err := uebpf.Load(bytes.NewReader(obj), &uebpf.Options{Engine: engine})
+	// No time limit: the set's longest runs (a 1 MiB byte loop) take
+	// more than the default second on the interpreter under the race
+	// detector; their budgets bound them.
+	coll, err := uebpf.Load(bytes.NewReader(obj), &uebpf.Options{Engine: engine, Timeout: -1})
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", b.Name, err)
 	}
