@@ -29,12 +29,24 @@ type RingBufMap interface {
 	// touches no memory of the ring.
 	Submit(p unsafe.Pointer, flags uint64) error
 	Discard(p unsafe.Pointer, flags uint64) error
+	// Write adds one record made of parts, in order, and commits it: for
+	// Go producers, in one step where Reserve and Submit take the
+	// producer lock twice and track the reservation in between. flags
+	// are Output's. It fails with ErrRingBufFull when there is no room.
+	Write(parts RecordParts, flags uint64) error
 	// Query is bpf_ringbuf_query: RBAvailData, RBRingSize, RBConsPos,
 	// RBProdPos; 0 for unknown flags.
 	Query(flag uint64) uint64
 	// Dropped counts records that did not fit (failed Reserve and Output)
 	// and records the reader skipped because their header was corrupt.
 	Dropped() uint64
+}
+
+// RecordParts are the pieces Write copies into a record, in order; a
+// part with a nil Src adds Len zero bytes.
+type RecordParts [4]struct {
+	Src unsafe.Pointer
+	Len uintptr
 }
 
 // ringBuf keeps the kernel's layout:
@@ -179,6 +191,64 @@ func (r *ringBuf) Reserve(size uint64) unsafe.Pointer {
 	return unsafe.Add(r.data, off+RingBufHeaderSize)
 }
 
+func (r *ringBuf) Write(parts RecordParts, flags uint64) error {
+	if flags&^(RBNoWakeup|RBForceWakeup) != 0 {
+		return r.errs.invalid
+	}
+	var size uint64
+	for _, p := range parts {
+		size += uint64(p.Len)
+	}
+	total := recordTotal(size)
+	if size > ringBufMaxRecord || total > r.size {
+		r.dropped.Add(1)
+		return r.errs.rbFull
+	}
+	r.mu.Lock()
+	cons := atomic.LoadUint64(r.consPos)
+	prod := atomic.LoadUint64(r.prodPos)
+	pend := prod
+	if r.resvHead < len(r.resv) {
+		pend = r.resv[r.resvHead].pos
+	}
+	newProd := prod + total
+	if r.closed || newProd-cons > r.mask || newProd-pend > r.mask {
+		r.mu.Unlock()
+		r.dropped.Add(1)
+		return r.errs.rbFull
+	}
+	// The record is complete before producer_pos covers it, so no reader
+	// sees it busy, and it needs no reservation unless an older record
+	// is still reserved (pending_pos stays there).
+	off := prod & r.mask
+	dst := unsafe.Add(r.data, off+RingBufHeaderSize)
+	for _, p := range parts {
+		if p.Src == nil {
+			clear(bytesAt(dst, p.Len))
+		} else {
+			copy(bytesAt(dst, p.Len), bytesAt(p.Src, p.Len))
+		}
+		dst = unsafe.Add(dst, p.Len)
+	}
+	if end := off + total; end > r.size {
+		n := uintptr(end - r.size)
+		copy(bytesAt(r.data, n), bytesAt(unsafe.Add(r.data, r.size), n))
+	}
+	*(*uint32)(unsafe.Add(r.data, off+4)) = uint32(ringBufKernelPgOff + off/uint64(hostPageSize))
+	atomic.StoreUint32(r.hdr(off), uint32(size))
+	if r.resvHead < len(r.resv) {
+		r.resv = append(r.resv, reservation{pos: prod, size: uint32(size), committed: true})
+	} else {
+		atomic.StoreUint64(r.pendPos, newProd)
+	}
+	atomic.StoreUint64(r.prodPos, newProd)
+	r.mu.Unlock()
+	if flags&RBForceWakeup != 0 || (flags&RBNoWakeup == 0 && atomic.LoadUint64(r.consPos)&r.mask == off) {
+		r.wake()
+	}
+	return nil
+}
+
 func (r *ringBuf) Submit(p unsafe.Pointer, flags uint64) error  { return r.commit(p, flags, false) }
 func (r *ringBuf) Discard(p unsafe.Pointer, flags uint64) error { return r.commit(p, flags, true) }
 
@@ -280,15 +350,9 @@ func (r *ringBuf) wake() {
 }
 
 func (r *ringBuf) Output(data []byte, flags uint64) error {
-	if flags&^(RBNoWakeup|RBForceWakeup) != 0 {
-		return r.errs.invalid
-	}
-	p := r.Reserve(uint64(len(data)))
-	if p == nil {
-		return r.errs.rbFull
-	}
-	copy(bytesAt(p, uintptr(len(data))), data)
-	return r.commit(p, flags, false)
+	var parts RecordParts
+	parts[0].Src, parts[0].Len = unsafe.Pointer(unsafe.SliceData(data)), uintptr(len(data))
+	return r.Write(parts, flags)
 }
 
 func (r *ringBuf) Query(flag uint64) uint64 {

@@ -356,3 +356,45 @@ func TestRingBufRegistryForgetsCollectedRings(t *testing.T) {
 		t.Errorf("registry holds %d rings, want at most %d", count(), before)
 	}
 }
+
+// Write gathers its parts into one record: copied parts in order, zero
+// parts as zeros over whatever the ring held before, across the end of
+// the ring too.
+func TestRingBufWriteGathers(t *testing.T) {
+	rb, rd := newRing(t, 1)
+	rd.SetDeadline(time.Now().Add(10 * time.Second))
+	head, tail := []byte("head...."), []byte("tail")
+	for i := range 100 {
+		// Dirty the ring where the zeros will go.
+		if err := rb.Output(bytes.Repeat([]byte{0xff}, 1+i*13%300), 0); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := rd.Read(); err != nil {
+			t.Fatal(err)
+		}
+		zeros := uintptr(i * 7 % 50)
+		var parts RecordParts
+		parts[0].Src, parts[0].Len = unsafe.Pointer(&head[0]), uintptr(len(head))
+		parts[1].Len = zeros
+		parts[3].Src, parts[3].Len = unsafe.Pointer(&tail[0]), uintptr(len(tail))
+		if err := rb.Write(parts, 0); err != nil {
+			t.Fatalf("write %d: %v", i, err)
+		}
+		rec, err := rd.Read()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := append(append(append([]byte{}, head...), make([]byte, zeros)...), tail...)
+		if !bytes.Equal(rec.RawSample, want) {
+			t.Fatalf("write %d: record %x, want %x", i, rec.RawSample, want)
+		}
+	}
+	var huge RecordParts
+	huge[0].Len = uintptr(hostPageSize)
+	if err := rb.Write(huge, 0); !errors.Is(err, ErrRingBufFull) {
+		t.Errorf("a record larger than the ring: %v", err)
+	}
+	if err := rb.Write(RecordParts{}, 1<<5); !errors.Is(err, ErrInvalid) {
+		t.Errorf("unknown flags: %v", err)
+	}
+}

@@ -8,7 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"unsafe"
-	_ "unsafe" // go:linkname
+
+	"github.com/uebpf/uebpf/internal/clock"
 )
 
 // Context is the block that follows the payload in a record, at the
@@ -16,7 +17,8 @@ import (
 // uebpf_tp_ctx that Header writes.
 type Context struct {
 	// TimestampNs is CLOCK_MONOTONIC in nanoseconds, the clock of
-	// bpf_ktime_get_ns.
+	// bpf_ktime_get_ns, to within a few microseconds (see
+	// internal/clock: it is read from the CPU's counter).
 	TimestampNs uint64
 	// Vtid is the OS thread that fired, or 0 when no attachment asked for
 	// it.
@@ -101,18 +103,12 @@ func readProcessContext() Context {
 	return c
 }
 
-// nanotime is the runtime's CLOCK_MONOTONIC through the vDSO, the clock
-// of bpf_ktime_get_ns (see package helpers).
-//
-//go:linkname nanotime runtime.nanotime
-func nanotime() int64
-
 // fillContext writes the context block at c: the process's part, and the
 // costly fields n asks for (the others are 0).
 func fillContext(c *Context, n needs) {
 	*c = processContext
 	if n&needTimestamp != 0 {
-		c.TimestampNs = uint64(nanotime())
+		c.TimestampNs = uint64(clock.Now())
 	}
 	if n&needTid != 0 {
 		c.Vtid = int64(gettid())

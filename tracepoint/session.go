@@ -83,47 +83,37 @@ func (s *Session) remove(a *Attachment) {
 
 // record writes rec, the record of p, into the ring; false when it is full.
 func (s *Session) record(p *Point, rec unsafe.Pointer) bool {
-	dst := s.reserve(p)
-	if dst == nil {
-		return false
-	}
-	copy(unsafe.Slice((*byte)(dst), p.recordSize), unsafe.Slice((*byte)(rec), p.recordSize))
-	return s.submit(dst)
+	h := recordHeader(p)
+	var parts maps.RecordParts
+	parts[0].Src, parts[0].Len = noescape(unsafe.Pointer(&h)), recordHeaderSize
+	parts[1].Src, parts[1].Len = rec, uintptr(p.recordSize)
+	return s.write(&parts)
 }
 
 // recordPayload writes a record of p made of payload and a context block
 // with timestamp ts into the ring, without a record built first: the
 // payload is copied once, into the ring. false when the ring is full.
 func (s *Session) recordPayload(p *Point, payload unsafe.Pointer, ts int64) bool {
-	dst := s.reserve(p)
-	if dst == nil {
-		return false
-	}
-	copy(unsafe.Slice((*byte)(dst), p.info.Size), unsafe.Slice((*byte)(payload), p.info.Size))
-	clear(unsafe.Slice((*byte)(unsafe.Add(dst, p.info.Size)), p.ctxOffset-p.info.Size)) // what the ring held before
-	ctx := (*Context)(unsafe.Add(dst, p.ctxOffset))
-	*ctx = processContext
+	h := recordHeader(p)
+	ctx := processContext
 	ctx.TimestampNs = uint64(ts)
-	return s.submit(dst)
+	var parts maps.RecordParts
+	parts[0].Src, parts[0].Len = noescape(unsafe.Pointer(&h)), recordHeaderSize
+	parts[1].Src, parts[1].Len = payload, uintptr(p.info.Size)
+	parts[2].Len = uintptr(p.ctxOffset - p.info.Size) // zeros, not what the ring held before
+	parts[3].Src, parts[3].Len = noescape(unsafe.Pointer(&ctx)), uintptr(ContextSize)
+	return s.write(&parts)
 }
 
-// reserve reserves a ring record for p and writes its header; it returns
-// where the record goes, or nil (counting a drop) when the ring is full.
-func (s *Session) reserve(p *Point) unsafe.Pointer {
-	dst := s.ring.Reserve(uint64(recordHeaderSize + p.recordSize))
-	if dst == nil {
+// recordHeader is the header a session writes in front of a record of p.
+func recordHeader(p *Point) [2]uint32 { return [2]uint32{p.id, uint32(p.recordSize)} }
+
+// write writes one record into the ring and counts it, recorded or
+// dropped. The ring copies the parts and keeps no pointer to them: the
+// callers' header and context stay on their stacks (noescape).
+func (s *Session) write(parts *maps.RecordParts) bool {
+	if s.ring.Write(*parts, 0) != nil {
 		s.stats.dropped.Add(1)
-		return nil
-	}
-	h := (*[2]uint32)(dst)
-	h[0], h[1] = p.id, uint32(p.recordSize)
-	return unsafe.Add(dst, recordHeaderSize)
-}
-
-// submit commits the record reserve returned.
-func (s *Session) submit(rec unsafe.Pointer) bool {
-	if err := s.ring.Submit(unsafe.Add(rec, -recordHeaderSize), 0); err != nil {
-		s.stats.dropped.Add(1) // cannot happen: the record came from Reserve
 		return false
 	}
 	s.stats.recorded.Add(1)

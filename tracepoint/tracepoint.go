@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/uebpf/uebpf/internal/clock"
 )
 
 // Tracepoint is a declared tracepoint with payload type T. Declare it once,
@@ -230,7 +232,7 @@ func (p *Point) fire(s *attachSet, payload unsafe.Pointer) {
 			b, rec, filled, ts = p.buildRecord(ev, s.needs, ts)
 		}
 		if ts == 0 {
-			ts = nanotime()
+			ts = clock.Now()
 		}
 		var ok bool
 		if rec == nil {
@@ -273,7 +275,7 @@ func (p *Point) kept(a *Attachment, ev unsafe.Pointer, r0 uint64, err error, ts 
 		p.stats.matched.Add(1)
 	default:
 		if ts == 0 {
-			ts = nanotime()
+			ts = clock.Now()
 		}
 		if a.session.recordPayload(p, ev, ts) {
 			a.stats.recorded.Add(1)

@@ -1,0 +1,7 @@
+//go:build !amd64
+
+package clock
+
+func rdtsc() uint64 { return 0 }
+
+func tscUsable() bool { return false }
