@@ -26,20 +26,19 @@ func BenchmarkFilter(b *testing.B) {
 	for _, n := range []int{1, 2, 4, 8} {
 		for _, bias := range []string{"true", "false"} {
 			var preds []string
+			want := make([]uint32, n) // the predicates' constants
 			for i := range n {
-				v := i + 1
+				want[i] = uint32(i + 1)
 				if bias == "false" && i == 0 {
-					v = 99
+					want[i] = 99
 				}
-				preds = append(preds, fmt.Sprintf("v%d == %d", i, v))
+				preds = append(preds, fmt.Sprintf("v%d == %d", i, want[i]))
 			}
 			expr := strings.Join(preds, " && ")
+			// What one would write by hand for this filter.
 			benchEngines(b, fmt.Sprintf("and%d/%s", n, bias), expr, fields, rec, func(r []byte) bool {
-				if bias == "false" && binary.LittleEndian.Uint32(r) != 99 {
-					return false
-				}
-				for i := range n {
-					if binary.LittleEndian.Uint32(r[4*i:]) != uint32(i+1) && !(bias == "false" && i == 0) {
+				for i, w := range want {
+					if binary.LittleEndian.Uint32(r[4*i:]) != w {
 						return false
 					}
 				}
