@@ -41,7 +41,9 @@ func wordSize(size int) (uint32, bool) {
 }
 
 // Atomic emits "op{a,l,al} rs, rt, [rn]": rt = [rn]; [rn] = [rn] op rs.
-// With rt = XZR and no acquire it is the ST-form alias ("stadd rs, [rn]").
+// With rt = XZR and no acquire it is the ST-form alias ("stadd rs, [rn]");
+// with rt = XZR the architecture drops the acquire half of the ordering,
+// so a fetch that needs acquire semantics must name a real register.
 func Atomic(o AtomicOp, ord Order, size int, rs, rt, rn Reg) (uint32, bool) {
 	sz, ok := wordSize(size)
 	if !ok || o&^0xb != 0 || o == 0x9 || o == 0xa || o == 0xb {
