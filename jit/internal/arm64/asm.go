@@ -68,9 +68,20 @@ var ErrOutOfRange = fmt.Errorf("arm64: branch target out of range")
 
 // Retarget returns the branch w with its offset replaced by off.
 func Retarget(w uint32, off int64) (uint32, error) {
-	var field uint32
+	w, ok := branchOffset(w, off)
+	if !ok {
+		return 0, ErrOutOfRange
+	}
+	return w, nil
+}
+
+// branchOffset returns w, a B, BL, B.cond, CBZ, CBNZ, TBZ or TBNZ, with
+// its offset field set to off, or false when off is misaligned or out of
+// the branch's range. The encoders build their words with it too, so that
+// encoding and patching cannot disagree.
+func branchOffset(w uint32, off int64) (uint32, bool) {
+	var field, mask uint32
 	var ok bool
-	var mask uint32
 	switch {
 	case w&0x7c000000 == 0x14000000: // B, BL: imm26
 		field, ok = words(off, RangeB)
@@ -86,7 +97,7 @@ func Retarget(w uint32, off int64) (uint32, error) {
 		panic(fmt.Sprintf("arm64: %#08x is not a PC-relative branch", w))
 	}
 	if !ok {
-		return 0, ErrOutOfRange
+		return 0, false
 	}
-	return w&^mask | field&mask, nil
+	return w&^mask | field&mask, true
 }

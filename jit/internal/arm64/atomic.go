@@ -46,7 +46,7 @@ func wordSize(size int) (uint32, bool) {
 // so a fetch that needs acquire semantics must name a real register.
 func Atomic(o AtomicOp, ord Order, size int, rs, rt, rn Reg) (uint32, bool) {
 	sz, ok := wordSize(size)
-	if !ok || o&^0xb != 0 || o == 0x9 || o == 0xa || o == 0xb {
+	if !ok || (o > LDSET && o != SWP) {
 		return 0, false
 	}
 	// A in bit 23, R in bit 22.
@@ -89,14 +89,20 @@ func Stxr(release bool, size int, ws, rt, rn Reg) (uint32, bool) {
 // size may be 1, 2, 4 or 8.
 func Ldar(size int, rt, rn Reg) (uint32, bool) {
 	sz, ok := sizeBits(size)
-	return sz<<30 | 0x08dffc00 | rn.sp()<<5 | rt.zr(), ok
+	if !ok {
+		return 0, false
+	}
+	return sz<<30 | 0x08dffc00 | rn.sp()<<5 | rt.zr(), true
 }
 
 // Stlr emits "stlr rt, [rn]": a store-release, for eBPF's store_release.
 // size may be 1, 2, 4 or 8.
 func Stlr(size int, rt, rn Reg) (uint32, bool) {
 	sz, ok := sizeBits(size)
-	return sz<<30 | 0x089ffc00 | rn.sp()<<5 | rt.zr(), ok
+	if !ok {
+		return 0, false
+	}
+	return sz<<30 | 0x089ffc00 | rn.sp()<<5 | rt.zr(), true
 }
 
 func b2u(b bool) uint32 {

@@ -20,43 +20,33 @@ func words(off int64, limit int64) (uint32, bool) {
 }
 
 // B emits "b off".
-func B(off int64) (uint32, bool) {
-	w, ok := words(off, RangeB)
-	return 0x14000000 | w&0x3ffffff, ok
-}
+func B(off int64) (uint32, bool) { return branchOffset(0x14000000, off) }
 
 // BL emits "bl off", which sets X30 to the next instruction.
-func BL(off int64) (uint32, bool) {
-	w, ok := words(off, RangeB)
-	return 0x94000000 | w&0x3ffffff, ok
-}
+func BL(off int64) (uint32, bool) { return branchOffset(0x94000000, off) }
 
 // BCond emits "b.c off".
 func BCond(c Cond, off int64) (uint32, bool) {
-	w, ok := words(off, RangeCond)
-	return 0x54000000 | w&0x7ffff<<5 | uint32(c&15), ok
+	return branchOffset(0x54000000|uint32(c&15), off)
 }
 
 // Cbz emits "cbz rt, off": branch if the W (size 4) or X register is 0.
 func Cbz(size int, rt Reg, off int64) (uint32, bool) {
-	w, ok := words(off, RangeCond)
-	return sf(size) | 0x34000000 | w&0x7ffff<<5 | rt.zr(), ok
+	return branchOffset(sf(size)|0x34000000|rt.zr(), off)
 }
 
 // Cbnz emits "cbnz rt, off": branch if the register is not 0.
 func Cbnz(size int, rt Reg, off int64) (uint32, bool) {
-	w, ok := words(off, RangeCond)
-	return sf(size) | 0x35000000 | w&0x7ffff<<5 | rt.zr(), ok
+	return branchOffset(sf(size)|0x35000000|rt.zr(), off)
 }
 
 // tb encodes TBZ (op 0) and TBNZ (1).
 func tb(op uint32, rt Reg, bit uint8, off int64) (uint32, bool) {
-	w, ok := words(off, RangeTB)
 	if bit > 63 {
 		return 0, false
 	}
 	b := uint32(bit)
-	return b>>5<<31 | 0x36000000 | op<<24 | b&31<<19 | w&0x3fff<<5 | rt.zr(), ok
+	return branchOffset(b>>5<<31|0x36000000|op<<24|b&31<<19|rt.zr(), off)
 }
 
 // Tbz emits "tbz rt, #bit, off": branch if bit of rt is 0. The register

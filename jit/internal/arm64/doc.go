@@ -29,6 +29,14 @@
 // register-register add, the encoder switches to it: ALUReg(ADD, 8, X0, SP,
 // X1) is "add x0, sp, x1", not "add x0, xzr, x1".
 //
+// # Branches
+//
+// PC-relative offsets are in bytes from the branch itself (x86 counts from
+// the next instruction) and must be multiples of 4. A forward branch is
+// emitted with offset 0 and fixed with Asm.PatchBranch once its target is
+// known; RangeB, RangeCond and RangeTB give each kind's reach, which a
+// back end checks (or inverts the condition around a B) for far targets.
+//
 // # Registers Go reserves
 //
 // Generated code runs on a goroutine stack, called from a Go assembly
@@ -50,4 +58,15 @@
 // X16 and X17 (IP0, IP1) may be clobbered by the linker's veneers on any
 // call, so they hold nothing across one. Reserved reports the registers
 // above; a back end allocates from the others.
+//
+// # Testing
+//
+// Every encoder is checked by decoding its words with
+// golang.org/x/arch/arm64/arm64asm and comparing the GNU-syntax text with
+// the intended instruction, on a table of edge cases and on random
+// operands (FuzzEncode does the same under the fuzzer); whether operands
+// are encodable is decided independently of the encoder. arm64asm does
+// not know the LSE atomics, so llvm-mc-19 checks those (and decodes the
+// rest once more). On linux/arm64 (qemu-aarch64 on amd64 machines),
+// TestExecute runs encoder output.
 package arm64

@@ -28,7 +28,8 @@ func Movk(size int, rd Reg, imm16 uint16, shift uint8) (uint32, bool) {
 // sets rd to v (for size 4, to the low 32 bits of v, clearing the upper
 // half): one MOVZ, MOVN or ORR (logical immediate) when v allows, else
 // the shortest of MOVZ, MOVN or ORR followed by MOVKs for the halfwords
-// they leave wrong. It returns the words and their count (1 to 4).
+// they leave wrong. It returns the words and their count (1 to 4). rd is
+// one of X0 to X30.
 func MovConstWords(size int, rd Reg, v uint64) (code [4]uint32, n int) {
 	halves := 4
 	if size == 4 {
@@ -37,7 +38,9 @@ func MovConstWords(size int, rd Reg, v uint64) (code [4]uint32, n int) {
 	} else {
 		sf(size) // panics on a bad size
 	}
-	rd.zr()
+	if rd > X30 { // ORR's destination 31 would be SP
+		badReg(rd, "SP or XZR")
+	}
 	half := func(x uint64, i int) uint16 { return uint16(x >> (16 * i)) }
 	mask := ^uint64(0)
 	if size == 4 {

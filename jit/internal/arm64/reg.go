@@ -82,32 +82,39 @@ func (r Reg) String() string {
 // zr returns the encoding of r in a slot where 31 means the zero register.
 func (r Reg) zr() uint32 {
 	if r > XZR {
-		panic(fmt.Sprintf("arm64: %v cannot be used here (register 31 is XZR in this operand)", r))
+		badReg(r, "XZR")
 	}
 	return uint32(r)
 }
 
 // sp returns the encoding of r in a slot where 31 means SP.
 func (r Reg) sp() uint32 {
-	if r == SP {
-		return 31
-	}
 	if r >= XZR {
-		panic(fmt.Sprintf("arm64: %v cannot be used here (register 31 is SP in this operand)", r))
+		if r != SP {
+			badReg(r, "SP")
+		}
+		return 31
 	}
 	return uint32(r)
 }
 
+// badReg panics; it is kept out of line so that the checks inline.
+//
+//go:noinline
+func badReg(r Reg, slot string) {
+	panic(fmt.Sprintf("arm64: %v cannot be used here (register 31 is %s in this operand)", r, slot))
+}
+
 // sf returns the sf bit (bit 31) of an operand size of 4 or 8 bytes.
 func sf(size int) uint32 {
-	switch size {
-	case 4:
-		return 0
-	case 8:
-		return 1 << 31
+	if size != 4 && size != 8 {
+		badSize(size)
 	}
-	panic(fmt.Sprintf("arm64: operand size %d, want 4 or 8", size))
+	return uint32(size) >> 3 << 31
 }
+
+//go:noinline
+func badSize(size int) { panic(fmt.Sprintf("arm64: operand size %d, want 4 or 8", size)) }
 
 // Cond is a condition code, as in B.cond and CSEL.
 type Cond uint8
