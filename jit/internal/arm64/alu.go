@@ -1,5 +1,7 @@
 package arm64
 
+import "fmt"
+
 // ALUOp is a two-operand data-processing operation: the add/sub group
 // (bits 30-29 op and S) or the logical group (bits 30-29 opc, and N
 // for the inverted second operand of the register forms).
@@ -29,16 +31,22 @@ func (o ALUOp) setsFlags() bool { return o == ADDS || o == SUBS || o == ANDS || 
 
 // bits returns bits 29-30 (and N in bit 21 for the logical register forms).
 func (o ALUOp) bits() uint32 {
+	if o > BICS {
+		badOp(o)
+	}
 	if o.logical() {
 		return uint32(o-AND)&3<<29 | uint32(o-AND)>>2<<21
 	}
 	return uint32(o) << 29 // op in bit 30, S in bit 29
 }
 
-// ALUReg emits "op rd, rn, rm". For ADD and SUB (not setting flags), rd
-// and rn may be SP: the encoder then uses the extended-register form,
+//go:noinline
+func badOp(o ALUOp) { panic(fmt.Sprintf("arm64: ALUOp(%d)", uint8(o))) }
+
+// ALUReg emits "op rd, rn, rm". In the add/sub group rn may be SP, and so
+// may rd of ADD and SUB: the encoder then uses the extended-register form,
 // where register 31 means SP, instead of the shifted-register form, where
-// it means XZR.
+// it means XZR ("cmp sp, x1" is SUBS xzr, sp, x1).
 func ALUReg(o ALUOp, size int, rd, rn, rm Reg) uint32 {
 	if !o.logical() && (rn == SP || (rd == SP && !o.setsFlags())) {
 		// Extended register with UXTX (UXTW for 32 bits) #0: bit 21 set,

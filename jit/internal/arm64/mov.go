@@ -27,9 +27,9 @@ func Movk(size int, rd Reg, imm16 uint16, shift uint8) (uint32, bool) {
 // MovConstWords returns the shortest sequence this package knows that
 // sets rd to v (for size 4, to the low 32 bits of v, clearing the upper
 // half): one MOVZ, MOVN or ORR (logical immediate) when v allows, else
-// the shortest of MOVZ, MOVN or ORR followed by MOVKs for the halfwords
-// they leave wrong. It returns the words and their count (1 to 4). rd is
-// one of X0 to X30.
+// MOVZ or MOVN followed by MOVKs for the halfwords they leave wrong, or
+// ORR and one MOVK, whichever is shortest. It returns the words and their
+// count (1 to 4). rd is one of X0 to X30.
 func MovConstWords(size int, rd Reg, v uint64) (code [4]uint32, n int) {
 	halves := 4
 	if size == 4 {
@@ -42,10 +42,6 @@ func MovConstWords(size int, rd Reg, v uint64) (code [4]uint32, n int) {
 		badReg(rd, "SP or XZR")
 	}
 	half := func(x uint64, i int) uint16 { return uint16(x >> (16 * i)) }
-	mask := ^uint64(0)
-	if size == 4 {
-		mask = 0xffffffff
-	}
 
 	// Count the halfwords MOVZ (zero) and MOVN (0xffff) get wrong.
 	zeros, ones := 0, 0
@@ -70,7 +66,7 @@ func MovConstWords(size int, rd Reg, v uint64) (code [4]uint32, n int) {
 		code[0] = w
 		return code, 1
 	}
-	if min(movzLen, movnLen) > 2 {
+	if min(movzLen, movnLen) > 2 { // only 64-bit values get here
 		for i := range halves {
 			hole := uint64(0xffff) << (16 * i)
 			for j := -2; j < halves; j++ {
@@ -85,10 +81,10 @@ func MovConstWords(size int, rd Reg, v uint64) (code [4]uint32, n int) {
 					fill = uint64(half(v, j))
 				}
 				base := v&^hole | fill<<(16*i)
-				if !IsLogicalImm(size, base&mask) {
+				if !IsLogicalImm(size, base) {
 					continue
 				}
-				code[0], _ = ALUImm(ORR, size, rd, XZR, base&mask)
+				code[0], _ = ALUImm(ORR, size, rd, XZR, base)
 				code[1], _ = Movk(size, rd, half(v, i), uint8(16*i))
 				return code, 2
 			}

@@ -179,6 +179,7 @@ func TestRegister31Misuse(t *testing.T) {
 		{"ldadd rn=xzr", func() { Atomic(LDADD, Relaxed, 8, X1, X2, XZR) }},
 		{"cas rs=sp", func() { Cas(Relaxed, 8, SP, X2, X3) }},
 		{"bad size", func() { ALUReg(ADD, 2, X0, X1, X2) }},
+		{"bad op", func() { ALUReg(BICS+1, 8, X0, X1, X2) }},
 		{"bad register", func() { Mov(8, X0, Reg(40)) }},
 	} {
 		func() {
