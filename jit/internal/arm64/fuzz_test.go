@@ -8,7 +8,7 @@ import "testing"
 // cannot decode, are only checked for accepting the right operands here;
 // TestEncodingsLLVM checks their words.
 //
-//	go test -run '^$' -fuzz FuzzEncode ./jit/internal/arm64
+//	go test -run '^$' -fuzz '^FuzzEncode$' ./jit/internal/arm64
 func FuzzEncode(f *testing.F) {
 	f.Add(uint8(0), uint8(0), uint8(1), uint8(2), uint8(3), uint8(0), uint8(0), uint8(0), uint8(1), uint64(0), int64(0))
 	f.Add(uint8(3), uint8(31), uint8(31), uint8(2), uint8(3), uint8(1), uint8(1), uint8(0), uint8(0), uint64(4096), int64(-8))
@@ -27,6 +27,37 @@ func FuzzEncode(f *testing.F) {
 		}
 		if msg := check(c); msg != "" {
 			t.Fatalf("%s: %s: %#08x %s", name, c.desc, c.word, msg)
+		}
+	})
+}
+
+// FuzzMovConst checks that MovConstWords sets the register to any value,
+// as arm64asm reads the sequence, in no more instructions than MOVZ or
+// MOVN and MOVKs would take.
+func FuzzMovConst(f *testing.F) {
+	f.Add(uint64(0x123456789abcdef0), false)
+	f.Add(uint64(0x5555555555551234), false)
+	f.Add(uint64(0xfffffffe), true)
+	f.Fuzz(func(t *testing.T, v uint64, w32 bool) {
+		size := 8
+		if w32 {
+			size, v = 4, v&0xffffffff
+		}
+		code, n := MovConstWords(size, X9, v)
+		if got := evalMov(t, size, code[:n]); got != v {
+			t.Fatalf("size %d: MovConst(%#x) = %#x", size, v, got)
+		}
+		zeros, ones := 0, 0
+		for i := range size / 2 {
+			switch uint16(v >> (16 * i)) {
+			case 0:
+				zeros++
+			case 0xffff:
+				ones++
+			}
+		}
+		if plain := max(1, size/2-max(zeros, ones)); n > plain {
+			t.Fatalf("size %d: MovConst(%#x) takes %d instructions, MOVZ/MOVN %d", size, v, n, plain)
 		}
 	})
 }
