@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -25,6 +26,8 @@ type config struct {
 	packetSize int
 	hostname   string
 	procname   string
+	// flushInterval is for Record.
+	flushInterval time.Duration
 }
 
 // PacketSize sets the size of a packet in bytes (DefaultPacketSize unless
@@ -41,9 +44,13 @@ func Procname(p string) Option { return func(c *config) { c.procname = p } }
 // Writer writes tracepoint records into a CTF trace directory. It is not
 // safe for concurrent use.
 type Writer struct {
-	dir    string
-	info   traceInfo
-	file   *os.File
+	dir  string
+	cfg  config
+	info traceInfo
+	// stream is the stream file; meta replaces the metadata file (tests
+	// write both in memory).
+	stream io.WriteCloser
+	meta   func([]byte) error
 	packet []byte // the packet being filled, PacketSize bytes
 	pos    int    // where the next event goes in packet
 	events int    // in packet
@@ -70,6 +77,28 @@ var ErrClosed = errors.New("ctf: writer closed")
 // trace in it: the metadata file and one stream file, which must not
 // exist.
 func Create(dir string, opts ...Option) (*Writer, error) {
+	w, err := newWriter(dir, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("ctf: trace %s: %w", dir, err)
+	}
+	f, err := os.OpenFile(filepath.Join(dir, StreamFile), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("ctf: trace %s: %w", dir, err)
+	}
+	w.stream = f
+	w.meta = func(b []byte) error { return replaceFile(dir, MetadataFile, b) }
+	if err := w.writeMetadata(); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return w, nil
+}
+
+// newWriter returns a writer for trace dir with nowhere to write yet.
+func newWriter(dir string, opts []Option) (*Writer, error) {
 	cfg := config{packetSize: DefaultPacketSize}
 	for _, o := range opts {
 		o(&cfg)
@@ -86,6 +115,7 @@ func Create(dir string, opts ...Option) (*Writer, error) {
 	}
 	w := &Writer{
 		dir: dir,
+		cfg: cfg,
 		info: traceInfo{
 			hostname:   cfg.hostname,
 			procname:   cfg.procname,
@@ -103,18 +133,6 @@ func Create(dir string, opts ...Option) (*Writer, error) {
 	}
 	w.info.uuid[6] = w.info.uuid[6]&0x0f | 0x40 // version 4, random
 	w.info.uuid[8] = w.info.uuid[8]&0x3f | 0x80 // RFC 4122 variant
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("ctf: trace %s: %w", dir, err)
-	}
-	f, err := os.OpenFile(filepath.Join(dir, StreamFile), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("ctf: trace %s: %w", dir, err)
-	}
-	w.file = f
-	if err := w.writeMetadata(); err != nil {
-		f.Close()
-		return nil, err
-	}
 	return w, nil
 }
 
@@ -236,7 +254,7 @@ func (w *Writer) flush(full bool) error {
 		h.TimestampBegin, h.TimestampEnd = w.last, w.last
 	}
 	h.put(w.packet)
-	if _, err := w.file.Write(w.packet[:size]); err != nil {
+	if _, err := w.stream.Write(w.packet[:size]); err != nil {
 		w.err = fmt.Errorf("ctf: trace %s: packet %d: %w", w.dir, w.seq, err)
 		return w.err
 	}
@@ -271,7 +289,7 @@ func (w *Writer) Close() error {
 		err = w.writeMetadata()
 	}
 	w.closed = true
-	if cerr := w.file.Close(); cerr != nil && err == nil {
+	if cerr := w.stream.Close(); cerr != nil && err == nil {
 		err = fmt.Errorf("ctf: trace %s: %w", w.dir, cerr)
 	}
 	w.packet = nil
@@ -281,18 +299,27 @@ func (w *Writer) Close() error {
 // Dir returns the trace's directory.
 func (w *Writer) Dir() string { return w.dir }
 
-// writeMetadata replaces the metadata file with one describing every
-// class declared so far: written aside and renamed, so that a reader
-// never sees half of it.
+// writeMetadata replaces the metadata with one describing every class
+// declared so far.
 func (w *Writer) writeMetadata() error {
-	path := filepath.Join(w.dir, MetadataFile)
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, metadata(&w.info, w.classes), 0o644); err != nil {
+	if err := w.meta(metadata(&w.info, w.classes)); err != nil {
 		return fmt.Errorf("ctf: trace %s: metadata: %w", w.dir, err)
+	}
+	return nil
+}
+
+// replaceFile replaces the file dir/name with one holding b: written aside
+// and renamed, so that a reader never sees half of it.
+// The temporary file's name starts with a dot: readers take every other
+// file in a trace directory for a stream.
+func replaceFile(dir, name string, b []byte) error {
+	path, tmp := filepath.Join(dir, name), filepath.Join(dir, "."+name+".tmp")
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return err
 	}
 	if err := os.Rename(tmp, path); err != nil {
 		os.Remove(tmp)
-		return fmt.Errorf("ctf: trace %s: metadata: %w", w.dir, err)
+		return err
 	}
 	return nil
 }
