@@ -9,14 +9,13 @@ import (
 
 // traceInfo is what the metadata says about the trace as a whole.
 type traceInfo struct {
-	uuid       [16]byte
-	hostname   string
-	procname   string
-	vpid       int64
-	clockOff   int64 // CLOCK_REALTIME - CLOCK_MONOTONIC in ns
-	clockDesc  string
-	streamID   uint32
-	packetSize int
+	uuid      [16]byte
+	hostname  string
+	procname  string
+	vpid      int64
+	clockOff  int64 // CLOCK_REALTIME - CLOCK_MONOTONIC in ns
+	clockDesc string
+	streamID  uint32
 }
 
 // metadata writes the trace's TSDL description (CTF 1.8, plain text
