@@ -164,6 +164,9 @@ func TestBabeltrace(t *testing.T) {
 	if len(lines) != len(want) {
 		t.Fatalf("babeltrace2 printed %d events, want %d:\n%s\n%s", len(lines), len(want), strings.Join(lines, "\n"), stderr)
 	}
+	if stderr != "" {
+		t.Errorf("babeltrace2 warns:\n%s", stderr)
+	}
 	off := clockOffset(t, dir)
 	var goid string
 	for i, line := range lines {
@@ -242,4 +245,46 @@ func gfmt(f float64) string {
 func procname() string {
 	b, _ := os.ReadFile("/proc/self/comm")
 	return strings.TrimSpace(string(b))
+}
+
+// TestBabeltraceWhileWriting reads a trace before Close: after Flush, the
+// trace on disk holds every event written, with the classes declared
+// since the last read, and discarded events are reported where they were
+// lost.
+func TestBabeltraceWhileWriting(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "trace")
+	w, err := ctf.Create(dir, ctf.PacketSize(ctf.MinPacketSize))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	ts := uint64(clock.Now())
+	write := func(p *tracepoint.Point, n int) {
+		for range n {
+			ts++
+			r := tracepoint.Record{Tracepoint: p, Payload: make([]byte, p.Info().Size), Context: tracepoint.Context{TimestampNs: ts}}
+			if err := w.Write(r); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	count := func(want int, warning string) {
+		t.Helper()
+		if err := w.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		lines, stderr := babeltrace(t, dir)
+		if len(lines) != want {
+			t.Errorf("babeltrace2 read %d events, want %d:\n%s", len(lines), want, strings.Join(lines, "\n"))
+		}
+		if warning == "" && stderr != "" || !strings.Contains(stderr, warning) {
+			t.Errorf("babeltrace2 says %q, want %q", stderr, warning)
+		}
+	}
+	write(&intsTP.Point, 100) // 2 packets and a bit
+	count(100, "")
+	write(&mixedTP.Point, 3)
+	w.AddDiscarded(42)
+	write(&emptyTP.Point, 2)
+	count(105, "discarded 42 events")
 }
