@@ -288,3 +288,46 @@ func TestBabeltraceWhileWriting(t *testing.T) {
 	write(&emptyTP.Point, 2)
 	count(105, "discarded 42 events")
 }
+
+// TestRecordFlushInterval reads a trace Record is writing: with
+// FlushInterval, events reach the disk without filling a packet. Closing
+// the session ends Record.
+func TestRecordFlushInterval(t *testing.T) {
+	s, err := tracepoint.NewSession(1 << 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Enable(emptyTP); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "trace")
+	done := make(chan error, 1)
+	go func() { done <- ctf.Record(context.Background(), s, dir, ctf.FlushInterval(10*time.Millisecond)) }()
+	for range 3 {
+		emptyTP.Fire(&emptyEv{})
+	}
+	for start := time.Now(); ; time.Sleep(10 * time.Millisecond) {
+		if fi, err := os.Stat(filepath.Join(dir, ctf.StreamFile)); err == nil && fi.Size() > 0 {
+			break
+		}
+		if time.Since(start) > 10*time.Second {
+			t.Fatal("no packet on disk after 10s")
+		}
+	}
+	if lines, _ := babeltrace(t, dir); len(lines) != 3 {
+		t.Errorf("babeltrace2 read %d events while recording, want 3", len(lines))
+	}
+	s.Close()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Record still running 10s after the session closed")
+	}
+	if lines, _ := babeltrace(t, dir); len(lines) != 3 {
+		t.Errorf("babeltrace2 read %d events after Record, want 3", len(lines))
+	}
+}
