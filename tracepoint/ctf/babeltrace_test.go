@@ -331,3 +331,36 @@ func TestRecordFlushInterval(t *testing.T) {
 		t.Errorf("babeltrace2 read %d events after Record, want 3", len(lines))
 	}
 }
+
+// TestRecordDrops records a session whose ring overflowed: the trace holds
+// the events it kept and says how many it dropped.
+func TestRecordDrops(t *testing.T) {
+	s, err := tracepoint.NewSession(4096)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Enable(emptyTP); err != nil {
+		t.Fatal(err)
+	}
+	for range 200 {
+		emptyTP.Fire(&emptyEv{})
+	}
+	st := s.Stats()
+	if st.Dropped == 0 {
+		t.Fatalf("a 4 KiB ring took 200 events: %+v", st)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // write what the session holds
+	dir := filepath.Join(t.TempDir(), "trace")
+	if err := ctf.Record(ctx, s, dir); err != nil {
+		t.Fatal(err)
+	}
+	lines, stderr := babeltrace(t, dir)
+	if uint64(len(lines)) != st.Recorded {
+		t.Errorf("babeltrace2 read %d events, the session recorded %d", len(lines), st.Recorded)
+	}
+	if want := fmt.Sprintf("discarded %d events", st.Dropped); !strings.Contains(stderr, want) {
+		t.Errorf("babeltrace2 says %q, want %q", stderr, want)
+	}
+}

@@ -23,8 +23,8 @@ func FlushInterval(d time.Duration) Option { return func(c *config) { c.flushInt
 // Record writes the events of session s into a new trace in dir until ctx
 // is done or s is closed, then writes what s holds at that moment (for
 // pollInterval at most, if events keep coming) and closes the trace.
-// Events the session dropped (its ring was full) are counted as discarded
-// in the trace. Record reads s's records: nothing else should call s.Next
+// Events the session dropped (its ring was full), before Record too, are
+// counted as discarded in the trace. Record reads s's records: nothing else should call s.Next
 // meanwhile.
 func Record(ctx context.Context, s *tracepoint.Session, dir string, opts ...Option) (err error) {
 	w, err := Create(dir, opts...)
@@ -38,9 +38,9 @@ func Record(ctx context.Context, s *tracepoint.Session, dir string, opts ...Opti
 	}()
 	defer s.SetDeadline(time.Time{})
 	var (
-		dropped = s.Stats().Dropped // drops from before the trace began are not its
-		since   time.Time           // when the packet got its first event since a flush
-		drain   time.Time           // when ctx was done: Record is draining s
+		dropped uint64    // the session's drops the trace counts
+		since   time.Time // when the packet got its first event since a flush
+		drain   time.Time // when ctx was done: Record is draining s
 	)
 	// tick looks at what changes outside: the session's drops, ctx, the
 	// flush interval. It reports whether Record is done.

@@ -252,16 +252,39 @@ func (w *Writer) flush(full bool) error {
 	if w.events == 0 { // a packet only to report discarded events
 		h.TimestampBegin, h.TimestampEnd = w.last, w.last
 	}
-	h.put(w.packet)
-	if _, err := w.stream.Write(w.packet[:size]); err != nil {
-		w.err = fmt.Errorf("ctf: trace %s: packet %d: %w", w.dir, w.seq, err)
-		return w.err
+	if w.seq == 0 && w.discarded > 0 {
+		// Readers count the events lost before a packet from the
+		// previous packet's count: with none, they say only that
+		// events may have been lost. An empty packet first, which lost
+		// none, makes the count exact.
+		var empty [packetHeaderSize]byte
+		e := h
+		e.TimestampEnd = e.TimestampBegin
+		e.ContentSize, e.PacketSize, e.Discarded = packetHeaderSize*8, packetHeaderSize*8, 0
+		e.put(empty[:])
+		if err := w.writePacket(empty[:]); err != nil {
+			return err
+		}
+		h.SeqNum = w.seq
 	}
-	w.offset += int64(size)
-	w.seq++
+	h.put(w.packet)
+	if err := w.writePacket(w.packet[:size]); err != nil {
+		return err
+	}
 	w.flushedDiscarded = w.discarded
 	clear(w.packet[:w.pos])
 	w.pos, w.events = packetHeaderSize, 0
+	return nil
+}
+
+// writePacket writes packet number w.seq to the stream file. A failed
+// write leaves the file unreadable past it: the writer stops.
+func (w *Writer) writePacket(b []byte) error {
+	if _, err := w.stream.Write(b); err != nil {
+		w.err = fmt.Errorf("ctf: trace %s: packet %d: %w", w.dir, w.seq, err)
+		return w.err
+	}
+	w.seq++
 	return nil
 }
 
