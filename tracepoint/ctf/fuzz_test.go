@@ -53,7 +53,7 @@ func FuzzEventLayout(f *testing.F) {
 			}
 			return
 		}
-		w, m := newMemWriter(t)
+		w, m := newMemWriter(t, PacketSize(MinPacketSize)) // events of up to 4 KiB in several packets
 		if _, err := w.declare(info); err != nil {
 			if !errors.Is(err, ErrLayout) {
 				t.Fatalf("declare: %v", err)
@@ -78,14 +78,25 @@ func FuzzEventLayout(f *testing.F) {
 			if err := w.write(c, &ctx, p); err != nil {
 				t.Fatal(err)
 			}
+			switch {
+			case i == 1 && len(layout)%2 == 1:
+				if err := w.Flush(); err != nil {
+					t.Fatal(err)
+				}
+			case i == 2:
+				w.AddDiscarded(uint64(len(payload)))
+			}
 		}
 		if err := w.Close(); err != nil {
 			t.Fatal(err)
 		}
 		b := m.stream.Bytes()
-		_, events, err := readStream(b, []int{c.size})
+		packets, events, err := readStream(b, []int{c.size})
 		if err != nil {
 			t.Fatal(err)
+		}
+		if got := packets[len(packets)-1].Discarded; got != uint64(len(payload)) {
+			t.Fatalf("last packet says %d events discarded, want %d", got, len(payload))
 		}
 		if len(events) != n {
 			t.Fatalf("read back %d events, wrote %d", len(events), n)

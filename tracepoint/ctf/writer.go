@@ -61,7 +61,6 @@ type Writer struct {
 	discarded  uint64
 	// flushedDiscarded is discarded as the last packet written says.
 	flushedDiscarded uint64
-	offset           int64 // bytes written to the stream file
 
 	classes []*eventClass
 	byPoint map[*tracepoint.Point]*eventClass
