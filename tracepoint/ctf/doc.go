@@ -9,7 +9,7 @@
 //	w.Close()
 //
 // or Record(ctx, session, dir), which drains a session into a trace until
-// ctx is done.
+// ctx is done, counting the events the session dropped as discarded.
 //
 // The writer is written against the CTF 1.8 specification; it uses no
 // library, and only the part of the format it needs.
@@ -21,18 +21,26 @@
 // memory stays bounded however long the trace. Full packets are written
 // at their full size, padded with zeros after their content; the last
 // packet (Close) and any packet written by Flush are trimmed to their
-// content. Event classes are declared the first time a tracepoint's
-// record is written: the metadata file is then rewritten (aside, and
-// renamed over the old one), so the metadata on disk always describes
-// every packet on disk.
+// content. Flush (and Record's FlushInterval) writes the packet being
+// filled early, for readers of a trace still being written. Event classes
+// are declared the first time a tracepoint's record is written: the
+// metadata file is then rewritten (aside, and renamed over the old one),
+// so the metadata on disk always describes every packet on disk.
+//
+// Events lost before they reached the writer (AddDiscarded) are counted in
+// every later packet's events_discarded, as CTF wants: readers report the
+// difference between two packets. Losses before the first packet get an
+// empty packet in front, which lost none, so that readers know how many.
 //
 // # Layout
 //
 // A trace directory holds "metadata", the TSDL description in plain text,
 // and one stream file, "stream_0", a sequence of packets. Everything is in
 // the machine's byte order (the metadata says which) and every number is
-// naturally aligned from the packet's start, as C lays out a struct; a
-// payload's fields are copied byte for byte.
+// naturally aligned from the packet's start, as C lays out a struct. Each
+// payload field's bytes are copied as they are; the payload's padding is
+// not (blank fields are not described to readers), so its fields are laid
+// out anew, in order, each at its natural alignment.
 //
 //	packet header   uint32 magic (0xC1FC1FC1), uint8 uuid[16], uint32 stream_id
 //	packet context  uint64 timestamp_begin, timestamp_end (clock "monotonic"),
