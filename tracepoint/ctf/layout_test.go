@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -379,5 +381,18 @@ func TestWriteAllocs(t *testing.T) {
 	// itself allocates nothing per event.
 	if n := testing.AllocsPerRun(40, func() { w.Write(r) }); n != 0 {
 		t.Errorf("%v allocations per event", n)
+	}
+}
+
+func TestCreateOverExistingTrace(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "trace")
+	w, err := Create(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	_, err = Create(dir)
+	if !errors.Is(err, fs.ErrExist) || !strings.Contains(err.Error(), filepath.Join(dir, StreamFile)) {
+		t.Errorf("second Create in %s: %v, want fs.ErrExist naming the stream file", dir, err)
 	}
 }
