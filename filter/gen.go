@@ -188,6 +188,15 @@ func (g *gen) field(f *Field, d int) {
 	case f.Kind == Float && f.Size == 4:
 		g.load(asm.R9, rCtx, f.Offset, 4)
 		g.widen(asm.R9)
+		// The verifier follows widen's ~35 paths with the double's exact
+		// range on each, so they stay apart where they meet, and a few
+		// pending floats multiply their paths past its limit. XOR with a
+		// number it cannot know, twice (a no-op), leaves every path the
+		// same unknown double: they merge at the next pruning point.
+		g.load(asm.R7, rCtx, f.Offset, 1)
+		g.alu(asm.AluNEG, asm.R7, 0)
+		g.aluReg(asm.AluXOR, asm.R9, asm.R7)
+		g.aluReg(asm.AluXOR, asm.R9, asm.R7)
 		g.setSlot(d, asm.R9)
 		return
 	case f.Kind == String:
