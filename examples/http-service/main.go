@@ -11,6 +11,9 @@
 // requests to itself and prints only the events the filter kept.
 //
 //	go run ./examples/http-service --demo
+//
+// With --metrics ADDR it also serves the tracepoints' counters to
+// Prometheus on ADDR/metrics.
 package main
 
 import (
@@ -23,6 +26,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/uebpf/uebpf/metrics"
 	"github.com/uebpf/uebpf/tracepoint"
 )
 
@@ -54,11 +58,19 @@ func main() {
 	demo := flag.Bool("demo", false, "run the in-process walkthrough and exit")
 	addr := flag.String("addr", "127.0.0.1:0", "address to serve on")
 	requests := flag.Int("requests", 40, "requests the walkthrough sends")
+	metricsAddr := flag.String("metrics", "", "serve Prometheus metrics (tracepoint counters) on this address, e.g. :9090")
 	flag.Parse()
 	var err error
-	if *demo {
+	switch {
+	case *demo:
 		err = runDemo(os.Stdout, *requests)
-	} else {
+	case *metricsAddr != "":
+		var ln net.Listener
+		if ln, err = serveMetrics(*metricsAddr); err == nil {
+			fmt.Println("metrics on http://" + ln.Addr().String() + "/metrics")
+			err = serve(*addr)
+		}
+	default:
 		err = serve(*addr)
 	}
 	if err != nil {
@@ -74,6 +86,24 @@ func serve(addr string) error {
 	}
 	fmt.Println("serving on", ln.Addr())
 	return http.Serve(ln, handler())
+}
+
+// serveMetrics serves /metrics on addr in the background: the counters of
+// every tracepoint (fired, matched, recorded, dropped, errors), which
+// count while something is attached.
+func serveMetrics(addr string) (net.Listener, error) {
+	h, err := metrics.Handler(metrics.Tracepoints())
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", h)
+	go http.Serve(ln, mux)
+	return ln, nil
 }
 
 // handler is the service: /ok answers at once, /slow after 25 ms, /fail

@@ -1,8 +1,15 @@
 package main
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/uebpf/uebpf/tracepoint"
 )
 
 // The walkthrough prints the failed and the slow requests, and no other
@@ -33,5 +40,50 @@ func TestDemo(t *testing.T) {
 	}
 	if last := lines[len(lines)-1]; !strings.HasPrefix(last, "16 requests, ") || !strings.HasSuffix(last, " 0 dropped") {
 		t.Errorf("last line %q", last)
+	}
+}
+
+// /metrics serves the tracepoints' counters in Prometheus' format.
+func TestMetrics(t *testing.T) {
+	ln, err := serveMetrics("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	a, err := tracepoint.Attach(reqDone, tracepoint.Filter(slowFilter))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	before := reqDone.Stats()
+	srv := httptest.NewServer(handler())
+	defer srv.Close()
+	for _, path := range []string{"/ok", "/fail", "/ok"} {
+		resp, err := http.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	resp, err := http.Get("http://" + ln.Addr().String() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := parser.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, name := range []string{"uebpf_tracepoint_fired_total", "uebpf_tracepoint_matched_total"} {
+		for _, m := range fams[name].GetMetric() {
+			if m.GetLabel()[0].GetValue() == "http:request_done" {
+				got[name] = m.GetCounter().GetValue()
+			}
+		}
+	}
+	if got["uebpf_tracepoint_fired_total"] != float64(before.Fired+3) || got["uebpf_tracepoint_matched_total"] != float64(before.Matched+1) {
+		t.Errorf("counters %v, want 3 more fired and 1 more matched than %+v", got, before)
 	}
 }
