@@ -23,6 +23,8 @@ const (
 	// String is a fixed-size [Size]byte array read as a NUL-terminated
 	// string: at most Size bytes, not terminated when full.
 	String
+	// Bool is one byte, 0 or 1, compared as the unsigned number it holds.
+	Bool
 )
 
 func (k Kind) String() string {
@@ -35,6 +37,8 @@ func (k Kind) String() string {
 		return "float"
 	case String:
 		return "string"
+	case Bool:
+		return "bool"
 	}
 	return fmt.Sprintf("Kind(%d)", uint8(k))
 }
@@ -60,6 +64,10 @@ func (f *Field) check() error {
 	case Float:
 		if f.Size != 4 && f.Size != 8 {
 			return fmt.Errorf("field %q: a float has 4 or 8 bytes, not %d", f.Name, f.Size)
+		}
+	case Bool:
+		if f.Size != 1 {
+			return fmt.Errorf("field %q: a bool has 1 byte, not %d", f.Name, f.Size)
 		}
 	case String:
 		if f.Size < 1 || f.Size > maxStringSize {
@@ -101,8 +109,8 @@ func ParseSpec(spec string) ([]Field, error) {
 		switch typ {
 		case "u8", "u16", "u32", "u64":
 			f.Kind = Unsigned
-		case "bool": // as the tracepoint command's specs: a u8
-			f.Kind, typ = Unsigned, "u8"
+		case "bool":
+			f.Kind, typ = Bool, "u8"
 		case "s8", "s16", "s32", "s64":
 			f.Kind = Signed
 		case "f32", "f64":

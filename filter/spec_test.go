@@ -17,7 +17,7 @@ func TestParseSpec(t *testing.T) {
 	want := []filter.Field{
 		{"a", filter.Unsigned, 1, 0}, {"b", filter.Unsigned, 4, 4}, {"c", filter.String, 3, 8},
 		{"d", filter.Float, 8, 16}, {"e", filter.Signed, 2, 24}, {"$ctx.vtid", filter.Signed, 4, 28},
-		{"f", filter.Float, 4, 32}, {"ok", filter.Unsigned, 1, 36},
+		{"f", filter.Float, 4, 32}, {"ok", filter.Bool, 1, 36},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got %v\nwant %v", got, want)

@@ -37,31 +37,16 @@ func Filter(expr string) Option {
 	}
 }
 
-// FilterFields are the fields of a tracepoint's record as package filter
-// describes them: booleans read as unsigned bytes.
+// FilterFields are the fields of a tracepoint's record, the payload's and
+// the context block's, as package filter reads them.
 func FilterFields(info Info) []filter.Field {
 	// One slice, without RecordFields' intermediate ones: this runs on
 	// every attach of a filter.
 	out := make([]filter.Field, 0, len(info.Fields)+len(contextFields))
-	for _, f := range info.Fields {
-		out = append(out, filterField(f, 0))
-	}
+	out = append(out, info.Fields...)
 	for _, f := range contextFields {
-		out = append(out, filterField(f, info.ContextOffset()))
+		f.Offset += info.ContextOffset()
+		out = append(out, f)
 	}
 	return out
-}
-
-// filterField is f, at offset off more, as package filter describes it.
-func filterField(f Field, off int) filter.Field {
-	k := filter.Unsigned
-	switch f.Kind {
-	case Signed:
-		k = filter.Signed
-	case Float:
-		k = filter.Float
-	case String:
-		k = filter.String
-	}
-	return filter.Field{Name: f.Name, Kind: k, Size: f.Size, Offset: f.Offset + off}
 }

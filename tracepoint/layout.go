@@ -4,53 +4,34 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+
+	"github.com/uebpf/uebpf/filter"
 )
 
-// Kind is how a field's bytes are read.
-type Kind int
+// Kind is how a field's bytes are read: package filter's vocabulary, so
+// that a tracepoint's fields are a filter's fields as they are.
+type Kind = filter.Kind
 
 const (
 	// Unsigned is a little-endian unsigned integer of 1, 2, 4 or 8 bytes.
-	Unsigned Kind = iota
+	Unsigned = filter.Unsigned
 	// Signed is a two's complement integer of 1, 2, 4 or 8 bytes.
-	Signed
+	Signed = filter.Signed
 	// Float is an IEEE 754 float of 4 or 8 bytes.
-	Float
+	Float = filter.Float
 	// Bool is one byte, 0 or 1.
-	Bool
+	Bool = filter.Bool
 	// String is a fixed-size byte array holding a NUL-terminated string
 	// (or one that fills the array).
-	String
+	String = filter.String
 )
 
-func (k Kind) String() string {
-	switch k {
-	case Unsigned:
-		return "unsigned"
-	case Signed:
-		return "signed"
-	case Float:
-		return "float"
-	case Bool:
-		return "bool"
-	case String:
-		return "string"
-	}
-	return fmt.Sprintf("Kind(%d)", int(k))
-}
-
 // Field is one field of a payload or of the context block: where its bytes
-// are and how to read them.
-type Field struct {
-	// Name is the name filters and C programs use: the Go field's name
-	// in snake case (DurationUs is duration_us), or its
-	// `tracepoint:"name"` tag; "$ctx.timestamp" and so on for the context
-	// block.
-	Name   string
-	Kind   Kind
-	Size   int
-	Offset int
-}
+// are and how to read them. Name is the name filters and C programs use:
+// the Go field's name in snake case (DurationUs is duration_us), or its
+// `tracepoint:"name"` tag; "$ctx.timestamp" and so on for the context
+// block.
+type Field = filter.Field
 
 // ErrBadPayload reports a payload type without a fixed, C-compatible
 // layout.
