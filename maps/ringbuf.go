@@ -150,34 +150,8 @@ func recordLen(hdrLen uint32) uint64 {
 }
 
 func (r *ringBuf) Reserve(size uint64) unsafe.Pointer {
-	if size > ringBufMaxRecord {
-		r.dropped.Add(1)
-		return nil
-	}
-	total := recordTotal(size)
-	if total > r.size {
-		r.dropped.Add(1)
-		return nil
-	}
-	r.mu.Lock()
-	if r.closed {
-		r.mu.Unlock()
-		r.dropped.Add(1)
-		return nil
-	}
-	cons := atomic.LoadUint64(r.consPos)
-	prod := atomic.LoadUint64(r.prodPos)
-	// pending_pos: the oldest record not yet committed. Like the kernel,
-	// never let the ring span more than its size from it, whatever the
-	// consumer position says.
-	pend := prod
-	if r.resvHead < len(r.resv) {
-		pend = r.resv[r.resvHead].pos
-	}
-	newProd := prod + total
-	if newProd-cons > r.mask || newProd-pend > r.mask {
-		r.mu.Unlock()
-		r.dropped.Add(1)
+	prod, newProd, ok := r.claim(size)
+	if !ok {
 		return nil
 	}
 	r.resv = append(r.resv, reservation{pos: prod, size: uint32(size)})
@@ -185,10 +159,41 @@ func (r *ringBuf) Reserve(size uint64) unsafe.Pointer {
 	pgOff := uint32(ringBufKernelPgOff + off/uint64(hostPageSize))
 	atomic.StoreUint32((*uint32)(unsafe.Add(r.data, off+4)), pgOff)
 	atomic.StoreUint32(r.hdr(off), uint32(size)|RingBufBusyBit)
-	atomic.StoreUint64(r.pendPos, pend)
+	if r.resvHead == len(r.resv)-1 { // the only one: pending_pos moves to it
+		atomic.StoreUint64(r.pendPos, prod)
+	}
 	atomic.StoreUint64(r.prodPos, newProd)
 	r.mu.Unlock()
 	return unsafe.Add(r.data, off+RingBufHeaderSize)
+}
+
+// claim takes the producer lock and finds room for a record of size data
+// bytes: at producer position prod, moving it to newProd. When there is
+// none (or the ring is closed) it counts a drop and returns with the lock
+// released; else the caller writes the record and unlocks.
+func (r *ringBuf) claim(size uint64) (prod, newProd uint64, ok bool) {
+	total := recordTotal(size)
+	if size > ringBufMaxRecord || total > r.size {
+		r.dropped.Add(1)
+		return 0, 0, false
+	}
+	r.mu.Lock()
+	cons := atomic.LoadUint64(r.consPos)
+	prod = atomic.LoadUint64(r.prodPos)
+	// pending_pos: the oldest record not yet committed. Like the kernel,
+	// never let the ring span more than its size from it, whatever the
+	// consumer position says.
+	pend := prod
+	if r.resvHead < len(r.resv) {
+		pend = r.resv[r.resvHead].pos
+	}
+	newProd = prod + total
+	if r.closed || newProd-cons > r.mask || newProd-pend > r.mask {
+		r.mu.Unlock()
+		r.dropped.Add(1)
+		return 0, 0, false
+	}
+	return prod, newProd, true
 }
 
 func (r *ringBuf) Write(parts RecordParts, flags uint64) error {
@@ -199,24 +204,11 @@ func (r *ringBuf) Write(parts RecordParts, flags uint64) error {
 	for _, p := range parts {
 		size += uint64(p.Len)
 	}
-	total := recordTotal(size)
-	if size > ringBufMaxRecord || total > r.size {
-		r.dropped.Add(1)
+	prod, newProd, ok := r.claim(size)
+	if !ok {
 		return r.errs.rbFull
 	}
-	r.mu.Lock()
-	cons := atomic.LoadUint64(r.consPos)
-	prod := atomic.LoadUint64(r.prodPos)
-	pend := prod
-	if r.resvHead < len(r.resv) {
-		pend = r.resv[r.resvHead].pos
-	}
-	newProd := prod + total
-	if r.closed || newProd-cons > r.mask || newProd-pend > r.mask {
-		r.mu.Unlock()
-		r.dropped.Add(1)
-		return r.errs.rbFull
-	}
+	total := newProd - prod
 	// The record is complete before producer_pos covers it, so no reader
 	// sees it busy, and it needs no reservation unless an older record
 	// is still reserved (pending_pos stays there).
