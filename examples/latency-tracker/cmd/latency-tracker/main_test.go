@@ -351,3 +351,35 @@ func TestPidExit(t *testing.T) {
 		t.Errorf("status %d after %v, stderr %q", r.status, time.Since(start), r.stderr)
 	}
 }
+
+// Without privileges the error is ours alone: not followed by cilium/ebpf's
+// advice to raise RLIMIT_MEMLOCK, which would not help.
+func TestNonRootError(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to run the command as another user")
+	}
+	// The test binary, where user nobody can run it.
+	dir, err := os.MkdirTemp("", "latency-tracker-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	self, err := os.ReadFile(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "latency-tracker")
+	if err := os.WriteFile(bin, self, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(dir, 0o755)
+	cmd := exec.Command(bin, "-a")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), runMainEnv+"=1")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	r := runCmd(t, cmd)
+	want := "latency-tracker: tracker: " + tracker.ErrPermission.Error() + "\n"
+	if r.status != 1 || r.stderr != want {
+		t.Errorf("as nobody: status %d, stderr %q; want 1, %q", r.status, r.stderr, want)
+	}
+}
