@@ -151,7 +151,7 @@ func track(o *options, out *lockedWriter) (status int, err error) {
 	go func() {
 		readDone <- tr.ReadEvents(ctx, func(e tracker.Event) {
 			if p.event(e) && o.count > 0 && p.reported == o.count {
-				stop <- stopReason(fmt.Sprintf("%d slow calls reported", o.count))
+				stop <- stopReason(fmt.Sprintf("--count %d reached", o.count))
 			}
 		})
 	}()
