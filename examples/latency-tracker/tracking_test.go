@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -156,5 +157,43 @@ func TestTrackAll(t *testing.T) {
 	}
 	if tr.Tracked(unix.Gettid()) || tr.Tracked(mine) {
 		t.Errorf("the tracker's own threads are tracked")
+	}
+}
+
+// Per-process and per-thread counts (Config.GroupBy) are exact for a
+// thread whose calls are known.
+func TestTaskStats(t *testing.T) {
+	for _, g := range []tracker.Grouping{tracker.GroupProcess, tracker.GroupThread} {
+		tr := newTracker(t, tracker.Config{Policy: tracker.PolicyStatic, Static: time.Hour, GroupBy: g})
+		const n = 200
+		tid := func() int {
+			tid := lockTracked(t, tr)
+			defer runtime.UnlockOSThread()
+			for i := 0; i < n; i++ {
+				unix.Getppid()
+			}
+			tr.Untrack(tid)
+			return tid
+		}()
+		want := uint32(tid)
+		if g == tracker.GroupProcess {
+			want = uint32(os.Getpid())
+		}
+		ts, err := tr.TaskStats()
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, s := range ts {
+			if s.ID == want && s.Syscall == sysGetppid {
+				found = true
+				if s.Count != n || s.Slow != 0 || s.Max <= 0 || s.Sum < s.Max {
+					t.Errorf("grouping %d: %+v, want %d calls", g, s, n)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("grouping %d: no getppid counts for id %d in %+v", g, want, ts)
+		}
 	}
 }

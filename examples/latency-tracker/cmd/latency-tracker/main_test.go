@@ -383,3 +383,61 @@ func TestNonRootError(t *testing.T) {
 		t.Errorf("as nobody: status %d, stderr %q; want 1, %q", r.status, r.stderr, want)
 	}
 }
+
+// -e and -x: only the chosen syscalls' failed calls are reported, with
+// their errno.
+func TestFilters(t *testing.T) {
+	needKernel(t)
+	r := runCmd(t, command("--json", "--static", "1ns", "-x", "-e", "openat", "--", "cat", "/nonexistent/file"))
+	if r.status != 1 {
+		t.Fatalf("status %d, want cat's 1; stderr %s", r.status, r.stderr)
+	}
+	lines := parseLines(t, r.stdout)
+	n := 0
+	for _, l := range lines {
+		if l.Type != "slow" {
+			continue
+		}
+		n++
+		if l.Syscall != "openat" || l.Ret == nil || *l.Ret >= 0 || l.Comm != "cat" {
+			t.Errorf("-x -e openat reported %+v", l)
+		}
+	}
+	if n == 0 || !strings.Contains(r.stdout, `"errno":"ENOENT"`) {
+		t.Errorf("cat's failed openat of a missing file not reported:\n%s", r.stdout)
+	}
+	for _, s := range lines[len(lines)-1].Syscalls {
+		if s.Syscall != "openat" {
+			t.Errorf("-e openat: summary has %s", s.Syscall)
+		}
+	}
+}
+
+// --duration and --count end a run; -P adds a per-process table.
+func TestDurationCount(t *testing.T) {
+	needKernel(t)
+	target := exec.Command("sleep", "30")
+	if err := target.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { target.Process.Kill(); target.Wait() }()
+	start := time.Now()
+	r := runCmd(t, command("--hist=false", "--duration", "300ms", "--pid", strconv.Itoa(target.Process.Pid)))
+	if took := time.Since(start); r.status != 0 || took > 5*time.Second {
+		t.Errorf("--duration 300ms: status %d after %v; stderr %s", r.status, took, r.stderr)
+	}
+	r = runCmd(t, command("--json", "--static", "1ns", "--count", "3", "-P", "--", "sh", "-c", "for i in 1 2 3 4 5 6 7 8; do sleep 0.05; done"))
+	lines := parseLines(t, r.stdout)
+	slow := 0
+	for _, l := range lines {
+		if l.Type == "slow" {
+			slow++
+		}
+	}
+	if slow != 3 || r.status != 130 {
+		t.Errorf("--count 3: %d slow calls, status %d (want 3, and the command interrupted: 130)", slow, r.status)
+	}
+	if !strings.Contains(r.stdout, `"tasks_by":"process"`) {
+		t.Errorf("-P: no per-process table in the summary")
+	}
+}
