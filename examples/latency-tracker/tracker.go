@@ -282,6 +282,9 @@ func New(cfg Config) (*Tracker, error) {
 	if cfg.RingSize != 0 {
 		spec.Maps["events"].MaxEntries = cfg.RingSize
 	}
+	if err := checkTracepointFormats(); err != nil {
+		return nil, err
+	}
 	ncpu, err := ebpf.PossibleCPU()
 	if err != nil {
 		return nil, fmt.Errorf("tracker: %w", err)
