@@ -21,6 +21,19 @@ var tracepointFields = []struct {
 	{"sched/sched_process_exec", map[string]int{"pid": 12, "old_pid": 16}},
 }
 
+// hasGroupDead reports whether sched_process_exit has the group_dead
+// field (Linux 6.16 on) where the program reads it.
+func hasGroupDead() bool {
+	for _, root := range tracefsRoots {
+		b, err := os.ReadFile(root + "/events/sched/sched_process_exit/format")
+		if err == nil {
+			off, ok := parseFormat(string(b))["group_dead"]
+			return ok && off == 32
+		}
+	}
+	return false
+}
+
 var tracefsRoots = []string{"/sys/kernel/tracing", "/sys/kernel/debug/tracing"}
 
 // checkTracepointFormats returns an error naming the first field whose

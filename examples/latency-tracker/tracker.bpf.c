@@ -351,17 +351,38 @@ int sched_process_exec(struct exec_args *ctx)
 	return 0;
 }
 
+/* tracepoint/sched/sched_process_exit, as in its format file since
+ * Linux 6.16 (group_dead); the host sets exit_group_dead when the running
+ * kernel's format has it, else the main thread's exit stands for the
+ * process's. */
+struct exit_args {
+	__u64 common;
+	char comm[16];
+	__s32 pid;
+	__s32 prio;
+	__u8 group_dead;
+};
+
+volatile const __u8 exit_group_dead = 0;
+
 // An exiting thread is no longer tracked (its id will be reused); when
-// the main thread exits, the process's flags go too.
+// the process ends, its flags go too.
 SEC("tracepoint/sched/sched_process_exit")
-int sched_process_exit(void *ctx)
+int sched_process_exit(struct exit_args *ctx)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tid = pid_tgid, tgid = pid_tgid >> 32;
+	int process_ends;
 
 	if (test_bit(BM_THREAD, tid))
 		set_bit(BM_THREAD, tid, 0);
-	if (tid == tgid) {
+	/* Without the field, the branch that reads it is dead code the
+	 * verifier never checks. */
+	if (exit_group_dead)
+		process_ends = ctx->group_dead;
+	else
+		process_ends = tid == tgid;
+	if (process_ends) {
 		set_bit(BM_THREADS, tgid, 0);
 		set_bit(BM_FOLLOW, tgid, 0);
 		set_bit(BM_ON_EXEC, tgid, 0);

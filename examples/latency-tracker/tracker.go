@@ -299,7 +299,10 @@ func New(cfg Config) (*Tracker, error) {
 	if cfg.GroupBy > GroupThread {
 		return nil, fmt.Errorf("tracker: grouping %d unknown", cfg.GroupBy)
 	}
-	vars := map[string]any{"per_task": uint32(cfg.GroupBy)}
+	vars := map[string]any{"per_task": uint32(cfg.GroupBy), "exit_group_dead": uint8(0)}
+	if hasGroupDead() {
+		vars["exit_group_dead"] = uint8(1)
+	}
 	coll, err := uebpf.NewCollection(spec, &uebpf.Options{Kernel: true, Engine: engine, Variables: vars})
 	if errors.Is(err, ErrPermission) {
 		// Ours alone: the kernel's error comes with cilium/ebpf's advice
