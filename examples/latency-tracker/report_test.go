@@ -88,3 +88,55 @@ syscall = read
 		t.Errorf("empty histogram printed %q", b.String())
 	}
 }
+
+func TestFormatDuration(t *testing.T) {
+	tests := []struct {
+		d    time.Duration
+		u    tracker.Unit
+		want string
+	}{
+		{0, tracker.Auto, "0ns"},
+		{127, tracker.Auto, "127ns"},
+		{6100, tracker.Auto, "6.10µs"},
+		{40_123_000, tracker.Auto, "40.1ms"},
+		{262_143_000, tracker.Auto, "262ms"},
+		{1_500_000_000, tracker.Auto, "1.50s"},
+		{-2000, tracker.Auto, "-2.00µs"},
+		{40_100_000, tracker.Microseconds, "40100.0"},
+		{40_100_000, tracker.Milliseconds, "40.100"},
+		{1234, tracker.Nanoseconds, "1234"},
+	}
+	for _, tt := range tests {
+		if got := tracker.FormatDuration(tt.d, tt.u); got != tt.want {
+			t.Errorf("FormatDuration(%d, %d) = %q, want %q", tt.d, tt.u, got, tt.want)
+		}
+	}
+	if got := tracker.FormatRange(1<<24, 1<<25-1, tracker.Auto); got != "16.8ms-33.6ms" {
+		t.Errorf("FormatRange = %q", got)
+	}
+}
+
+func TestPercentileRange(t *testing.T) {
+	var s tracker.Stats
+	s.Buckets[0] = 1  // [0, 1]
+	s.Buckets[24] = 9 // [16.8ms, 33.6ms)
+	for _, tt := range []struct {
+		p      float64
+		lo, hi time.Duration
+	}{{10, 0, 1}, {50, 1 << 24, 1<<25 - 1}, {100, 1 << 24, 1<<25 - 1}} {
+		if lo, hi := s.PercentileRange(tt.p); lo != tt.lo || hi != tt.hi {
+			t.Errorf("p%v: [%d, %d], want [%d, %d]", tt.p, lo, hi, tt.lo, tt.hi)
+		}
+	}
+}
+
+func TestErrnoName(t *testing.T) {
+	for ret, want := range map[int64]string{0: "", 5: "", -2: "ENOENT", -4: "EINTR", -512: "ERESTARTSYS", -516: "ERESTART_RESTARTBLOCK", -4095: "E4095", -5000: ""} {
+		if got := tracker.ErrnoName(ret); got != want {
+			t.Errorf("ErrnoName(%d) = %q, want %q", ret, got, want)
+		}
+	}
+	if got := tracker.FormatReturn(-11); got != "-1 EAGAIN" {
+		t.Errorf("FormatReturn(-11) = %q", got)
+	}
+}

@@ -6,49 +6,73 @@
 // each system call's threshold from the observed latencies.
 //
 // Maps shared by both sides:
-//   tracked     bitmaps of tracked thread ids and process ids (mmapped)
-//   stats       per-syscall counters and log2 latency histogram (mmapped)
+//   tracked     bitmaps: tracked threads, then process flags (mmapped)
+//   stats       per-CPU, per-syscall counters and log2 histogram (mmapped)
+//   hist        the policy's per-syscall histogram, merged over CPUs by
+//               the host (mmapped)
 //   thresholds  per-syscall threshold in ns, 0: never report (mmapped)
-//   start       syscall entry time and number, by thread (kernel only)
+//   start       syscall entry time and number, by thread slot (kernel only)
 //   events      slow system calls (ring buffer, kernel → user)
 //   counters    [0] events dropped because the ring buffer was full
+//
+// The untracked fast path is one inlined array lookup (the thread's bit);
+// the tracked path touches only arrays and this CPU's own counters, so it
+// takes no lock and no atomic instruction.
 #include "uebpf_helpers.h"
 
 #define NSYS 512       /* syscall numbers tracked: 0..NSYS-1 */
 #define NBUCKETS 40    /* bucket b counts latencies in [2^b, 2^(b+1)) ns */
 #define ID_WORDS 65536 /* bitmap words: ids 0..4194303 (PID_MAX_LIMIT) */
+#define NSLOTS 65536   /* start slots, by thread id modulo NSLOTS */
+
+/* The bitmaps of map tracked, each ID_WORDS words, in this order. */
+#define BM_THREAD 0  /* thread id: its calls are measured (the fast path) */
+#define BM_THREADS 1 /* process id: its new threads are tracked */
+#define BM_FOLLOW 2  /* process id: its new child processes are tracked */
+#define BM_EXCLUDE 3 /* process id: never track its new tasks (system-wide mode) */
+#define BM_ON_EXEC 4 /* process id: track it from its next execve on */
+#define NBITMAPS 5
+#define W_ALL (NBITMAPS * ID_WORDS) /* word: system-wide mode, new tasks tracked */
+
+#define CLONE_THREAD 0x00010000
 
 struct sys_stats {
 	__u64 count;
 	__u64 sum_ns;
 	__u64 slow; /* latencies above the threshold */
+	__u64 min_ns;
+	__u64 max_ns;
 	__u64 buckets[NBUCKETS];
 };
 
 struct start {
 	__u64 ts;
-	__u64 id;
+	__u32 tid; /* the slot's owner: a slot is shared by ids NSLOTS apart */
+	__u32 nr;
 };
 
 struct event {
 	__u64 ts_ns; /* CLOCK_MONOTONIC at syscall exit */
 	__u64 latency_ns;
 	__u64 threshold_ns;
+	__s64 ret;
 	__u32 pid;
 	__u32 tid;
 	__u32 syscall;
-	__s32 ret;
+	__u32 pad;
 	char comm[16];
 };
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, 2 * ID_WORDS); /* threads, then processes */
+	__uint(max_entries, NBITMAPS * ID_WORDS + 1);
 	__type(key, __u32);
 	__type(value, __u64);
 } tracked SEC(".maps");
 
+/* Slot cpu*NSYS + nr: each CPU counts alone, without atomics. The host
+ * sets max_entries to NSYS × the number of possible CPUs. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_MMAPABLE);
@@ -62,15 +86,53 @@ struct {
 	__uint(map_flags, BPF_F_MMAPABLE);
 	__uint(max_entries, NSYS);
 	__type(key, __u32);
+	__type(value, struct sys_stats);
+} hist SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, NSYS);
+	__type(key, __u32);
 	__type(value, __u64);
 } thresholds SEC(".maps");
 
+/* An array, not a hash: a thread blocked in a call can wake on another
+ * CPU, so the entry time is per thread, and a direct-mapped slot costs one
+ * inlined lookup where a hash costs a hashed, locked one. Two tracked
+ * threads whose ids are NSLOTS apart share a slot; the tid tag then drops
+ * the overwritten measurement instead of reporting a wrong one. */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, NSLOTS);
 	__type(key, __u32);
 	__type(value, struct start);
 } start SEC(".maps");
+
+/* Per-process or per-thread counts, only when the host asks (per_task:
+ * 1 by process, 2 by thread); with 0 the verifier drops that code, so the
+ * fast path does not pay for it. */
+volatile const __u32 per_task = 0;
+
+struct task_key {
+	__u32 id; /* process or thread id */
+	__u32 nr;
+};
+
+struct task_stats {
+	__u64 count;
+	__u64 sum_ns;
+	__u64 slow;
+	__u64 max_ns;
+	char comm[16];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct task_key);
+	__type(value, struct task_stats);
+} tasks SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -85,20 +147,25 @@ struct {
 	__type(value, __u64);
 } counters SEC(".maps");
 
-// A thread is tracked if its thread id is marked in the thread half of
-// the bitmap, or its process id in the process half. (Thread and process
-// ids share one number space: the main thread's id is the process id, so
-// one bitmap could not tell "this thread" from "this process".)
-static __always_inline int is_tracked(__u64 pid_tgid)
+static __always_inline int test_bit(__u32 bitmap, __u32 id)
 {
-	__u32 tid = pid_tgid, tgid = pid_tgid >> 32;
-	__u32 wt = tid >> 6, wp = ID_WORDS + (tgid >> 6);
-	__u64 *w = bpf_map_lookup_elem(&tracked, &wt);
+	__u32 word = bitmap * ID_WORDS + ((id >> 6) & (ID_WORDS - 1));
+	__u64 *w = bpf_map_lookup_elem(&tracked, &word);
 
-	if (w && (*w >> (tid & 63)) & 1)
-		return 1;
-	w = bpf_map_lookup_elem(&tracked, &wp);
-	return w && (*w >> (tgid & 63)) & 1;
+	return w && (*w >> (id & 63)) & 1;
+}
+
+static __always_inline void set_bit(__u32 bitmap, __u32 id, int on)
+{
+	__u32 word = bitmap * ID_WORDS + ((id >> 6) & (ID_WORDS - 1));
+	__u64 *w = bpf_map_lookup_elem(&tracked, &word);
+
+	if (!w)
+		return;
+	if (on)
+		__sync_fetch_and_or(w, 1ULL << (id & 63));
+	else
+		__sync_fetch_and_and(w, ~(1ULL << (id & 63)));
 }
 
 static __always_inline __u32 log2_u64(__u64 v)
@@ -114,63 +181,92 @@ static __always_inline __u32 log2_u64(__u64 v)
 	return r;
 }
 
+static __noinline void count_task(__u32 id, __u32 nr, __u64 lat, __u32 slow)
+{
+	struct task_key k = { .id = id, .nr = nr };
+	struct task_stats *ts, fresh = {};
+
+	ts = bpf_map_lookup_elem(&tasks, &k);
+	if (!ts) {
+		bpf_get_current_comm(fresh.comm, sizeof(fresh.comm));
+		bpf_map_update_elem(&tasks, &k, &fresh, BPF_NOEXIST);
+		ts = bpf_map_lookup_elem(&tasks, &k);
+		if (!ts)
+			return;
+	}
+	/* Shared by the process's threads on every CPU: atomic. */
+	__sync_fetch_and_add(&ts->count, 1);
+	__sync_fetch_and_add(&ts->sum_ns, lat);
+	if (slow)
+		__sync_fetch_and_add(&ts->slow, 1);
+	if (lat > ts->max_ns)
+		ts->max_ns = lat; /* a race can lose a maximum, rarely */
+}
+
 SEC("raw_tp/sys_enter")
 int sys_enter(struct bpf_raw_tracepoint_args *ctx)
 {
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u32 tid = pid_tgid;
-	struct start *s, fresh;
+	__u32 tid = bpf_get_current_pid_tgid();
+	__u32 slot = tid & (NSLOTS - 1);
+	struct start *s;
 
-	if (!is_tracked(pid_tgid))
+	if (!test_bit(BM_THREAD, tid))
 		return 0;
-	s = bpf_map_lookup_elem(&start, &tid);
-	if (s) {
-		s->id = ctx->args[1];
-		s->ts = bpf_ktime_get_ns();
+	s = bpf_map_lookup_elem(&start, &slot);
+	if (!s)
 		return 0;
-	}
-	fresh.id = ctx->args[1];
-	fresh.ts = bpf_ktime_get_ns();
-	bpf_map_update_elem(&start, &tid, &fresh, BPF_ANY);
+	s->tid = tid;
+	s->nr = ctx->args[1];
+	s->ts = bpf_ktime_get_ns();
 	return 0;
 }
 
 SEC("raw_tp/sys_exit")
 int sys_exit(struct bpf_raw_tracepoint_args *ctx)
 {
-	__u64 now = bpf_ktime_get_ns();
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u32 tid = pid_tgid, id, b, zero = 0;
-	__u64 lat, limit, *thr, *dropped;
+	__u32 tid = pid_tgid, slot = tid & (NSLOTS - 1), nr, b, idx, zero = 0;
+	__u64 now, lat, limit, *thr, *dropped;
 	struct sys_stats *st;
 	struct start *s;
 	struct event *e;
 
-	if (!is_tracked(pid_tgid))
+	if (!test_bit(BM_THREAD, tid))
 		return 0;
-	s = bpf_map_lookup_elem(&start, &tid);
-	if (!s || !s->ts || s->ts > now)
+	now = bpf_ktime_get_ns();
+	s = bpf_map_lookup_elem(&start, &slot);
+	/* No entry time: tracking began inside this call (or the slot was
+	 * taken by another thread). */
+	if (!s || s->tid != tid || !s->ts || s->ts > now)
 		return 0;
 	lat = now - s->ts;
-	id = s->id;
+	nr = s->nr;
 	s->ts = 0;
-	if (id >= NSYS)
+	if (nr >= NSYS)
 		return 0;
-	st = bpf_map_lookup_elem(&stats, &id);
-	thr = bpf_map_lookup_elem(&thresholds, &id);
+	idx = bpf_get_smp_processor_id() * NSYS + nr;
+	st = bpf_map_lookup_elem(&stats, &idx);
+	thr = bpf_map_lookup_elem(&thresholds, &nr);
 	if (!st || !thr)
 		return 0;
 	b = log2_u64(lat);
 	if (b >= NBUCKETS)
 		b = NBUCKETS - 1;
-	__sync_fetch_and_add(&st->count, 1);
-	__sync_fetch_and_add(&st->sum_ns, lat);
-	__sync_fetch_and_add(&st->buckets[b], 1);
-
+	/* This CPU's slot: raw tracepoint programs run with migration off. */
+	st->count++;
+	st->sum_ns += lat;
+	st->buckets[b]++;
+	if (lat > st->max_ns)
+		st->max_ns = lat;
+	if (lat < st->min_ns || !st->min_ns)
+		st->min_ns = lat;
 	limit = *thr;
+	if (per_task)
+		count_task(per_task == 1 ? pid_tgid >> 32 : tid, nr, lat, limit && lat > limit);
+
 	if (!limit || lat <= limit)
 		return 0;
-	__sync_fetch_and_add(&st->slow, 1);
+	st->slow++;
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
 		dropped = bpf_map_lookup_elem(&counters, &zero);
@@ -181,31 +277,137 @@ int sys_exit(struct bpf_raw_tracepoint_args *ctx)
 	e->ts_ns = now;
 	e->latency_ns = lat;
 	e->threshold_ns = limit;
+	e->ret = ctx->args[1];
 	e->pid = pid_tgid >> 32;
 	e->tid = tid;
-	e->syscall = id;
-	e->ret = ctx->args[1];
+	e->syscall = nr;
+	e->pad = 0;
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+/* ---- task tracking: new threads and processes, exec, exit ---- */
+
+/* tracepoint/task/task_newtask, as in its format file. */
+struct newtask_args {
+	__u64 common;
+	__s32 pid;
+	char comm[16];
+	__u64 clone_flags;
+	__s16 oom_score_adj;
+};
+
+// A new task inherits tracking from the process that creates it (it runs
+// in the parent, before the child can make a system call): a new thread
+// when the process's threads are tracked, a new process when the parent's
+// children are followed (and the child's own children then too).
+SEC("tracepoint/task/task_newtask")
+int task_newtask(struct newtask_args *ctx)
+{
+	__u32 parent = bpf_get_current_pid_tgid() >> 32, child = ctx->pid;
+	__u32 wall = W_ALL;
+	__u64 *all = bpf_map_lookup_elem(&tracked, &wall);
+	int on, sysw = all && *all && !test_bit(BM_EXCLUDE, parent);
+
+	if (ctx->clone_flags & CLONE_THREAD) {
+		on = sysw || test_bit(BM_THREADS, parent);
+	} else {
+		on = sysw || test_bit(BM_FOLLOW, parent);
+		if (test_bit(BM_FOLLOW, parent)) {
+			set_bit(BM_THREADS, child, 1);
+			set_bit(BM_FOLLOW, child, 1);
+		}
+	}
+	/* Always written: a stale bit of a reused id must not leak. */
+	set_bit(BM_THREAD, child, on);
+	return 0;
+}
+
+/* tracepoint/sched/sched_process_exec, as in its format file. */
+struct exec_args {
+	__u64 common;
+	__u32 filename;
+	__s32 pid;
+	__s32 old_pid;
+};
+
+// A process waiting for its execve (the command of `-- cmd`) is tracked
+// from the new program on; a tracked thread that executes a program from
+// a non-main thread takes the main thread's id and keeps being tracked.
+SEC("tracepoint/sched/sched_process_exec")
+int sched_process_exec(struct exec_args *ctx)
+{
+	__u32 pid = ctx->pid, old = ctx->old_pid;
+
+	if (test_bit(BM_ON_EXEC, pid)) {
+		set_bit(BM_ON_EXEC, pid, 0);
+		set_bit(BM_THREADS, pid, 1);
+		set_bit(BM_THREAD, pid, 1);
+	} else if (old != pid && test_bit(BM_THREAD, old)) {
+		set_bit(BM_THREAD, old, 0);
+		set_bit(BM_THREAD, pid, 1);
+	}
+	return 0;
+}
+
+/* tracepoint/sched/sched_process_exit, as in its format file since
+ * Linux 6.16 (group_dead); the host sets exit_group_dead when the running
+ * kernel's format has it, else the main thread's exit stands for the
+ * process's. */
+struct exit_args {
+	__u64 common;
+	char comm[16];
+	__s32 pid;
+	__s32 prio;
+	__u8 group_dead;
+};
+
+volatile const __u8 exit_group_dead = 0;
+
+// An exiting thread is no longer tracked (its id will be reused); when
+// the process ends, its flags go too.
+SEC("tracepoint/sched/sched_process_exit")
+int sched_process_exit(struct exit_args *ctx)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tid = pid_tgid, tgid = pid_tgid >> 32;
+	int process_ends;
+
+	if (test_bit(BM_THREAD, tid))
+		set_bit(BM_THREAD, tid, 0);
+	/* Without the field, the branch that reads it is dead code the
+	 * verifier never checks. */
+	if (exit_group_dead)
+		process_ends = ctx->group_dead;
+	else
+		process_ends = tid == tgid;
+	if (process_ends) {
+		set_bit(BM_THREADS, tgid, 0);
+		set_bit(BM_FOLLOW, tgid, 0);
+		set_bit(BM_ON_EXEC, tgid, 0);
+	}
 	return 0;
 }
 
 /* ---- userspace side: runs in uebpf's VM ---- */
 
 struct register_ctx {
-	__u32 id;      /* thread or process id */
-	__u16 track;   /* 1: track, 0: stop tracking */
-	__u16 process; /* 1: id is a process: all its threads */
+	__u32 id;     /* thread or process id */
+	__u16 track;  /* 1: set the bit, 0: clear it */
+	__u16 bitmap; /* BM_THREAD, BM_THREADS, ... */
 };
 
-// Marks id tracked or not; returns whether it was tracked before. The
-// kernel sees the change on the thread's next system call.
+// Sets or clears id's bit in one of the bitmaps; returns whether it was
+// set before. The kernel sees the change on the thread's next system call.
 SEC("uebpf/register")
 int register_id(struct register_ctx *c)
 {
-	__u32 word = (c->id >> 6) + (c->process ? ID_WORDS : 0);
+	__u32 word = c->bitmap * ID_WORDS + ((c->id >> 6) & (ID_WORDS - 1));
 	__u64 bit = 1ULL << (c->id & 63), old, *w;
 
+	if (c->bitmap >= NBITMAPS)
+		return -1;
 	w = bpf_map_lookup_elem(&tracked, &word);
 	if (!w)
 		return -1;
@@ -309,8 +511,8 @@ static long decay_cb(__u32 b, struct walk *w)
 {
 	if (b >= NBUCKETS)
 		return 1;
-	/* Forget half of the past; atomic, as the kernel adds concurrently. */
-	__sync_fetch_and_add(&w->st->buckets[b], -(w->st->buckets[b] >> 1));
+	/* Forget half of the past (the host adds new counts between runs). */
+	w->st->buckets[b] -= w->st->buckets[b] >> 1;
 	return 0;
 }
 
@@ -373,7 +575,7 @@ static long policy_one(__u32 id, struct policy_ctx *c)
 	struct walk w = {};
 	__u64 want, *thr;
 
-	w.st = bpf_map_lookup_elem(&stats, &id);
+	w.st = bpf_map_lookup_elem(&hist, &id);
 	thr = bpf_map_lookup_elem(&thresholds, &id);
 	if (!w.st || !thr)
 		return 1;
@@ -404,8 +606,8 @@ static long policy_one(__u32 id, struct policy_ctx *c)
 	}
 	if (c->decay && w.total) {
 		bpf_loop(NBUCKETS, decay_cb, &w, 0);
-		__sync_fetch_and_add(&w.st->sum_ns, -(w.st->sum_ns >> 1));
-		__sync_fetch_and_add(&w.st->count, -(w.st->count >> 1));
+		w.st->sum_ns -= w.st->sum_ns >> 1;
+		w.st->count -= w.st->count >> 1;
 	}
 	return 0;
 }

@@ -21,12 +21,15 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"strconv"
 	"sync/atomic"
 	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/cilium/ebpf"
 
 	"github.com/uebpf/uebpf"
 	"github.com/uebpf/uebpf/elf"
@@ -41,8 +44,19 @@ const (
 	NumSyscalls = 512 // syscall numbers tracked: 0..NumSyscalls-1
 	NumBuckets  = 40  // bucket b counts latencies in [2^b, 2^(b+1)) ns
 	maxID       = 1 << 22
-	statsSize   = 8 * (3 + NumBuckets)
-	eventSize   = 56
+	statsSize   = 8 * (5 + NumBuckets)
+	eventSize   = 64
+	idWords     = maxID / 64
+)
+
+// The bitmaps of map tracked (BM_* in tracker.bpf.c).
+const (
+	bmThread  = iota // thread id: measured
+	bmThreads        // process id: its new threads are tracked
+	bmFollow         // process id: its new child processes are tracked
+	bmExclude        // process id: never tracked in system-wide mode
+	bmOnExec         // process id: tracked from its next execve on
+	numBitmaps
 )
 
 // Policy selects how thresholds are set.
@@ -100,7 +114,19 @@ type Config struct {
 	RingSize uint32
 	// Engine runs the userspace programs (default: uebpf.EngineAuto).
 	Engine *uebpf.Engine
+	// GroupBy also counts calls per process or per thread (TaskStats),
+	// at some cost on each tracked call; GroupNone costs nothing.
+	GroupBy Grouping
 }
+
+// Grouping selects per-task counts.
+type Grouping uint32
+
+const (
+	GroupNone    Grouping = iota
+	GroupProcess          // by process id
+	GroupThread           // by thread id
+)
 
 func (c *Config) withDefaults() Config {
 	d := *c
@@ -132,8 +158,18 @@ type Event struct {
 	Threshold time.Duration // the threshold it exceeded
 	PID, TID  uint32
 	Syscall   uint32
-	Return    int32
+	Return    int64 // the call's return value; -errno when it failed
 	Comm      string
+}
+
+// SyscallNumber returns the x86-64 system call number of name.
+func SyscallNumber(name string) (uint32, bool) {
+	for nr, n := range syscallNames {
+		if n == name {
+			return nr, true
+		}
+	}
+	return 0, false
 }
 
 // SyscallName returns the name of an x86-64 system call number.
@@ -144,33 +180,56 @@ func SyscallName(nr uint32) string {
 	return "syscall_" + strconv.FormatUint(uint64(nr), 10)
 }
 
-// Stats are one system call's counters since start (halved by Decay).
+// Stats are one system call's counters since start, summed over CPUs.
 type Stats struct {
-	Count   uint64
-	Sum     time.Duration
-	Slow    uint64 // calls above the threshold
-	Buckets [NumBuckets]uint64
+	Count uint64
+	Sum   time.Duration
+	Slow  uint64 // calls above the threshold
+	// Min and Max are exact; see Tracker.Stats and Tracker.Snapshot for
+	// the time they cover. Zero when no call was measured.
+	Min, Max time.Duration
+	Buckets  [NumBuckets]uint64
+}
+
+// Mean is the exact mean latency (0 without calls).
+func (s *Stats) Mean() time.Duration {
+	if s.Count == 0 {
+		return 0
+	}
+	return s.Sum / time.Duration(s.Count)
 }
 
 // Percentile estimates the p-th percentile from the histogram: the upper
-// end of the bucket that holds it.
+// end of the bucket that holds it. PercentileRange gives the bucket.
 func (s *Stats) Percentile(p float64) time.Duration {
+	_, hi := s.PercentileRange(p)
+	return hi
+}
+
+// PercentileRange returns the log2 bucket [lo, hi] that holds the p-th
+// percentile: the histogram tells no more. Both are 0 without calls.
+func (s *Stats) PercentileRange(p float64) (lo, hi time.Duration) {
 	var total uint64
 	for _, c := range s.Buckets {
 		total += c
 	}
 	if total == 0 {
-		return 0
+		return 0, 0
 	}
-	want := uint64(math.Ceil(float64(total) * p / 100))
+	want := max(uint64(math.Ceil(float64(total)*p/100)), 1)
 	var cum uint64
-	for b, c := range s.Buckets {
+	b := NumBuckets - 1
+	for i, c := range s.Buckets {
 		cum += c
 		if cum >= want {
-			return time.Duration(2<<b - 1)
+			b = i
+			break
 		}
 	}
-	return time.Duration(2<<(NumBuckets-1) - 1)
+	if b > 0 {
+		lo = time.Duration(1) << b
+	}
+	return lo, time.Duration(2<<b - 1)
 }
 
 // policyCtx is struct policy_ctx.
@@ -195,9 +254,13 @@ type Tracker struct {
 	coll       *uebpf.Collection
 	policy     *uebpf.Program
 	register   *uebpf.Program
-	stats      []byte // mmapped
-	thresholds []byte // mmapped
-	counters   []byte // mmapped
+	ncpu       int
+	tracked    []byte             // mmapped
+	stats      []byte             // mmapped, NumSyscalls slots per CPU
+	hist       []byte             // mmapped, the policy's view
+	thresholds []byte             // mmapped
+	counters   []byte             // mmapped
+	merged     [NumSyscalls]Stats // the CPUs' counts the policy has seen
 	ring       *kbridge.RingReader
 	delivered  atomic.Uint64
 	monoOffset time.Duration // wall clock minus CLOCK_MONOTONIC
@@ -219,24 +282,44 @@ func New(cfg Config) (*Tracker, error) {
 	if cfg.RingSize != 0 {
 		spec.Maps["events"].MaxEntries = cfg.RingSize
 	}
+	if err := checkTracepointFormats(); err != nil {
+		return nil, err
+	}
+	ncpu, err := ebpf.PossibleCPU()
+	if err != nil {
+		return nil, fmt.Errorf("tracker: %w", err)
+	}
+	spec.Maps["stats"].MaxEntries = uint32(ncpu * NumSyscalls)
 	engine := uebpf.EngineAuto
 	if cfg.Engine != nil {
 		engine = *cfg.Engine
 	}
 	// The userspace programs are verified at load (uebpf's default), so
 	// the JIT runs them without run-time checks.
-	coll, err := uebpf.NewCollection(spec, &uebpf.Options{Kernel: true, Engine: engine})
+	if cfg.GroupBy > GroupThread {
+		return nil, fmt.Errorf("tracker: grouping %d unknown", cfg.GroupBy)
+	}
+	vars := map[string]any{"per_task": uint32(cfg.GroupBy), "exit_group_dead": uint8(0)}
+	if hasGroupDead() {
+		vars["exit_group_dead"] = uint8(1)
+	}
+	coll, err := uebpf.NewCollection(spec, &uebpf.Options{Kernel: true, Engine: engine, Variables: vars})
+	if errors.Is(err, ErrPermission) {
+		// Ours alone: the kernel's error comes with cilium/ebpf's advice
+		// about RLIMIT_MEMLOCK, which does not apply here.
+		return nil, fmt.Errorf("tracker: %w", ErrPermission)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("tracker: %w", err)
 	}
-	t := &Tracker{cfg: cfg, coll: coll, policy: coll.Program("policy"), register: coll.Program("register_id")}
+	t := &Tracker{cfg: cfg, coll: coll, policy: coll.Program("policy"), register: coll.Program("register_id"), ncpu: ncpu}
 	ok := false
 	defer func() {
 		if !ok {
 			t.Close()
 		}
 	}()
-	for name, dst := range map[string]*[]byte{"stats": &t.stats, "thresholds": &t.thresholds, "counters": &t.counters} {
+	for name, dst := range map[string]*[]byte{"tracked": &t.tracked, "stats": &t.stats, "hist": &t.hist, "thresholds": &t.thresholds, "counters": &t.counters} {
 		a, isArray := coll.KernelMap(name).(*kbridge.Array)
 		if !isArray {
 			return nil, fmt.Errorf("tracker: map %s is not mmapped", name)
@@ -268,19 +351,132 @@ func (t *Tracker) Config() Config { return t.cfg }
 // the next one on), by running the userspace program uebpf/register, which
 // sets a bit in a bitmap the kernel programs read. It reports whether the
 // thread was tracked already.
-func (t *Tracker) Track(tid int) (bool, error) { return t.setTracked(tid, true, false) }
+func (t *Tracker) Track(tid int) (bool, error) { return t.setBit(bmThread, tid, true) }
 
 // Untrack stops tracking thread tid.
-func (t *Tracker) Untrack(tid int) (bool, error) { return t.setTracked(tid, false, false) }
+func (t *Tracker) Untrack(tid int) (bool, error) { return t.setBit(bmThread, tid, false) }
 
-// TrackProcess tracks every thread of process pid, present and future.
-func (t *Tracker) TrackProcess(pid int) (bool, error) { return t.setTracked(pid, true, true) }
+// ErrNoProcess is wrapped when a process to track does not exist.
+var ErrNoProcess = errors.New("no such process")
 
-// UntrackProcess stops tracking process pid (threads tracked with Track
-// stay tracked).
-func (t *Tracker) UntrackProcess(pid int) (bool, error) { return t.setTracked(pid, false, true) }
+// TrackProcess tracks every thread of process pid, present and future:
+// the kernel program marks the process's new threads as they are created.
+// With follow, the child processes it creates from now on are tracked
+// too, and theirs (as strace -f does). It fails with ErrNoProcess when pid
+// does not exist.
+func (t *Tracker) TrackProcess(pid int, follow bool) error {
+	// The flags first: a thread created while the present ones are
+	// listed is then marked by the kernel.
+	if _, err := t.setBit(bmThreads, pid, true); err != nil {
+		return err
+	}
+	if _, err := t.setBit(bmFollow, pid, follow); err != nil {
+		return err
+	}
+	tids, err := threads(pid)
+	if err != nil {
+		t.setBit(bmThreads, pid, false)
+		t.setBit(bmFollow, pid, false)
+		return err
+	}
+	for _, tid := range tids {
+		if _, err := t.setBit(bmThread, tid, true); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
-func (t *Tracker) setTracked(id int, on, process bool) (bool, error) {
+// UntrackProcess stops tracking process pid and its present threads (its
+// followed children stay tracked).
+func (t *Tracker) UntrackProcess(pid int) error {
+	for _, bm := range []int{bmThreads, bmFollow, bmOnExec} {
+		if _, err := t.setBit(bm, pid, false); err != nil {
+			return err
+		}
+	}
+	tids, _ := threads(pid) // gone: the kernel cleared its bits
+	for _, tid := range tids {
+		if _, err := t.setBit(bmThread, tid, false); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// TrackOnExec tracks process pid from its next successful execve on (the
+// calls of the new program, not those before), with its threads, and,
+// with follow, its children.
+func (t *Tracker) TrackOnExec(pid int, follow bool) error {
+	if _, err := t.setBit(bmFollow, pid, follow); err != nil {
+		return err
+	}
+	_, err := t.setBit(bmOnExec, pid, true)
+	return err
+}
+
+// TrackAll tracks every thread of the machine, present and future, except
+// this process's own.
+func (t *Tracker) TrackAll() error {
+	self := os.Getpid()
+	if _, err := t.setBit(bmExclude, self, true); err != nil {
+		return err
+	}
+	atomic.StoreUint64(t.word(numBitmaps*idWords), 1) // new tasks: tracked
+	// Every bit at once, in the mmapped bitmap: a program run per id
+	// would take 4M runs.
+	for w := 0; w < idWords; w++ {
+		atomic.StoreUint64(t.word(bmThread*idWords+w), math.MaxUint64)
+	}
+	atomic.AndUint64(t.word(0), ^uint64(1)) // id 0: the idle tasks
+	// A thread this process starts from now on stays untracked (the
+	// exclude bit); those it has are cleared here.
+	tids, err := threads(self)
+	if err != nil {
+		return err
+	}
+	for _, tid := range tids {
+		if _, err := t.setBit(bmThread, tid, false); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Tracked reports whether thread tid is tracked now.
+func (t *Tracker) Tracked(tid int) bool {
+	if tid <= 0 || tid >= maxID {
+		return false
+	}
+	return atomic.LoadUint64(t.word(tid>>6))>>(tid&63)&1 == 1
+}
+
+func (t *Tracker) word(i int) *uint64 {
+	return (*uint64)(unsafe.Pointer(&t.tracked[8*i]))
+}
+
+// threads lists the thread ids of process pid.
+func threads(pid int) ([]int, error) {
+	if pid <= 0 || pid >= maxID {
+		return nil, fmt.Errorf("tracker: process %d: %w", pid, ErrNoProcess)
+	}
+	ents, err := os.ReadDir(filepath.Join("/proc", strconv.Itoa(pid), "task"))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("tracker: process %d: %w", pid, ErrNoProcess)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("tracker: process %d: %w", pid, err)
+	}
+	var tids []int
+	for _, e := range ents {
+		if tid, err := strconv.Atoi(e.Name()); err == nil {
+			tids = append(tids, tid)
+		}
+	}
+	return tids, nil
+}
+
+func (t *Tracker) setBit(bitmap, id int, on bool) (bool, error) {
 	if id <= 0 || id >= maxID {
 		return false, fmt.Errorf("tracker: id %d out of range 1..%d", id, maxID-1)
 	}
@@ -290,9 +486,7 @@ func (t *Tracker) setTracked(id int, on, process bool) (bool, error) {
 	if on {
 		binary.NativeEndian.PutUint16(c[4:], 1)
 	}
-	if process {
-		binary.NativeEndian.PutUint16(c[6:], 1)
-	}
+	binary.NativeEndian.PutUint16(c[6:], uint16(bitmap))
 	r0, err := t.register.Run(c)
 	if err != nil {
 		return false, fmt.Errorf("tracker: register %d: %w", id, err)
@@ -307,6 +501,7 @@ func (t *Tracker) setTracked(id int, on, process bool) (bool, error) {
 // is set from its histogram (or to the static value). It returns how many
 // thresholds changed.
 func (t *Tracker) UpdateThresholds() (int, error) {
+	t.mergeHist()
 	pc := t.policyCtx()
 	c, err := binary.Append(nil, binary.NativeEndian, &pc)
 	if err != nil {
@@ -357,25 +552,87 @@ func (t *Tracker) Threshold(nr uint32) time.Duration {
 	return time.Duration(atomicLoad(t.thresholds, int(nr)*8))
 }
 
-// Stats returns syscall nr's counters.
-func (t *Tracker) Stats(nr uint32) Stats {
+// Stats returns syscall nr's counters since start, summed over CPUs; Min
+// and Max cover the time since the last Snapshot.
+func (t *Tracker) Stats(nr uint32) Stats { return t.stats1(nr, false) }
+
+func (t *Tracker) stats1(nr uint32, takeMinMax bool) Stats {
 	var s Stats
 	if nr >= NumSyscalls {
 		return s
 	}
-	off := int(nr) * statsSize
-	s.Count = atomicLoad(t.stats, off)
-	s.Sum = time.Duration(atomicLoad(t.stats, off+8))
-	s.Slow = atomicLoad(t.stats, off+16)
-	for b := range s.Buckets {
-		s.Buckets[b] = atomicLoad(t.stats, off+24+8*b)
+	for cpu := 0; cpu < t.ncpu; cpu++ {
+		var c Stats
+		readStats(t.stats, (cpu*NumSyscalls+int(nr))*statsSize, &c, takeMinMax)
+		s.Count += c.Count
+		s.Sum += c.Sum
+		s.Slow += c.Slow
+		for b := range s.Buckets {
+			s.Buckets[b] += c.Buckets[b]
+		}
+		if c.Min > 0 && (s.Min == 0 || c.Min < s.Min) {
+			s.Min = c.Min
+		}
+		s.Max = max(s.Max, c.Max)
 	}
 	return s
 }
 
+// readStats reads one struct sys_stats, which the kernel writes
+// concurrently; with take, Min and Max are read and zeroed at once so that
+// the next reading covers the time from now.
+func readStats(mem []byte, off int, s *Stats, take bool) {
+	s.Count = atomicLoad(mem, off)
+	s.Sum = time.Duration(atomicLoad(mem, off+8))
+	s.Slow = atomicLoad(mem, off+16)
+	if take {
+		s.Min = time.Duration(atomic.SwapUint64(word(mem, off+24), 0))
+		s.Max = time.Duration(atomic.SwapUint64(word(mem, off+32), 0))
+	} else {
+		s.Min = time.Duration(atomicLoad(mem, off+24))
+		s.Max = time.Duration(atomicLoad(mem, off+32))
+	}
+	for b := range s.Buckets {
+		s.Buckets[b] = atomicLoad(mem, off+40+8*b)
+	}
+}
+
+// PolicyStats returns the histogram the policy program last worked on:
+// the counts since start, or, with Decay, halved at each policy run.
+func (t *Tracker) PolicyStats(nr uint32) Stats {
+	var s Stats
+	if nr < NumSyscalls {
+		readStats(t.hist, int(nr)*statsSize, &s, false)
+	}
+	return s
+}
+
+// mergeHist adds the calls counted on every CPU since the last policy run
+// to the policy's histogram (which the policy program halves with Decay).
+func (t *Tracker) mergeHist() {
+	for nr := range uint32(NumSyscalls) {
+		cur := t.Stats(nr)
+		last := &t.merged[nr]
+		if cur.Count == last.Count {
+			continue
+		}
+		off := int(nr) * statsSize
+		add := func(o int, d uint64) { atomic.AddUint64(word(t.hist, off+o), d) }
+		add(0, cur.Count-last.Count)
+		add(8, uint64(cur.Sum-last.Sum))
+		add(16, cur.Slow-last.Slow)
+		for b := range cur.Buckets {
+			add(40+8*b, cur.Buckets[b]-last.Buckets[b])
+		}
+		*last = cur
+	}
+}
+
+func word(mem []byte, off int) *uint64 { return (*uint64)(unsafe.Pointer(&mem[off])) }
+
 // atomicLoad reads a word of mmapped memory the kernel writes concurrently.
 func atomicLoad(mem []byte, off int) uint64 {
-	return atomic.LoadUint64((*uint64)(unsafe.Pointer(&mem[off])))
+	return atomic.LoadUint64(word(mem, off))
 }
 
 // Drops returns how many slow calls the kernel could not report because
@@ -386,8 +643,24 @@ func (t *Tracker) Drops() uint64 { return atomicLoad(t.counters, 0) }
 func (t *Tracker) Delivered() uint64 { return t.delivered.Load() }
 
 // ReadEvents hands fn the slow system calls as they are reported, until ctx
-// is done (it then returns nil) or reading fails.
+// is done or reading fails. When ctx is done, it first hands fn the events
+// already in the ring buffer, then returns nil.
 func (t *Tracker) ReadEvents(ctx context.Context, fn func(Event)) error {
+	defer func() {
+		// Drain: events of calls that ended before ctx was done.
+		for t.ring.AvailableBytes() > 0 {
+			t.ring.SetDeadline(time.Now().Add(10 * time.Millisecond))
+			n, err := t.ring.ReadBatch(0, func(s []byte) {
+				if e, ok := t.decode(s); ok {
+					fn(e)
+				}
+			})
+			t.delivered.Add(uint64(n))
+			if err != nil {
+				return
+			}
+		}
+	}()
 	for ctx.Err() == nil {
 		t.ring.SetDeadline(time.Now().Add(100 * time.Millisecond))
 		n, err := t.ring.ReadBatch(0, func(s []byte) {
@@ -415,7 +688,7 @@ func (t *Tracker) decode(s []byte) (Event, bool) {
 		return Event{}, false
 	}
 	le := binary.NativeEndian
-	comm := s[40:56]
+	comm := s[48:64]
 	if i := bytes.IndexByte(comm, 0); i >= 0 {
 		comm = comm[:i]
 	}
@@ -423,12 +696,57 @@ func (t *Tracker) decode(s []byte) (Event, bool) {
 		Time:      time.Unix(0, int64(le.Uint64(s[0:]))+int64(t.monoOffset)),
 		Latency:   time.Duration(le.Uint64(s[8:])),
 		Threshold: time.Duration(le.Uint64(s[16:])),
-		PID:       le.Uint32(s[24:]),
-		TID:       le.Uint32(s[28:]),
-		Syscall:   le.Uint32(s[32:]),
-		Return:    int32(le.Uint32(s[36:])),
+		Return:    int64(le.Uint64(s[24:])),
+		PID:       le.Uint32(s[32:]),
+		TID:       le.Uint32(s[36:]),
+		Syscall:   le.Uint32(s[40:]),
 		Comm:      string(comm),
 	}, true
+}
+
+// TaskStats are one process's or thread's counts for one system call
+// since start (Config.GroupBy).
+type TaskStats struct {
+	ID      uint32 // process or thread id
+	Comm    string // its command name when first seen
+	Syscall uint32
+	Count   uint64
+	Slow    uint64
+	Sum     time.Duration
+	Max     time.Duration
+}
+
+// TaskStats returns the per-task counts kept with Config.GroupBy (none
+// without). The kernel keeps the 16384 most recently used.
+func (t *Tracker) TaskStats() ([]TaskStats, error) {
+	if t.cfg.GroupBy == GroupNone {
+		return nil, nil
+	}
+	var (
+		out []TaskStats
+		key [8]byte
+		val []byte
+	)
+	it := t.coll.Kernel.Maps["tasks"].Iterate()
+	for it.Next(&key, &val) {
+		if len(val) < 48 {
+			continue
+		}
+		le := binary.NativeEndian
+		comm := val[32:48]
+		if i := bytes.IndexByte(comm, 0); i >= 0 {
+			comm = comm[:i]
+		}
+		out = append(out, TaskStats{
+			ID: le.Uint32(key[0:]), Syscall: le.Uint32(key[4:]), Comm: string(comm),
+			Count: le.Uint64(val[0:]), Sum: time.Duration(le.Uint64(val[8:])),
+			Slow: le.Uint64(val[16:]), Max: time.Duration(le.Uint64(val[24:])),
+		})
+	}
+	if err := it.Err(); err != nil {
+		return nil, fmt.Errorf("tracker: per-task counts: %w", err)
+	}
+	return out, nil
 }
 
 // Collection returns the loaded collection, for tools and tests.

@@ -70,7 +70,8 @@ func run(workers int, duration time.Duration, slowEvery int) error {
 	close(requests)
 	wg.Wait()
 	fmt.Printf("\n%d requests served; only their system calls were measured:\n", served.Load())
-	tr.WriteTable(os.Stdout, tr.Snapshot(), nil, 0)
+	snap := tr.Snapshot()
+	tracker.WriteTable(os.Stdout, tr.Rows(snap, snap.Top(0, nil)), tracker.Auto)
 	fmt.Printf("%d slow calls reported, %d dropped\n", tr.Delivered(), tr.Drops())
 	return nil
 }
@@ -82,7 +83,8 @@ func worker(tr *tracker.Tracker, requests <-chan int, slowEvery int, served *ato
 	tid := unix.Gettid()
 	null, err := unix.Open("/dev/null", unix.O_WRONLY, 0)
 	if err != nil {
-		panic(err)
+		fmt.Fprintln(os.Stderr, "inapp:", err)
+		return
 	}
 	defer unix.Close(null)
 	buf := []byte("response\n")

@@ -4,9 +4,13 @@
 // same maps) set each syscall's threshold from the observed behaviour.
 // Needs root.
 //
-//	latency-tracker --pid 1234
+//	latency-tracker --pid 1234 --follow
 //	latency-tracker --comm nginx --policy stddev --k 4
-//	latency-tracker --static 1ms -- ./server --port 8080
+//	latency-tracker --static 1ms -e read,write --json -- ./server --port 8080
+//	latency-tracker -a -P --duration 10s
+//
+// Exit status: 2 for a bad command line; with a command, the command's own
+// status (128+n when signal n ended it); else 0, or 1 on an error.
 package main
 
 import (
@@ -14,185 +18,289 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"os/signal"
-	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	tracker "github.com/uebpf/uebpf/examples/latency-tracker"
 )
 
-// shimEnv marks the re-executed tracker that waits to be tracked, then
-// executes the command in its own process, so the command is tracked from
-// its first system call.
+// shimEnv marks the re-executed tracker that waits until the tracker has
+// asked the kernel to track it from its next execve, then executes the
+// command in its own process: the command is tracked from its first
+// system call, and the shim's own start-up is not.
 const shimEnv = "LATENCY_TRACKER_SHIM"
+
+// How long a command has to exit after the tracker passes it SIGINT,
+// before it is killed.
+const cmdGrace = 3 * time.Second
 
 func main() {
 	if os.Getenv(shimEnv) != "" {
 		shim()
 	}
-	if err := run(); err != nil {
-		fmt.Fprintln(os.Stderr, "latency-tracker:", err)
-		os.Exit(1)
-	}
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-func run() error {
-	var (
-		pids       = flag.String("pid", "", "comma-separated process ids to track (all their threads)")
-		tids       = flag.String("tid", "", "comma-separated thread ids to track")
-		comm       = flag.String("comm", "", "track processes with this command name (rescanned every interval)")
-		interval   = flag.Duration("interval", time.Second, "how often the policy runs and the table is printed")
-		policy     = flag.String("policy", "percentile", "threshold policy: percentile or stddev")
-		percentile = flag.Float64("percentile", 99, "percentile policy: the percentile")
-		factor     = flag.Float64("factor", 2, "percentile policy: threshold = percentile × factor")
-		k          = flag.Float64("k", 3, "stddev policy: threshold = mean + k·stddev")
-		static     = flag.Duration("static", 0, "static threshold for every syscall, instead of a policy")
-		initial    = flag.Duration("initial", 10*time.Millisecond, "threshold until a syscall has --min-samples")
-		minSamples = flag.Uint64("min-samples", 100, "observations before a threshold adapts")
-		floor      = flag.Duration("floor", 20*time.Microsecond, "lowest adaptive threshold")
-		decay      = flag.Bool("decay", false, "halve the histograms every interval (follow recent behaviour)")
-		table      = flag.Bool("table", true, "print the per-syscall table every interval")
-		top        = flag.Int("top", 10, "rows of the table (0: all)")
-		hist       = flag.Bool("hist", true, "print log2 histograms of the --top syscalls on exit")
-	)
-	flag.Usage = func() {
-		fmt.Fprintf(os.Stderr, "usage: %s [flags] [--pid PID | --tid TID | --comm NAME | -- command args...]\n", filepath.Base(os.Args[0]))
-		flag.PrintDefaults()
+// run is the whole command; it returns the exit status.
+func run(args []string, stdout, stderr io.Writer) int {
+	o, err := parseArgs(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
 	}
-	flag.Parse()
-	if *pids == "" && *tids == "" && *comm == "" && flag.NArg() == 0 {
-		flag.Usage()
-		return errors.New("nothing to track: give --pid, --comm or a command")
-	}
-	cfg := tracker.Config{
-		Percentile: *percentile, Factor: *factor, K: *k, Initial: *initial,
-		MinSamples: *minSamples, Floor: *floor, Decay: *decay,
-	}
-	if *static > 0 {
-		cfg.Policy, cfg.Static = tracker.PolicyStatic, *static
-	} else {
-		p, err := tracker.ParsePolicy(*policy)
-		if err != nil {
-			return err
-		}
-		cfg.Policy = p
-	}
-
-	tr, err := tracker.New(cfg)
 	if err != nil {
-		return err
+		fmt.Fprintf(stderr, "latency-tracker: %s\n(latency-tracker -h lists the flags)\n", strings.TrimPrefix(err.Error(), errUsage.Error()+": "))
+		return 2
 	}
-	defer tr.Close()
+	status, err := track(o, &lockedWriter{w: stdout})
+	if err != nil {
+		fmt.Fprintln(stderr, "latency-tracker:", err)
+		return 1
+	}
+	return status
+}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+// lockedWriter serialises the event reader's lines and the tables.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
 
-	for _, list := range []struct {
-		flag, ids string
-		track     func(int) (bool, error)
-	}{{"--pid", *pids, tr.TrackProcess}, {"--tid", *tids, tr.Track}} {
-		for _, s := range strings.Split(list.ids, ",") {
-			if s = strings.TrimSpace(s); s == "" {
-				continue
-			}
-			id, err := strconv.Atoi(s)
-			if err != nil {
-				return fmt.Errorf("%s %q: %w", list.flag, s, err)
-			}
-			if _, err := list.track(id); err != nil {
-				return err
-			}
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// stopReason says why tracking ended.
+type stopReason string
+
+func track(o *options, out *lockedWriter) (status int, err error) {
+	tr, err := tracker.New(o.cfg)
+	if err != nil {
+		return 0, err
+	}
+	defer func() {
+		if cerr := tr.Close(); err == nil && cerr != nil {
+			err = cerr
+		}
+	}()
+
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+
+	// Targets.
+	stop := make(chan stopReason, 4)
+	if o.all {
+		if err := tr.TrackAll(); err != nil {
+			return 0, err
 		}
 	}
-	var cmd *exec.Cmd
-	cmdDone := make(chan error, 1)
-	if flag.NArg() > 0 {
-		if cmd, err = startTracked(tr, flag.Args()); err != nil {
-			return err
+	for _, pid := range o.pids {
+		if err := tr.TrackProcess(pid, o.follow); err != nil {
+			return 0, err
 		}
-		go func() { cmdDone <- cmd.Wait() }()
+	}
+	for _, tid := range o.tids {
+		if _, err := tr.Track(tid); err != nil {
+			return 0, err
+		}
+	}
+	if len(o.pids) > 0 && !o.keepGoing && len(o.tids) == 0 && o.comm == "" && !o.all && len(o.cmd) == 0 {
+		if err := watchExits(o.pids, stop); err != nil {
+			return 0, err
+		}
 	}
 	rescan := func() {
-		if *comm != "" {
-			for _, pid := range findComm(*comm) {
-				tr.TrackProcess(pid)
+		if o.comm != "" {
+			for _, pid := range findComm(o.comm) {
+				tr.TrackProcess(pid, o.follow) // gone since: nothing to track
 			}
 		}
 	}
 	rescan()
+	var cmd *exec.Cmd
+	cmdDone := make(chan error, 1)
+	if len(o.cmd) > 0 {
+		if cmd, err = startTracked(tr, o.cmd, o.follow); err != nil {
+			return 0, err
+		}
+		go func() { cmdDone <- cmd.Wait() }()
+	}
 
-	fmt.Printf("Tracking syscalls; policy %s. Ctrl-C to stop.\n%s\n", describe(tr.Config()), tracker.EventHeader)
-	readErr := make(chan error, 1)
+	start := time.Now()
+	p := &printer{o: o, tr: tr, w: out}
+	if o.relative {
+		p.ef.Since = start
+	}
+	p.ef.Unit = o.unit
+	p.begin()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	readDone := make(chan error, 1)
 	go func() {
-		readErr <- tr.ReadEvents(ctx, func(e tracker.Event) { fmt.Println(tracker.FormatEvent(e)) })
+		readDone <- tr.ReadEvents(ctx, func(e tracker.Event) {
+			if p.event(e) && o.count > 0 && p.reported == o.count {
+				stop <- stopReason(fmt.Sprintf("--count %d reached", o.count))
+			}
+		})
 	}()
 
-	tick := time.NewTicker(*interval)
+	tick := time.NewTicker(o.interval)
 	defer tick.Stop()
-	prev := tr.Snapshot()
-	var reported uint64
+	var deadline <-chan time.Time
+	if o.duration > 0 {
+		deadline = time.After(o.duration)
+	}
+	first := tr.Snapshot()
+	prev, total := first, first
+	var prevTasks []tracker.TaskStats
+	var cmdErr error
+	cmdExited := false
+	readExited := false
 loop:
 	for {
 		select {
-		case <-ctx.Done():
+		case s := <-sigs:
+			fmt.Fprintf(os.Stderr, "latency-tracker: %v: stopping\n", s)
 			break loop
-		case err := <-cmdDone:
-			if err != nil {
-				fmt.Fprintf(os.Stderr, "command: %v\n", err)
-			}
+		case cmdErr = <-cmdDone:
+			cmdExited = true
 			break loop
-		case err := <-readErr:
-			return err
-		case <-tick.C:
+		case why := <-stop:
+			fmt.Fprintf(os.Stderr, "latency-tracker: %s: stopping\n", why)
+			break loop
+		case <-deadline:
+			break loop
+		case err = <-readDone:
+			readExited = true
+			break loop
+		case now := <-tick.C:
 			rescan()
 			if _, err := tr.UpdateThresholds(); err != nil {
-				return err
+				return 0, err
 			}
 			cur := tr.Snapshot()
-			if *table {
-				fmt.Printf("\n--- %s: last %v ---\n", time.Now().Format("15:04:05"), *interval)
-				tr.WriteTable(os.Stdout, cur, prev, *top)
-				if d := tr.Drops(); d > reported {
-					fmt.Printf("WARNING: %d slow calls dropped (ring buffer full)\n", d-reported)
-					reported = d
-				}
-				fmt.Println()
+			total.MergeMinMax(cur)
+			tasks, err := tr.TaskStats()
+			if err != nil {
+				return 0, err
 			}
-			prev = cur
+			if o.table {
+				p.table(now, cur.Sub(prev), taskDelta(tasks, prevTasks))
+			}
+			prev, prevTasks = cur, tasks
+			if len(o.tids) > 0 && !o.keepGoing && len(o.pids) == 0 && !o.all && len(o.cmd) == 0 && o.comm == "" && !anyAlive(o.tids) {
+				fmt.Fprintln(os.Stderr, "latency-tracker: every --tid thread has exited: stopping")
+				break loop
+			}
 		}
 	}
-	stop()
-	if cmd != nil && cmd.ProcessState == nil {
+
+	// The command ends first (its interrupted call then returns and is
+	// counted), then the events still in the ring buffer are printed, and
+	// only then the summary.
+	if cmd != nil && !cmdExited {
 		cmd.Process.Signal(os.Interrupt)
-	}
-	if *hist {
-		snap := tr.Snapshot()
-		for _, nr := range snap.Top(*top) {
-			tracker.WriteHistogram(os.Stdout, tracker.SyscallName(nr), &snap[nr])
+		select {
+		case cmdErr = <-cmdDone:
+		case <-sigs: // a second Ctrl-C: do not wait
+			cmd.Process.Kill()
+			cmdErr = <-cmdDone
+		case <-time.After(cmdGrace):
+			cmd.Process.Kill()
+			cmdErr = <-cmdDone
 		}
 	}
-	fmt.Printf("\n%d slow calls reported, %d dropped\n", tr.Delivered(), tr.Drops())
-	return tr.Close()
+	cancel()
+	if !readExited {
+		err = <-readDone
+	}
+	if err != nil {
+		return 0, err
+	}
+	cur := tr.Snapshot()
+	total.MergeMinMax(cur)
+	tasks, terr := tr.TaskStats()
+	if terr != nil {
+		return 0, terr
+	}
+	status = 0
+	if cmd != nil {
+		status = exitStatus(cmd, cmdErr)
+	}
+	p.summary(time.Since(start), cur.Sub(nil), total, tasks, cmd != nil, status)
+	return status, nil
 }
 
-func describe(c tracker.Config) string {
-	switch c.Policy {
-	case tracker.PolicyStatic:
-		return fmt.Sprintf("static %v", c.Static)
-	case tracker.PolicyStddev:
-		return fmt.Sprintf("stddev: mean + %g·stddev (floor %v, %d samples)", c.K, c.Floor, c.MinSamples)
+// exitStatus is the command's exit status as a shell reports it.
+func exitStatus(cmd *exec.Cmd, err error) int {
+	ps := cmd.ProcessState
+	if ps == nil {
+		return 1
 	}
-	return fmt.Sprintf("percentile: p%g × %g (floor %v, %d samples)", c.Percentile, c.Factor, c.Floor, c.MinSamples)
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return ps.ExitCode()
+}
+
+// watchExits sends on stop once every process of pids has exited.
+func watchExits(pids []int, stop chan<- stopReason) error {
+	var wg sync.WaitGroup
+	for _, pid := range pids {
+		fd, err := unix.PidfdOpen(pid, 0)
+		if err != nil {
+			return fmt.Errorf("watching process %d: %w", pid, err)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer unix.Close(fd)
+			// A pidfd is readable once the process has exited.
+			fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+			for {
+				if _, err := unix.Poll(fds, -1); err != unix.EINTR {
+					break
+				}
+			}
+			fmt.Fprintf(os.Stderr, "latency-tracker: process %d exited\n", pid)
+		}()
+	}
+	go func() {
+		wg.Wait()
+		what := "the process has exited"
+		if len(pids) > 1 {
+			what = "every --pid process has exited"
+		}
+		stop <- stopReason(what + " (--keep-going keeps tracking)")
+	}()
+	return nil
+}
+
+func anyAlive(tids []int) bool {
+	for _, tid := range tids {
+		if _, err := os.Stat("/proc/" + strconv.Itoa(tid)); err == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // startTracked starts args as a tracked process: a copy of this program
-// starts, is tracked, and then executes the command in the same process.
-func startTracked(tr *tracker.Tracker, args []string) (*exec.Cmd, error) {
+// starts, the kernel is told to track it from its next execve, and then it
+// executes the command in the same process.
+func startTracked(tr *tracker.Tracker, args []string, follow bool) (*exec.Cmd, error) {
 	path, err := exec.LookPath(args[0])
 	if err != nil {
 		return nil, err
@@ -212,7 +320,7 @@ func startTracked(tr *tracker.Tracker, args []string) (*exec.Cmd, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	if _, err := tr.TrackProcess(cmd.Process.Pid); err != nil {
+	if err := tr.TrackOnExec(cmd.Process.Pid, follow); err != nil {
 		cmd.Process.Kill()
 		cmd.Wait()
 		return nil, err
@@ -225,8 +333,8 @@ func startTracked(tr *tracker.Tracker, args []string) (*exec.Cmd, error) {
 	return cmd, nil
 }
 
-// shim waits until the tracker tracks this process, then executes the
-// command (its path in the environment, its arguments ours).
+// shim waits until the tracker is ready, then executes the command (its
+// path in the environment, its arguments ours).
 func shim() {
 	path := os.Getenv(shimEnv)
 	ready := os.NewFile(3, "ready")
