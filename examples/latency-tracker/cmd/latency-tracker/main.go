@@ -8,6 +8,7 @@
 //	latency-tracker --comm nginx --policy stddev --k 4
 //	latency-tracker --static 1ms -e read,write --json -- ./server --port 8080
 //	latency-tracker -a -P --duration 10s
+//	latency-tracker -a --metrics :9090
 //
 // Exit status: 2 for a bad command line; with a command, the command's own
 // status (128+n when signal n ended it); else 0, or 1 on an error.
@@ -19,6 +20,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -29,6 +32,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/uebpf/uebpf/metrics"
 
 	tracker "github.com/uebpf/uebpf/examples/latency-tracker"
 )
@@ -80,6 +85,23 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	return l.w.Write(p)
 }
 
+// serveMetrics serves the tracker's counters on addr/metrics until the
+// listener is closed.
+func serveMetrics(addr string, tr *tracker.Tracker) (net.Listener, error) {
+	h, err := metrics.Handler(tr.Collector())
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("--metrics: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", h)
+	go http.Serve(ln, mux)
+	return ln, nil
+}
+
 // stopReason says why tracking ended.
 type stopReason string
 
@@ -93,6 +115,14 @@ func track(o *options, out *lockedWriter) (status int, err error) {
 			err = cerr
 		}
 	}()
+
+	if o.metrics != "" {
+		ln, err := serveMetrics(o.metrics, tr)
+		if err != nil {
+			return 0, err
+		}
+		defer ln.Close()
+	}
 
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)

@@ -41,6 +41,7 @@ type options struct {
 	count    uint64
 	relative bool
 	json     bool
+	metrics  string // address of the Prometheus endpoint, or ""
 	unit     tracker.Unit
 }
 
@@ -80,6 +81,7 @@ func parseArgs(args []string, out io.Writer) (*options, error) {
 	fs.DurationVar(&o.duration, "duration", 0, "stop after this long (0: until Ctrl-C or the targets exit)")
 	fs.Uint64Var(&o.count, "count", 0, "stop after this many slow calls (0: no limit)")
 	fs.BoolVar(&o.relative, "r", false, "print times relative to the start, in seconds")
+	fs.StringVar(&o.metrics, "metrics", "", "serve Prometheus metrics (latency histograms, slow calls, thresholds) on this address, e.g. :9090")
 	fs.BoolVar(&o.json, "json", false, "print JSON lines: one object per slow call, per interval table and at the end")
 	fs.Usage = func() {} // the flag package calls it on every error
 	if err := fs.Parse(args); err != nil {
