@@ -20,10 +20,11 @@
 //
 // # Engines
 //
-// Options.Engine picks the engine: the interpreter (the default), the JIT
-// (package jit: native code on linux/amd64), or EngineAuto, which uses the
-// JIT where it is available and the interpreter elsewhere. Both give the
-// same results, and every run is bounded by an instruction budget.
+// Options.Engine picks the engine: EngineAuto (the default) uses the JIT
+// (package jit: native code on linux/amd64) where it is available and the
+// interpreter elsewhere; EngineInterpreter and EngineJIT force one. Both
+// give the same results, and every run is bounded by an instruction
+// budget.
 //
 // # Safety
 //
