@@ -101,13 +101,14 @@ func loadFilter(f *filter.Filter, engine string) (func([]byte) (uint64, error), 
 	if err != nil {
 		return nil, fmt.Errorf("filter %q: %w", f.Expr(), err)
 	}
-	if _, err := verifier.Verify(p, &verifier.Options{ContextSize: f.RecordSize()}); err != nil {
+	proof, err := verifier.Verify(p, &verifier.Options{ContextSize: f.RecordSize()})
+	if err != nil {
 		return nil, fmt.Errorf("filter %q: %w", f.Expr(), err)
 	}
 	if engine == "interpreter" {
 		return p.Run, nil
 	}
-	jp, err := jit.Compile(p, &jit.Options{Unchecked: true}) // verified above
+	jp, err := jit.Compile(p, &jit.Options{Verified: proof})
 	if err != nil {
 		return nil, fmt.Errorf("filter %q: %w", f.Expr(), err)
 	}
