@@ -39,28 +39,18 @@ func (e Engine) String() string {
 	return "Engine(?)"
 }
 
-// Helper is an application helper: a Go function that programs call as
-// helper number Num.
-type Helper struct {
-	Num   int32
-	Name  string
-	Func  vm.HelperFunc
-	Proto *vm.Prototype
-}
-
 // Options tune loading. The zero value (or nil) loads the userspace
 // programs with the standard helpers, verified, on the JIT where it
 // exists (EngineAuto).
 type Options struct {
-	// Helpers replaces the standard helper set (helpers.Standard). The set
-	// is copied, not modified.
+	// Helpers are the helpers programs may call (default: the standard
+	// set, helpers.Standard). Add application helpers the way vm.Load
+	// takes them: to a set from helpers.Standard, with helpers.Register.
+	// The set is copied, not modified.
 	Helpers vm.Helpers
-	// ExtraHelpers are added to the helper set; a number already taken is
-	// an error. Application helpers conventionally use numbers from
-	// helpers.FirstApplicationHelper on.
-	ExtraHelpers []Helper
 	// TraceOutput receives bpf_trace_printk output of the standard helpers
-	// (default: discarded).
+	// when Helpers is nil (default: discarded); a set of your own says
+	// where in helpers.Config.
 	TraceOutput io.Writer
 	// Budget is the instruction budget of a run (vm.DefaultBudget if 0):
 	// one unit per instruction, and what helpers charge for their work
