@@ -46,20 +46,29 @@ func ModuleRoot(dir string) (string, error) {
 	}
 }
 
-// Args returns clang's arguments for compiling src into out in the module
-// whose root is root, with the extra include folders.
+// Args returns clang's arguments for compiling src into out, with the
+// extra include folders. With a module root, clang is to run there, src
+// is relative to it, and root is mapped to "." in the paths the object
+// records, which clang can still open from root: the BPF backend reads
+// each source line into BTF through them.
 func Args(root, src, out string, includes ...string) []string {
 	args := append([]string{}, Flags...)
-	args = append(args, "-I"+filepath.Join(root, Include))
+	if root != "" {
+		args = append(args, "-I"+filepath.Join(root, Include))
+	}
 	for _, inc := range includes {
 		args = append(args, "-I"+inc)
 	}
-	return append(args, "-ffile-prefix-map="+root+"=.", "-c", src, "-o", out)
+	if root != "" {
+		args = append(args, "-ffile-prefix-map="+root+"=.")
+	}
+	return append(args, "-c", src, "-o", out)
 }
 
 // Compile builds src into out with the include folders (besides Include).
-// clang runs in src's folder, as go generate runs it, so that the object
-// does not depend on the caller's working directory.
+// clang runs in the module's root (in src's folder outside a module), so
+// that the object does not depend on the caller's working directory nor
+// on where the checkout is.
 func Compile(src, out string, includes ...string) error {
 	src, err := filepath.Abs(src)
 	if err != nil {
@@ -74,12 +83,17 @@ func Compile(src, out string, includes ...string) error {
 			return err
 		}
 	}
-	root, err := ModuleRoot(filepath.Dir(src))
+	dir, rel := filepath.Split(src)
+	root, err := ModuleRoot(dir)
 	if err != nil {
+		root = "" // a source of a test's own, for instance
+	} else if rel, err = filepath.Rel(root, src); err != nil {
 		return err
+	} else {
+		dir = root
 	}
-	cmd := exec.Command(Clang, Args(root, filepath.Base(src), out, abs...)...)
-	cmd.Dir = filepath.Dir(src)
+	cmd := exec.Command(Clang, Args(root, rel, out, abs...)...)
+	cmd.Dir = dir
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {

@@ -38,6 +38,12 @@ func TestArgs(t *testing.T) {
 			t.Errorf("Args lacks %q: %q", want, args)
 		}
 	}
+	// Outside a module: no map, no module include folder.
+	if args := Args("", "x.bpf.c", "x.bpf.o"); slices.ContainsFunc(args, func(a string) bool {
+		return strings.HasPrefix(a, "-ffile-prefix-map") || strings.HasSuffix(a, Include)
+	}) {
+		t.Errorf("Args outside a module: %q", args)
+	}
 	if got := Output("c/prime.bpf.c"); got != "c/prime.bpf.o" {
 		t.Errorf("Output = %s", got)
 	}
