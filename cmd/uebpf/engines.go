@@ -29,7 +29,7 @@ const defaultEngine = "auto"
 
 // engineFlag declares a command's --engine flag.
 func engineFlag(fs *flag.FlagSet) *string {
-	return fs.String("engine", defaultEngine, "execution `engine`: auto (the JIT where it exists, else the interpreter), "+engineNames())
+	return fs.String("engine", defaultEngine, "run on engine `E`: auto (the JIT where it exists, else the interpreter), "+engineNames())
 }
 
 var enginesCmd = &command{

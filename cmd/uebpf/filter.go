@@ -19,7 +19,7 @@ import (
 	"github.com/uebpf/uebpf/vm"
 )
 
-const fieldsUsage = "the event record's fields, `name:type,...` (u8..u64, s8..s64, f32, f64, bool, string[N])"
+const fieldsUsage = "the event record's fields, `SPEC`: name:type,... (u8..u64, s8..s64, f32, f64, bool, string[N])"
 
 var filterEvalCmd = &command{
 	name:    "filter eval",
@@ -32,7 +32,7 @@ keeps and 0 for the others. Put the expression after "--" when it starts
 with "-".`,
 	setup: func(fs *flag.FlagSet) func([]string, streams) error {
 		spec := fs.String("fields", "", fieldsUsage)
-		engine := fs.String("engine", defaultEngine, "execution `engine`: auto (the JIT where it exists), interpreter or jit")
+		engine := fs.String("engine", defaultEngine, "run on engine `E`: auto (the JIT where it exists), interpreter or jit")
 		return func(pos []string, st streams) error {
 			return filterCommand(false, *spec, *engine, pos, st)
 		}

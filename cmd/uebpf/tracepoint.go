@@ -17,7 +17,7 @@ application's Go types (applications generate theirs with
 tracepoint.WriteHeader).`,
 	setup: func(fs *flag.FlagSet) func([]string, streams) error {
 		name := fs.String("name", "", "the tracepoint's name, `provider:name`")
-		fields := fs.String("fields", "", "the payload's fields, `name:type,...` (u8..u64, s8..s64, f32, f64, bool, string[N])")
+		fields := fs.String("fields", "", "the payload's fields, `SPEC`: name:type,... (u8..u64, s8..s64, f32, f64, bool, string[N])")
 		out := fs.String("o", "", "write the header to `file` instead of standard output")
 		return func(pos []string, st streams) error {
 			if len(pos) > 0 || *name == "" || *fields == "" {
