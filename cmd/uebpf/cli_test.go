@@ -193,6 +193,9 @@ func TestVerify(t *testing.T) {
 		{[]string{"verify", "--context-size", "8", filterObj}, 1, "refused with a 8-byte context set by --context-size: "},
 		{[]string{"verify", "--context-size", "8", filterObj}, 1, "filter.bpf.c:29"},
 		{[]string{"verify", "--log", filterObj}, 0, "processed 28 insns"},
+		// Kernel programs are the kernel's to verify, unless named.
+		{[]string{"verify", "../../testdata/mixed.bpf.o"}, 0, "on_enter (section raw_tp/sys_enter): a kernel program, which the kernel verifies"},
+		{[]string{"verify", "--program", "on_enter", "../../testdata/mixed.bpf.o"}, 0, "on_enter (section raw_tp/sys_enter): verified"},
 	}
 	for _, tc := range cases {
 		code, out, stderr := runCLI(t, "", tc.args...)

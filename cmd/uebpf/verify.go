@@ -17,11 +17,12 @@ var verifyCmd = &command{
 	name:    "verify",
 	args:    "OBJECT",
 	summary: "verify the programs of an ELF object without running them",
-	detail: `Verify loads every program of OBJECT (or the one --program names) as
-'uebpf run' does, with the standard helpers, runs the verifier on it and
-prints its verdict: "verified" with the verifier's statistics, or
-"refused" with the instruction, its C source line and the rule broken.
-It exits 1 if any program is refused.
+	detail: `Verify loads every userspace program of OBJECT (sections "uebpf" and
+"uebpf/...") or the program --program names, of any section, as 'uebpf
+run' does, with the standard helpers, runs the verifier on it and prints
+its verdict: "verified" with the verifier's statistics, or "refused" with
+the instruction, its C source line and the rule broken. It exits 1 if
+any program is refused.
 
 The context size is the size of the type the program's parameter points
 to in BTF (0 for void *) unless --context-size sets it.`,
@@ -67,6 +68,10 @@ to in BTF (0 for void *) unless --context-size sets it.`,
 			}
 			refused := 0
 			for _, name := range names {
+				if sec := spec.Programs[name].SectionName; *progName == "" && !elf.IsUserspaceSection(sec) {
+					fmt.Fprintf(st.stdout, "%s (section %s): a kernel program, which the kernel verifies (name it with --program to verify it here)\n", name, sec)
+					continue
+				}
 				if !verifyProgram(st.stdout, spec, name, opts) {
 					refused++
 				}
