@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/uebpf/uebpf"
+	"github.com/uebpf/uebpf/helpers"
 	"github.com/uebpf/uebpf/vm"
 )
 
@@ -41,18 +42,19 @@ func Example() {
 	// Output: slow calls of pid 42: 2
 }
 
-// Give programs an application helper.
-func ExampleOptions_extraHelpers() {
+// Give programs an application helper: add it to the standard set with
+// helpers.Register, as for vm.Load.
+func ExampleOptions_helpers() {
 	config := map[uint32]uint64{1: 100, 2: 200}
-	coll, err := uebpf.LoadFile("testdata/apphelper.bpf.o", &uebpf.Options{
-		ExtraHelpers: []uebpf.Helper{{
-			Num:  0x10000,
-			Name: "app_config",
-			Func: func(_ *vm.Env, key, _, _, _, _ uint64) uint64 { return config[uint32(key)] },
-			// The verifier checks calls against the prototype.
-			Proto: &vm.Prototype{Args: [5]vm.ArgKind{vm.ArgScalar}, Ret: vm.RetInteger},
-		}},
-	})
+	set := helpers.Standard(nil)
+	err := helpers.Register(set, helpers.FirstApplicationHelper, "app_config",
+		func(_ *vm.Env, key, _, _, _, _ uint64) uint64 { return config[uint32(key)] },
+		// The verifier checks calls against the prototype.
+		&vm.Prototype{Args: [5]vm.ArgKind{vm.ArgScalar}, Ret: vm.RetInteger})
+	if err != nil {
+		log.Fatal(err)
+	}
+	coll, err := uebpf.LoadFile("testdata/apphelper.bpf.o", &uebpf.Options{Helpers: set})
 	if err != nil {
 		log.Fatal(err)
 	}

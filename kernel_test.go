@@ -16,9 +16,6 @@ import (
 	"github.com/uebpf/uebpf/kbridge"
 )
 
-//go:generate clang-19 -O2 -g -target bpf -mcpu=v3 -I/usr/include/x86_64-linux-gnu -I examples/include -c testdata/mixed.bpf.c -o testdata/mixed.bpf.o
-//go:generate clang-19 -O2 -g -target bpf -mcpu=v3 -I/usr/include/x86_64-linux-gnu -I examples/include -c testdata/probes.bpf.c -o testdata/probes.bpf.o
-
 // loadMixed loads testdata/mixed.bpf.o with Options.Kernel, skipping the
 // test when the kernel refuses for lack of privileges.
 func loadMixed(t *testing.T, opts *uebpf.Options) *uebpf.Collection {

@@ -14,15 +14,17 @@ import (
 type Engine int
 
 const (
+	// EngineAuto, the default, uses the JIT where it has a backend and
+	// the interpreter elsewhere, or for a program the JIT cannot compile:
+	// verified programs are the common case, and the JIT runs them an
+	// order of magnitude faster.
+	EngineAuto Engine = iota
 	// EngineInterpreter runs programs in vm's interpreter, on every
 	// platform.
-	EngineInterpreter Engine = iota
+	EngineInterpreter
 	// EngineJIT compiles programs to native code with package jit. Loading
 	// fails where the JIT has no backend (only linux/amd64 has one).
 	EngineJIT
-	// EngineAuto uses the JIT where it has a backend and the interpreter
-	// elsewhere, or for a program the JIT cannot compile.
-	EngineAuto
 )
 
 func (e Engine) String() string {
@@ -37,27 +39,18 @@ func (e Engine) String() string {
 	return "Engine(?)"
 }
 
-// Helper is an application helper: a Go function that programs call as
-// helper number Num.
-type Helper struct {
-	Num   int32
-	Name  string
-	Func  vm.HelperFunc
-	Proto *vm.Prototype
-}
-
 // Options tune loading. The zero value (or nil) loads the userspace
-// programs with the standard helpers, in the interpreter.
+// programs with the standard helpers, verified, on the JIT where it
+// exists (EngineAuto).
 type Options struct {
-	// Helpers replaces the standard helper set (helpers.Standard). The set
-	// is copied, not modified.
+	// Helpers are the helpers programs may call (default: the standard
+	// set, helpers.Standard). Add application helpers the way vm.Load
+	// takes them: to a set from helpers.Standard, with helpers.Register.
+	// The set is copied, not modified.
 	Helpers vm.Helpers
-	// ExtraHelpers are added to the helper set; a number already taken is
-	// an error. Application helpers conventionally use numbers from
-	// helpers.FirstApplicationHelper on.
-	ExtraHelpers []Helper
 	// TraceOutput receives bpf_trace_printk output of the standard helpers
-	// (default: discarded).
+	// when Helpers is nil (default: discarded); a set of your own says
+	// where in helpers.Config.
 	TraceOutput io.Writer
 	// Budget is the instruction budget of a run (vm.DefaultBudget if 0):
 	// one unit per instruction, and what helpers charge for their work
@@ -73,7 +66,7 @@ type Options struct {
 	// elf.DefaultMaxMapMemory, a negative value no limit). An object over
 	// it fails to load with an error wrapping elf.ErrMapTooLarge.
 	MaxMapMemory int64
-	// Engine runs the programs (default EngineInterpreter).
+	// Engine runs the programs (default EngineAuto).
 	Engine Engine
 	// TargetBTF holds the application's types that CO-RE relocations are
 	// resolved against.

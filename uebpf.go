@@ -95,10 +95,7 @@ func NewCollection(spec *ebpf.CollectionSpec, opts *Options) (*Collection, error
 	if opts == nil {
 		opts = &Options{}
 	}
-	set, err := helperSet(opts)
-	if err != nil {
-		return nil, err
-	}
+	set := helperSet(opts)
 	kside, repl, vars, err := kernelSideOf(spec, opts)
 	if err != nil {
 		return nil, err
@@ -152,24 +149,19 @@ func NewCollection(spec *ebpf.CollectionSpec, opts *Options) (*Collection, error
 	return coll, nil
 }
 
-// helperSet builds the helper set of opts.
-func helperSet(opts *Options) (vm.Helpers, error) {
-	var set vm.Helpers
+// helperSet returns the helper set of opts: a copy of Options.Helpers,
+// so that the caller may change its set afterwards, or the standard set.
+func helperSet(opts *Options) vm.Helpers {
 	if opts.Helpers != nil {
-		set = maps.Clone(opts.Helpers)
-	} else {
-		set = helpers.Standard(&helpers.Config{Output: opts.TraceOutput})
+		return maps.Clone(opts.Helpers)
 	}
-	for _, h := range opts.ExtraHelpers {
-		if err := helpers.Register(set, h.Num, h.Name, h.Func, h.Proto); err != nil {
-			return nil, fmt.Errorf("uebpf: %w", err)
-		}
-	}
-	return set, nil
+	return helpers.Standard(&helpers.Config{Output: opts.TraceOutput})
 }
 
 // compile prepares p for engine; nil means the interpreter runs it.
-// Verified programs compile without run-time checks.
+// Verified programs compile without run-time checks: Unchecked rather
+// than a jit.Options.Verified proof, because every program of the
+// collection is verified, so tail-call targets may run unchecked too.
 func compile(p *vm.Program, engine Engine, verified bool) (*jit.Program, error) {
 	opts := &jit.Options{Unchecked: verified}
 	switch engine {
@@ -296,8 +288,9 @@ func (p *Program) RunContext(ctx context.Context, mem []byte) (uint64, error) {
 }
 
 // ErrShortContext reports a run of a verified program with a context
-// smaller than the one it was verified for.
-var ErrShortContext = errors.New("context smaller than the verified context size")
+// smaller than the one it was verified for. It is jit.ErrShortContext,
+// which programs compiled with jit.Options.Verified return.
+var ErrShortContext = jit.ErrShortContext
 
 // ErrNilContext reports RunPointer with a nil context and a size other
 // than 0: the program would read and write at address 0.

@@ -78,21 +78,21 @@ func TestHelperErrors(t *testing.T) {
 	if !errors.Is(err, vm.ErrHelperMissing) {
 		t.Errorf("missing application helper: %v", err)
 	}
-	// Its number is taken.
-	h := uebpf.Helper{Num: helpers.MapLookupElem, Name: "mine", Func: func(*vm.Env, uint64, uint64, uint64, uint64, uint64) uint64 { return 0 }}
-	_, err = uebpf.LoadFile("testdata/apphelper.bpf.o", &uebpf.Options{ExtraHelpers: []uebpf.Helper{h}})
-	if !errors.Is(err, helpers.ErrHelperExists) {
-		t.Errorf("taken number: %v", err)
-	}
-	// A replaced helper set is copied, not changed.
+	// A helper set of one's own is copied, not kept.
 	set := vm.Helpers{}
-	h.Num = 0x10000
-	h.Proto = &vm.Prototype{Args: [5]vm.ArgKind{vm.ArgScalar}, Ret: vm.RetInteger}
-	if _, err := uebpf.LoadFile("testdata/apphelper.bpf.o", &uebpf.Options{Helpers: set, ExtraHelpers: []uebpf.Helper{h}}); err != nil {
+	proto := &vm.Prototype{Args: [5]vm.ArgKind{vm.ArgScalar}, Ret: vm.RetInteger}
+	zero := func(*vm.Env, uint64, uint64, uint64, uint64, uint64) uint64 { return 0 }
+	if err := helpers.Register(set, helpers.FirstApplicationHelper, "mine", zero, proto); err != nil {
 		t.Fatal(err)
 	}
-	if len(set) != 0 {
-		t.Error("Options.Helpers was modified")
+	coll, err := uebpf.LoadFile("testdata/apphelper.bpf.o", &uebpf.Options{Helpers: set})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer coll.Close()
+	delete(set, helpers.FirstApplicationHelper)
+	if r0, err := coll.Program("read_config").Run(make([]byte, 4)); r0 != 1 || err != nil {
+		t.Errorf("after the caller's set changed: %d, %v; want 1 (0 + 1)", r0, err)
 	}
 }
 

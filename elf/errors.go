@@ -41,6 +41,10 @@ var (
 	// ErrMalformed: the object's section headers are unreadable or
 	// describe a section that does not lie inside the file.
 	ErrMalformed = errors.New("malformed object")
+	// ErrTruncated: the object ends before the headers or sections it
+	// declares, as a partly copied or downloaded file does. Errors that
+	// wrap it also wrap ErrMalformed.
+	ErrTruncated = errors.New("file is truncated")
 	// ErrMapTooLarge: the maps of a collection would take more memory
 	// than Options.MaxMapMemory allows, or the object's SHT_NOBITS
 	// sections (.bss) more than MaxGlobalData (or a smaller

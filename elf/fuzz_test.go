@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/uebpf/uebpf/asm"
 	"github.com/uebpf/uebpf/elf"
 )
 
@@ -28,6 +30,17 @@ func FuzzLoad(f *testing.F) {
 		spec, err := elf.LoadSpecFromReader(bytes.NewReader(data))
 		if err != nil {
 			return
+		}
+		// Listings (uebpf disasm) of any object parse without a panic,
+		// and say what every slot is.
+		for name, ps := range spec.Programs {
+			if l, err := elf.NewListing(ps); err == nil {
+				for pc := range l.Instructions {
+					_ = asm.Format(l.Instructions, pc) + l.SourceLine(pc) + l.References[pc] + l.Symbols[pc]
+				}
+			} else if !strings.Contains(err.Error(), name) {
+				t.Errorf("listing error does not name program %s: %v", name, err)
+			}
 		}
 		coll, err := elf.NewCollection(spec, &elf.Options{
 			Helpers:     testHelpers(),

@@ -63,6 +63,10 @@ func checkSections(r io.ReaderAt, limit uint64) (err error) {
 		}
 	}()
 	f, err := stdelf.NewFile(r)
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		// debug/elf says only "EOF": say what it means.
+		return fmt.Errorf("%w: %w: it ends inside its ELF headers", ErrMalformed, ErrTruncated)
+	}
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrMalformed, err)
 	}
@@ -85,7 +89,7 @@ func checkSections(r io.ReaderAt, limit uint64) (err error) {
 			}
 			if _, err := r.ReadAt(b[:], int64(end-1)); err != nil {
 				if errors.Is(err, io.EOF) {
-					return fmt.Errorf("%w: section %s: offset %#x + size %#x is past the end of the file", ErrMalformed, s.Name, s.Offset, s.Size)
+					return fmt.Errorf("%w: %w: section %s (offset %#x + size %#x) is past its end", ErrMalformed, ErrTruncated, s.Name, s.Offset, s.Size)
 				}
 				return fmt.Errorf("section %s: %w", s.Name, err)
 			}

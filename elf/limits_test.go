@@ -174,3 +174,17 @@ func BenchmarkHugeBSS(b *testing.B) {
 		}
 	}
 }
+
+// TestTruncated: an object cut short says so, whatever the cut.
+func TestTruncated(t *testing.T) {
+	data, err := os.ReadFile("testdata/loader.bpf.o")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{1, 16, 63, 64, 300, len(data) / 2, len(data) - 1} {
+		_, err := elf.LoadSpecFromReader(bytes.NewReader(data[:n]))
+		if !errors.Is(err, elf.ErrTruncated) || !errors.Is(err, elf.ErrMalformed) {
+			t.Errorf("first %d of %d bytes: err = %v, want ErrTruncated and ErrMalformed", n, len(data), err)
+		}
+	}
+}

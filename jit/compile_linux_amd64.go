@@ -21,6 +21,9 @@ func Compile(p *vm.Program, opts *Options) (*Program, error) {
 	if opts == nil {
 		opts = &Options{}
 	}
+	if opts.Verified != nil && opts.Verified.Program() != p {
+		return nil, fmt.Errorf("program %s: %w", p.Name(), ErrNotVerified)
+	}
 	fam := &family{opts: *opts, progs: map[*vm.Program]*Program{}}
 	return fam.compile(p)
 }
@@ -33,7 +36,13 @@ func (f *family) compile(vp *vm.Program) (*Program, error) {
 		key = rand.Uint64() | 1<<31 // never 0 in the low word
 	}
 	tag := nextTag.Add(1)
-	c := newCompiler(vp, &f.opts, hostFeatures(&f.opts), key, tag)
+	// The proof covers its own program only, not tail-call targets.
+	opts := f.opts
+	proved := opts.Verified != nil && opts.Verified.Program() == vp
+	if proved {
+		opts.Unchecked = true
+	}
+	c := newCompiler(vp, &opts, hostFeatures(&opts), key, tag)
 	defer c.release()
 	code, err := c.compile()
 	if err != nil {
@@ -62,6 +71,9 @@ func (f *family) compile(vp *vm.Program) (*Program, error) {
 		for i, pc := range c.helperExits {
 			p.helpers[i] = vp.HelperAt(int(pc))
 		}
+	}
+	if proved {
+		p.minContext = opts.Verified.ContextSize
 	}
 	p.setRunPath(c)
 	p.cleanup = runtime.AddCleanup(p, unmapCode, mem)

@@ -164,8 +164,11 @@
 // region list (the same list the interpreter uses); a violation ends the
 // run with a *vm.RunError naming the pc and address. The out-of-line part
 // of an access is three instructions (record the pc, call the slow path
-// shared by all accesses of its size and kind, jump back). Options.Unchecked
-// drops the checks: only for programs a verifier accepted.
+// shared by all accesses of its size and kind, jump back).
+// Options.Verified drops the checks of a program verifier.Verify proved
+// safe, given its proof (the *verifier.Result), and makes its runs refuse
+// shorter contexts than the proof assumed; Options.Unchecked drops them
+// without a proof, for programs verified elsewhere.
 //
 // Counted loops are compiled twice (compile_hoist.go): as above, and
 // without the checks of the accesses whose addresses are a counter plus

@@ -8,4 +8,11 @@ var (
 	ErrUnsupportedArch = errors.New("jit: no native backend for this platform")
 	// ErrClosed is returned when running a Program after Close.
 	ErrClosed = errors.New("jit: program is closed")
+	// ErrNotVerified is returned by Compile when Options.Verified is not
+	// the verifier's proof for the program compiled.
+	ErrNotVerified = errors.New("jit: Options.Verified is not a proof for this program")
+	// ErrShortContext is returned by runs of a program compiled with
+	// Options.Verified whose context is shorter than the one it was
+	// verified for.
+	ErrShortContext = errors.New("context smaller than the verified context size")
 )

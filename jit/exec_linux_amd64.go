@@ -109,8 +109,14 @@ func exitError(reason, pc, addr, size uint64) error {
 
 // Exec runs the program with the arguments, regions and budget set on e
 // and returns r0, exactly as vm.Program.Exec does. Errors are
-// *vm.RunError values.
+// *vm.RunError values. A program compiled with Options.Verified refuses
+// an Env whose r2 (the context's length, as SetContext sets it) is
+// shorter than the context it was verified for; r1 must point to that
+// many bytes.
 func (p *Program) Exec(e *vm.Env) (uint64, error) {
+	if e.Args()[1] < uint64(p.minContext) {
+		return 0, p.shortContext(e.Args()[1])
+	}
 	// Lean code that can run long takes the full path: a lean run of it
 	// gets only a slice, and starting it again on the same Env would
 	// not be the same run (its stack is the Env's).

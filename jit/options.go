@@ -1,11 +1,24 @@
 package jit
 
+import "github.com/uebpf/uebpf/verifier"
+
 // Options tune compilation. The zero value (or nil) compiles checked code
 // with every CPU feature the machine has.
 type Options struct {
-	// Unchecked drops the memory checks from loads, stores and atomics.
-	// Only for programs a verifier accepted: an unchecked program that
-	// goes out of bounds corrupts or crashes the host process.
+	// Verified is the verifier's proof that the program is safe: what
+	// verifier.Verify returned for the program being compiled. Compile
+	// then drops the memory checks from its loads, stores and atomics,
+	// and its runs refuse a context shorter than the proof's ContextSize
+	// (ErrShortContext). It is the safe way to unchecked code: Compile
+	// refuses a proof of another program (ErrNotVerified). Tail-call
+	// targets, which the proof does not cover, stay checked.
+	Verified *verifier.Result
+	// Unchecked drops the memory checks from every program of the
+	// family, tail-call targets included, with no proof and no context
+	// check: only for programs verified some other way (the root package
+	// verifies every program of a collection) or trusted. An unchecked
+	// program that goes out of bounds corrupts or crashes the host
+	// process.
 	Unchecked bool
 	// Blind XORs every immediate of the program with a per-program random
 	// key, so that attacker-chosen constants never appear verbatim in

@@ -2,6 +2,7 @@ package jit
 
 import (
 	"context"
+	"fmt"
 	"runtime"
 	"slices"
 	"sync"
@@ -51,6 +52,9 @@ type Program struct {
 	// budget, bounded by maxBudget, or for lean code that can run long,
 	// one slice of it (see setRunPath).
 	budget int64
+	// minContext is the context size the program was verified for
+	// (Options.Verified): runs with a shorter context are refused.
+	minContext int
 	// helpers holds the functions of the helper calls through the general
 	// path, by the index their exits put in the reason's upper bits.
 	helpers []vm.HelperFunc
@@ -83,6 +87,9 @@ func (p *Program) CodeSize() int { return len(p.mem) }
 // Run runs the program with mem as its context (r1 = its address, r2 = its
 // length) and returns r0, like vm.Program.Run.
 func (p *Program) Run(mem []byte) (uint64, error) {
+	if len(mem) < p.minContext {
+		return 0, p.shortContext(uint64(len(mem)))
+	}
 	// run passes an empty context as r1 = 0, as vm does for Run.
 	return run(p, mem)
 }
@@ -93,6 +100,9 @@ func (p *Program) Run(mem []byte) (uint64, error) {
 // calls) checks ctx each time it has used a slice of its budget; other
 // code is bounded by its length and checks it only when it starts.
 func (p *Program) RunContext(ctx context.Context, mem []byte) (uint64, error) {
+	if len(mem) < p.minContext {
+		return 0, p.shortContext(uint64(len(mem)))
+	}
 	if err := ctx.Err(); err != nil {
 		return 0, &vm.RunError{Err: err}
 	}
@@ -110,6 +120,9 @@ func (p *Program) RunContext(ctx context.Context, mem []byte) (uint64, error) {
 // RunPointer runs the program with the size bytes at ctx as its context,
 // like vm.Program.RunPointer. The caller keeps ctx alive during the call.
 func (p *Program) RunPointer(ctx unsafe.Pointer, size uintptr) (uint64, error) {
+	if size < uintptr(p.minContext) {
+		return 0, p.shortContext(uint64(size))
+	}
 	if size == 0 && ctx != nil { // r1 = ctx, which run would make 0
 		return p.runEnv(ctx, 0)
 	}
@@ -143,6 +156,12 @@ func (p *Program) runEnv(ctx unsafe.Pointer, size uintptr) (uint64, error) {
 	return r0, err
 }
 
+// shortContext is the error of a run whose context (of n bytes) is
+// shorter than the one the program was verified for.
+func (p *Program) shortContext(n uint64) error {
+	return fmt.Errorf("program %s: %d-byte context: %w (%d bytes)", p.vp.Name(), n, ErrShortContext, p.minContext)
+}
+
 // Close unmaps the program's code and that of the tail-call targets
 // compiled for it. The program must not be running; running it afterwards
 // returns ErrClosed. Close is idempotent. Programs that are not closed are
@@ -173,14 +192,14 @@ func (p *Program) setRunPath(c *compiler) {
 	// and a run that needs more starts again with an Env (frameError),
 	// which is only the same run if the first wrote nothing it reads.
 	p.lean = !p.calls && (!p.resumable || !c.local && !slices.ContainsFunc(c.insns, writesOutsideFrame)) &&
-		(p.fam.opts.Unchecked || p.vp.StaticRegions() == 0)
+		(!c.checked || p.vp.StaticRegions() == 0)
 	if p.lean && p.resumable {
 		p.budget = min(p.budget, firstSlice)
 		if sliceOverride != 0 {
 			p.budget = min(p.budget, int64(sliceOverride))
 		}
 	}
-	if !p.fam.opts.Unchecked && c.memory {
+	if c.checked && c.memory {
 		p.frameSetup |= frameSetupChecked
 	}
 	if c.packet {

@@ -63,8 +63,14 @@ type Options struct {
 	LineInfo func(pc int) string
 }
 
-// Result describes a verification that succeeded.
+// Result describes a verification that succeeded. It is also the proof
+// that the program is safe: jit.Options.Verified takes it to compile the
+// program without run-time memory checks. A Result made any other way
+// proves nothing (Program returns nil).
 type Result struct {
+	// ContextSize is the context size the program was proved safe for
+	// (Options.ContextSize): runs need a context at least that long.
+	ContextSize int
 	// InstructionsProcessed counts instructions over all explored paths,
 	// in every pass (an exact one, and one with loop invariants if needed).
 	InstructionsProcessed int
@@ -78,6 +84,17 @@ type Result struct {
 	// LoopsUnproven counts the widenings of loops accepted without a
 	// termination proof (Options.LoopsBoundedByBudget).
 	LoopsUnproven int
+
+	prog *vm.Program
+}
+
+// Program returns the program the verifier proved safe, or nil for a
+// Result that Verify did not return.
+func (r *Result) Program() *vm.Program {
+	if r == nil {
+		return nil
+	}
+	return r.prog
 }
 
 // mapInfo is what the verifier needs to know about one of the program's maps.
@@ -256,7 +273,7 @@ func Verify(p *vm.Program, opts *Options) (*Result, error) {
 		return nil, err
 	}
 	v.logf("processed %d insns, stored %d states, max call depth %d, %d loops widened\n", v.total, v.stored, v.maxDepth, v.widened)
-	return &Result{InstructionsProcessed: v.total, StatesStored: v.stored, MaxCallDepth: v.maxDepth, LoopsWidened: v.widened, LoopsUnproven: v.unproven}, nil
+	return &Result{prog: p, ContextSize: opts.ContextSize, InstructionsProcessed: v.total, StatesStored: v.stored, MaxCallDepth: v.maxDepth, LoopsWidened: v.widened, LoopsUnproven: v.unproven}, nil
 }
 
 // errWiden stops the exact pass when a loop runs long: widening may do

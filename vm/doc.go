@@ -18,7 +18,11 @@
 // memory the embedder registers on the Env). In checked mode every load and
 // store is checked against those regions and a violation ends the run with a
 // *RunError naming the pc and address. Every run also has an instruction
-// budget.
+// budget. The interpreter always runs in checked mode: Load does not
+// verify, so any program it loads is memory-safe for the host. To run
+// without the checks, prove the program safe with verifier.Verify and
+// compile it with the proof (jit.Options.Verified); package uebpf does
+// both for every program it loads.
 //
 // Helpers are Go functions registered by number (HelperFunc); they see the
 // run through *Env, which lets them translate program addresses into Go

@@ -3,43 +3,45 @@ package main
 import (
 	"flag"
 	"fmt"
-	"io"
 
 	"github.com/uebpf/uebpf/internal/conformance"
 )
 
-// conformanceCommand runs every .data file of a directory on one engine,
-// prints a line per failure and a last line "N passed, M failed".
-func conformanceCommand(args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("conformance", flag.ContinueOnError)
-	engineName := fs.String("engine", "interpreter", "execution engine")
-	pos, err := parseFlags(fs, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) != 1 {
-		return usageError("conformance takes one directory")
-	}
-	engine, err := lookupEngine(*engineName)
-	if err != nil {
-		return err
-	}
-	tests, err := conformance.LoadDir(pos[0])
-	if err != nil {
-		return err
-	}
-	passed, failed := 0, 0
-	for _, t := range tests {
-		if err := t.Run(engine); err != nil {
-			fmt.Fprintf(stdout, "FAIL %v\n", err)
-			failed++
-			continue
+var conformanceCmd = &command{
+	name:    "conformance",
+	args:    "DIR",
+	summary: "run the eBPF conformance suite's .data files",
+	detail: `Conformance runs every .data file of DIR (the bpf_conformance suite's
+format) on one engine, prints a line per failure and a last line
+"N passed, M failed", and exits 1 if any failed.`,
+	setup: func(fs *flag.FlagSet) func([]string, streams) error {
+		engineName := engineFlag(fs)
+		return func(pos []string, st streams) error {
+			if len(pos) != 1 {
+				return usageError("conformance takes one directory")
+			}
+			engine, err := lookupEngine(*engineName)
+			if err != nil {
+				return err
+			}
+			tests, err := conformance.LoadDir(pos[0])
+			if err != nil {
+				return err
+			}
+			passed, failed := 0, 0
+			for _, t := range tests {
+				if err := t.Run(engine); err != nil {
+					fmt.Fprintf(st.stdout, "FAIL %v\n", err)
+					failed++
+					continue
+				}
+				passed++
+			}
+			fmt.Fprintf(st.stdout, "%d passed, %d failed\n", passed, failed)
+			if failed > 0 {
+				return errFailures
+			}
+			return nil
 		}
-		passed++
-	}
-	fmt.Fprintf(stdout, "%d passed, %d failed\n", passed, failed)
-	if failed > 0 {
-		return errFailures
-	}
-	return nil
+	},
 }

@@ -19,39 +19,49 @@ import (
 	"github.com/uebpf/uebpf/vm"
 )
 
+const fieldsUsage = "the event record's fields, `SPEC`: name:type,... (u8..u64, s8..s64, f32, f64, bool, string[N])"
+
+var filterEvalCmd = &command{
+	name:    "filter eval",
+	args:    "EXPR",
+	summary: "run an LTTng filter expression on JSON events",
+	detail: `Filter eval compiles EXPR, an LTTng filter expression over the fields
+--fields describes, verifies it and runs it on each JSON object read from
+standard input (one event a line): it prints 1 for the events the filter
+keeps and 0 for the others. Put the expression after "--" when it starts
+with "-".`,
+	setup: func(fs *flag.FlagSet) func([]string, streams) error {
+		spec := fs.String("fields", "", fieldsUsage)
+		engine := fs.String("engine", defaultEngine, "run on engine `E`: auto (the JIT where it exists), interpreter or jit")
+		return func(pos []string, st streams) error {
+			return filterCommand(false, *spec, *engine, pos, st)
+		}
+	},
+}
+
+var filterExplainCmd = &command{
+	name:    "filter explain",
+	args:    "EXPR",
+	summary: "print the eBPF code of an LTTng filter expression",
+	detail: `Filter explain compiles EXPR, an LTTng filter expression over the fields
+--fields describes, and prints its eBPF code in the assembler dialect of
+'uebpf asm'.`,
+	setup: func(fs *flag.FlagSet) func([]string, streams) error {
+		spec := fs.String("fields", "", fieldsUsage)
+		return func(pos []string, st streams) error {
+			return filterCommand(true, *spec, "", pos, st)
+		}
+	},
+}
+
 // filterCommand runs "filter eval" and "filter explain": LTTng filter
 // expressions compiled by package filter, for scripts and for looking at
 // the code.
-func filterCommand(args []string, stdin io.Reader, stdout io.Writer) error {
-	if len(args) == 0 || args[0] != "eval" && args[0] != "explain" {
-		return usageError("filter takes eval or explain")
+func filterCommand(explain bool, spec, engine string, positional []string, st streams) error {
+	if spec == "" || len(positional) == 0 {
+		return usageError("--fields SPEC and an expression are needed")
 	}
-	sub := args[0]
-	fs := flag.NewFlagSet("filter "+sub, flag.ContinueOnError)
-	spec := fs.String("fields", "", "the record: name:type,... (u8..u64, s8..s64, f32, f64, string[N])")
-	engine := "interpreter"
-	if sub == "eval" {
-		fs.StringVar(&engine, "engine", engine, "interpreter or jit")
-	}
-	// Everything after "--" is the expression, which may start with "-".
-	flags, rest, dashes := args[1:], []string(nil), false
-	for i, a := range flags {
-		if a == "--" {
-			flags, rest, dashes = flags[:i], flags[i+1:], true
-			break
-		}
-	}
-	positional, err := parseFlags(fs, flags)
-	if err != nil {
-		return err
-	}
-	if dashes {
-		positional = append(positional, rest...)
-	}
-	if *spec == "" || len(positional) == 0 {
-		return usageError(fmt.Sprintf("filter %s needs --fields SPEC and an expression", sub))
-	}
-	fields, err := filter.ParseSpec(*spec)
+	fields, err := filter.ParseSpec(spec)
 	if err != nil {
 		return usageError(err.Error())
 	}
@@ -63,34 +73,42 @@ func filterCommand(args []string, stdin io.Reader, stdout io.Writer) error {
 		}
 		return err
 	}
-	if sub == "explain" {
+	if explain {
 		text, err := asm.Disassemble(f.Instructions())
-		fmt.Fprint(stdout, text)
+		fmt.Fprint(st.stdout, text)
 		return err
 	}
 	run, err := loadFilter(f, engine)
 	if err != nil {
 		return err
 	}
-	return evalEvents(f, fields, run, stdin, stdout)
+	return evalEvents(f, fields, run, st.stdin, st.stdout)
 }
 
 // loadFilter verifies f's program and loads it on the engine named.
 func loadFilter(f *filter.Filter, engine string) (func([]byte) (uint64, error), error) {
-	if engine != "interpreter" && engine != "jit" {
-		return nil, usageError(fmt.Sprintf("unknown engine %q for filter eval (have interpreter, jit)", engine))
+	switch engine {
+	case "interpreter", "jit":
+	case "auto":
+		engine = "interpreter"
+		if jit.Supported {
+			engine = "jit"
+		}
+	default:
+		return nil, usageError(fmt.Sprintf("unknown engine %q (have auto, interpreter, jit)", engine))
 	}
 	p, err := vm.Load(&vm.ProgramSpec{Name: "filter", Instructions: f.Instructions()}, nil)
 	if err != nil {
 		return nil, fmt.Errorf("filter %q: %w", f.Expr(), err)
 	}
-	if _, err := verifier.Verify(p, &verifier.Options{ContextSize: f.RecordSize()}); err != nil {
+	proof, err := verifier.Verify(p, &verifier.Options{ContextSize: f.RecordSize()})
+	if err != nil {
 		return nil, fmt.Errorf("filter %q: %w", f.Expr(), err)
 	}
 	if engine == "interpreter" {
 		return p.Run, nil
 	}
-	jp, err := jit.Compile(p, &jit.Options{Unchecked: true}) // verified above
+	jp, err := jit.Compile(p, &jit.Options{Verified: proof})
 	if err != nil {
 		return nil, fmt.Errorf("filter %q: %w", f.Expr(), err)
 	}

@@ -55,7 +55,7 @@ func TestFilterErrors(t *testing.T) {
 		{[]string{"filter", "eval", "--fields", "a:x32", "a"}, "unknown type"},
 		{[]string{"filter", "eval", "a"}, "--fields"},
 		{[]string{"filter", "eval", "--fields", "a:s32", "--engine", "nope", "a"}, "unknown engine"},
-		{[]string{"filter", "frobnicate"}, "eval or explain"},
+		{[]string{"filter", "frobnicate"}, "want one of: eval, explain"},
 	} {
 		code, _, stderr := runCLI(t, "", tc.args...)
 		if code != 2 || !strings.Contains(stderr, tc.want) {

@@ -125,7 +125,7 @@ func TestRunAndDisasm(t *testing.T) {
 		// memory_a_plus_b.bpf.o is verified with its BTF context size (8).
 		{[]string{"run", "--mem-hex", "0100000002000000", "../../internal/benchset/c/memory_a_plus_b.bpf.o"}, 0, "0x3\n"},
 		{[]string{"run", "--mem-hex", "01000000", "../../internal/benchset/c/memory_a_plus_b.bpf.o"}, 1, ""},
-		{[]string{"run", "--mem-hex", "10270000", "--program", "nope", "../../internal/benchset/c/prime.bpf.o"}, 1, ""},
+		{[]string{"run", "--mem-hex", "10270000", "--program", "nope", "../../internal/benchset/c/prime.bpf.o"}, 2, ""},
 	}
 	for _, tc := range cases {
 		code, out, stderr := runCLI(t, "", tc.args...)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -11,20 +12,122 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/cilium/ebpf"
+
 	"github.com/uebpf/uebpf"
 	"github.com/uebpf/uebpf/asm"
+	"github.com/uebpf/uebpf/elf"
+	"github.com/uebpf/uebpf/helpers"
 	"github.com/uebpf/uebpf/internal/conformance"
 )
 
-// readProgram reads raw bytecode or an assembly file.
-func readProgram(path string) ([]asm.Instruction, error) {
+var runCmd = &command{
+	name:    "run",
+	args:    "PROGRAM",
+	summary: "run a program once and print r0",
+	detail: `Run runs PROGRAM once with r1 = the address of its memory and r2 = its
+length, and prints r0 in hex.
+
+PROGRAM is raw bytecode (8-byte little-endian slots), a file in the
+conformance suite's assembler dialect (see 'uebpf help asm'), or a
+clang-built ELF object. An object's programs are verified first, with
+the context size from BTF, and run with the standard helpers; bytecode
+and assembly are not verified, run in checked mode and have the
+conformance suite's helpers.`,
+	setup: func(fs *flag.FlagSet) func([]string, streams) error {
+		engine := engineFlag(fs)
+		memFile := fs.String("mem", "", "read the program's memory from `file`")
+		memHex := fs.String("mem-hex", "", "the program's memory as `hex` bytes: \"0a0b0c\" or \"0a 0b 0c\"")
+		repeat := fs.Int("repeat", 0, "also run `N` more times and print the median time per run")
+		progName := fs.String("program", "", "the program to run, by function `name`, when PROGRAM is an ELF object\nwith more than one")
+		noVerify := fs.Bool("no-verify", false, "load an ELF object's programs without the verifier, in checked mode")
+		return func(pos []string, st streams) error {
+			if len(pos) != 1 {
+				return usageError("run takes one program")
+			}
+			if *memFile != "" && *memHex != "" {
+				return usageError("--mem and --mem-hex exclude each other")
+			}
+			if *repeat < 0 {
+				return usageError(fmt.Sprintf("--repeat %d: want a count ≥ 0", *repeat))
+			}
+			var mem []byte
+			var err error
+			switch {
+			case *memFile != "":
+				if mem, err = os.ReadFile(*memFile); err != nil {
+					return fmt.Errorf("--mem: %w", err)
+				}
+			case *memHex != "":
+				if mem, err = parseHex(*memHex); err != nil {
+					return badArgument{fmt.Errorf("--mem-hex: %w", err)}
+				}
+			}
+			p, closeProg, err := loadRunProgram(pos[0], *progName, *engine, *noVerify)
+			if err != nil {
+				return err
+			}
+			defer closeProg()
+			r0, err := p.Run(slices.Clone(mem))
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(st.stdout, "%#x\n", r0)
+			if *repeat > 0 {
+				fmt.Fprintf(st.stdout, "median %.1f ns per run over %d runs\n", medianRunTime(p, mem, *repeat), *repeat)
+			}
+			return nil
+		}
+	},
+}
+
+// parseHex reads bytes written as hex digits, in pairs, with any white
+// space between pairs.
+func parseHex(s string) ([]byte, error) {
+	var out []byte
+	for _, field := range strings.Fields(s) {
+		if len(field)%2 != 0 {
+			return nil, fmt.Errorf("%q: an odd number of hex digits", field)
+		}
+		for i := 0; i < len(field); i += 2 {
+			hi, ok1 := hexDigit(field[i])
+			lo, ok2 := hexDigit(field[i+1])
+			if !ok1 || !ok2 {
+				return nil, fmt.Errorf("%q is not a hex byte", field[i:i+2])
+			}
+			out = append(out, hi<<4|lo)
+		}
+	}
+	return out, nil
+}
+
+func hexDigit(c byte) (byte, bool) {
+	switch {
+	case '0' <= c && c <= '9':
+		return c - '0', true
+	case 'a' <= c && c <= 'f':
+		return c - 'a' + 10, true
+	case 'A' <= c && c <= 'F':
+		return c - 'A' + 10, true
+	}
+	return 0, false
+}
+
+// readFile reads a program file, refusing an empty one: it is surely not
+// what the user meant, and each format would say something obscure.
+func readFile(path string) ([]byte, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	if isELF(data) {
-		return nil, fmt.Errorf("%s: an ELF object: use uebpf run %s --program NAME", path, path)
+	if len(data) == 0 {
+		return nil, fmt.Errorf("%s: empty file", path)
 	}
+	return data, nil
+}
+
+// decodeProgram reads raw bytecode or an assembly file.
+func decodeProgram(path string, data []byte) ([]asm.Instruction, error) {
 	if utf8.Valid(data) && !bytes.ContainsRune(data, 0) {
 		insns, err := asm.Assemble(string(data))
 		if err != nil {
@@ -39,58 +142,47 @@ func readProgram(path string) ([]asm.Instruction, error) {
 	return insns, nil
 }
 
-// runCommand runs a program with r1 = the memory and r2 = its length and
-// prints r0; with --repeat it also prints the median time per run.
-func runCommand(args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	engineName := fs.String("engine", "interpreter", "execution engine")
-	memFile := fs.String("mem", "", "file whose bytes are the program's memory")
-	memHex := fs.String("mem-hex", "", "the program's memory as hex bytes")
-	repeat := fs.Int("repeat", 0, "run this many times and print the median ns per run")
-	progName := fs.String("program", "", "the program to run, by function name, when PROGRAM is an ELF object")
-	noVerify := fs.Bool("no-verify", false, "load an ELF object's programs without the verifier, in checked mode")
-	pos, err := parseFlags(fs, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) != 1 {
-		return usageError("run takes one program")
-	}
-	if *memFile != "" && *memHex != "" {
-		return usageError("--mem and --mem-hex exclude each other")
-	}
-	p, closeProg, err := loadRunProgram(pos[0], *progName, *engineName, *noVerify)
-	if err != nil {
-		return err
-	}
-	defer closeProg()
-	var mem []byte
+// loadObject parses an ELF object, saying plainly when it is truncated.
+func loadObject(path string, data []byte) (*ebpf.CollectionSpec, error) {
+	spec, err := elf.LoadSpecFromReader(bytes.NewReader(data))
 	switch {
-	case *memFile != "":
-		if mem, err = os.ReadFile(*memFile); err != nil {
-			return err
-		}
-	case *memHex != "":
-		if mem, err = conformance.ParsePluginHex(spaceHex(*memHex)); err != nil {
-			return err
-		}
+	case errors.Is(err, elf.ErrTruncated):
+		_, detail, _ := strings.Cut(err.Error(), elf.ErrTruncated.Error()+": ")
+		return nil, fmt.Errorf("%s: the ELF object is truncated (%d bytes): %s", path, len(data), detail)
+	case err != nil:
+		return nil, fmt.Errorf("%s: %w", path, err)
+	case len(spec.Programs) == 0:
+		return nil, fmt.Errorf("%s: no programs in this ELF object", path)
 	}
-	r0, err := p.Run(slices.Clone(mem))
-	if err != nil {
-		return err
+	return spec, nil
+}
+
+// pickProgram returns the program called name, or the only one when name
+// is "", with the names to choose from in the error otherwise.
+func pickProgram[P any](path, name string, progs map[string]P) (P, error) {
+	var names []string
+	for n := range progs {
+		names = append(names, n)
 	}
-	fmt.Fprintf(stdout, "%#x\n", r0)
-	if *repeat > 0 {
-		fmt.Fprintf(stdout, "median %.1f ns per run over %d runs\n", medianRunTime(p, mem, *repeat), *repeat)
+	slices.Sort(names)
+	if name == "" && len(names) == 1 {
+		name = names[0]
 	}
-	return nil
+	p, ok := progs[name]
+	switch {
+	case ok:
+		return p, nil
+	case name == "":
+		return p, usageError(fmt.Sprintf("%s has %d programs: choose one with --program (%s)", path, len(names), strings.Join(names, ", ")))
+	}
+	return p, badArgument{fmt.Errorf("%s: no program %q (have %s)", path, name, strings.Join(names, ", "))}
 }
 
 // loadRunProgram loads what run runs: a program of an ELF object (every
 // section, with the standard helpers, verified unless noVerify) or raw
 // bytecode or assembly (with the conformance suite's helper, checked).
 func loadRunProgram(path, progName, engineName string, noVerify bool) (conformance.Program, func(), error) {
-	data, err := os.ReadFile(path)
+	data, err := readFile(path)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -102,60 +194,46 @@ func loadRunProgram(path, progName, engineName string, noVerify bool) (conforman
 		if err != nil {
 			return nil, nil, err
 		}
-		insns, err := readProgram(path)
+		insns, err := decodeProgram(path, data)
 		if err != nil {
 			return nil, nil, err
 		}
 		p, err := engine(insns, conformance.Helpers())
-		return p, func() {}, err
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", path, err)
+		}
+		return p, func() {}, nil
 	}
-	var engine uebpf.Engine
-	switch engineName {
-	case "interpreter":
-		engine = uebpf.EngineInterpreter
-	case "jit":
-		engine = uebpf.EngineJIT
-	default:
-		return nil, nil, usageError(fmt.Sprintf("unknown engine %q for an ELF object (have interpreter, jit)", engineName))
-	}
-	coll, err := uebpf.LoadFile(path, &uebpf.Options{
-		AllPrograms: true, Engine: engine, TraceOutput: os.Stderr, SkipVerification: noVerify,
-	})
+	engine, err := objectEngine(engineName)
 	if err != nil {
 		return nil, nil, err
 	}
-	var names []string
-	for name := range coll.Programs {
-		names = append(names, name)
+	spec, err := loadObject(path, data)
+	if err != nil {
+		return nil, nil, err
 	}
-	slices.Sort(names)
-	if progName == "" && len(names) == 1 {
-		progName = names[0]
+	if _, err := pickProgram(path, progName, spec.Programs); err != nil {
+		return nil, nil, err
 	}
-	p := coll.Program(progName)
-	if p == nil {
+	coll, err := uebpf.NewCollection(spec, &uebpf.Options{
+		AllPrograms: true, Engine: engine, TraceOutput: os.Stderr, SkipVerification: noVerify,
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	p, err := pickProgram(path, progName, coll.Programs)
+	if err != nil {
 		coll.Close()
-		if progName == "" {
-			return nil, nil, usageError(fmt.Sprintf("%s has %d programs: choose one with --program (%s)", path, len(names), strings.Join(names, ", ")))
-		}
-		return nil, nil, fmt.Errorf("%s: no program %q (have %s)", path, progName, strings.Join(names, ", "))
+		return nil, nil, err
 	}
 	return p, func() { coll.Close() }, nil
 }
 
-func isELF(data []byte) bool { return bytes.HasPrefix(data, []byte("\x7fELF")) }
-
-// spaceHex accepts "0a0b0c" as well as "0a 0b 0c".
-func spaceHex(s string) string {
-	if strings.ContainsAny(s, " \t\n") || len(s)%2 != 0 {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i += 2 {
-		b.WriteString(s[i : i+2])
-		b.WriteByte(' ')
-	}
-	return b.String()
+// isELF reports whether data is an ELF object, or the first bytes of
+// one (which loadObject then calls truncated).
+func isELF(data []byte) bool {
+	const magic = "\x7fELF"
+	return bytes.HasPrefix(data, []byte(magic)) || len(data) > 0 && len(data) < len(magic) && strings.HasPrefix(magic, string(data))
 }
 
 // medianRunTime times n runs in up to 21 batches and returns the median of
@@ -178,16 +256,183 @@ func medianRunTime(p conformance.Program, mem []byte, n int) float64 {
 	return times[len(times)/2]
 }
 
-// disasmCommand prints a program in the assembler dialect.
-func disasmCommand(args []string, stdout io.Writer) error {
-	if len(args) != 1 {
-		return usageError("disasm takes one program")
-	}
-	insns, err := readProgram(args[0])
+var disasmCmd = &command{
+	name:    "disasm",
+	args:    "PROGRAM",
+	summary: "disassemble bytecode or an ELF object, with C source lines",
+	detail: `Disasm prints PROGRAM in the assembler dialect of 'uebpf asm'.
+
+For an ELF object it prints every program (or the one --program names),
+with the C source lines from the object's BTF line info above the
+instructions they compiled to, as llvm-objdump -S does, and the maps and
+global data that lddw instructions refer to. Slots are numbered; jumps
+show their target slot.`,
+	setup: func(fs *flag.FlagSet) func([]string, streams) error {
+		progName := fs.String("program", "", "disassemble only the program of this function `name` (ELF objects)")
+		return func(pos []string, st streams) error {
+			if len(pos) != 1 {
+				return usageError("disasm takes one program")
+			}
+			path := pos[0]
+			data, err := readFile(path)
+			if err != nil {
+				return err
+			}
+			if isELF(data) {
+				return disasmObject(path, data, *progName, st.stdout)
+			}
+			if *progName != "" {
+				return usageError("--program needs an ELF object")
+			}
+			insns, err := decodeProgram(path, data)
+			if err != nil {
+				return err
+			}
+			text, err := asm.Disassemble(insns)
+			fmt.Fprint(st.stdout, text)
+			return err
+		}
+	},
+}
+
+// disasmObject prints the programs of an ELF object with their source.
+func disasmObject(path string, data []byte, progName string, w io.Writer) error {
+	spec, err := loadObject(path, data)
 	if err != nil {
 		return err
 	}
-	text, err := asm.Disassemble(insns)
-	fmt.Fprint(stdout, text)
-	return err
+	names := []string{progName}
+	if progName == "" {
+		names = names[:0]
+		for name := range spec.Programs {
+			names = append(names, name)
+		}
+		slices.Sort(names)
+	} else if _, err := pickProgram(path, progName, spec.Programs); err != nil {
+		return err
+	}
+	for i, name := range names {
+		l, err := elf.NewListing(spec.Programs[name])
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		writeListing(w, l)
+	}
+	return nil
+}
+
+// writeListing prints one program: a header per function, each source
+// line where it changes, then the slots.
+func writeListing(w io.Writer, l *elf.Listing) {
+	fmt.Fprintf(w, "%s (section %s):\n", l.Name, l.Section)
+	var last string
+	for pc := range l.Instructions {
+		if sym := l.Symbols[pc]; sym != "" && pc > 0 {
+			fmt.Fprintf(w, "\n%s:\n", sym)
+		}
+		if src := l.SourceLine(pc); src != last && src != "" {
+			fmt.Fprintf(w, "; %s\n", src)
+			last = src
+		}
+		if pc > 0 && l.Instructions[pc-1].IsLDDW() {
+			continue // the lddw's second slot
+		}
+		text := asm.Format(l.Instructions, pc)
+		var notes []string
+		if ref := l.References[pc]; ref != "" {
+			notes = append(notes, ref)
+		}
+		if ins := l.Instructions[pc]; ins.Opcode == asm.ClassJMP|asm.JmpCALL && ins.Src == 0 {
+			if h, ok := standardHelpers[ins.Imm]; ok {
+				notes = append(notes, h.Name)
+			}
+		}
+		if t, ok := jumpTarget(l.Instructions[pc], pc); ok {
+			notes = append(notes, fmt.Sprintf("-> %d", t))
+		}
+		if len(notes) > 0 && !strings.Contains(text, "#") {
+			text += "  # " + strings.Join(notes, ", ")
+		}
+		fmt.Fprintf(w, "%5d: %s\n", pc, text)
+	}
+}
+
+// standardHelpers name the helper calls of listings.
+var standardHelpers = helpers.Standard(nil)
+
+// jumpTarget returns the slot a jump or local call goes to.
+func jumpTarget(ins asm.Instruction, pc int) (int, bool) {
+	class := ins.Class()
+	if class != asm.ClassJMP && class != asm.ClassJMP32 {
+		return 0, false
+	}
+	switch op := ins.Opcode & 0xf0; {
+	case op == asm.JmpEXIT:
+		return 0, false
+	case op == asm.JmpCALL: // only local calls (src 1) have a target
+		if ins.Src != 1 {
+			return 0, false
+		}
+		return pc + 1 + int(ins.Imm), true
+	case class == asm.ClassJMP32 && op == asm.JmpJA: // gotol: the offset is in imm
+		return pc + 1 + int(ins.Imm), true
+	}
+	return pc + 1 + int(ins.Offset), true
+}
+
+var asmCmd = &command{
+	name:    "asm",
+	args:    "SOURCE",
+	summary: "assemble a program into raw bytecode",
+	detail: `Asm assembles SOURCE, a program in the conformance suite's assembler
+dialect (uBPF's; 'go doc github.com/uebpf/uebpf/asm' describes it), into
+raw bytecode: 8-byte little-endian instruction slots, the format 'uebpf
+run' and the kernel take. The output goes to SOURCE with its extension
+replaced by .bin unless -o names another file ("-" for standard output).`,
+	setup: func(fs *flag.FlagSet) func([]string, streams) error {
+		out := fs.String("o", "", "write the bytecode to `file` (default: SOURCE with the extension .bin)")
+		return func(pos []string, st streams) error {
+			if len(pos) != 1 {
+				return usageError("asm takes one source file")
+			}
+			src := pos[0]
+			data, err := readFile(src)
+			if err != nil {
+				return err
+			}
+			if isELF(data) || !utf8.Valid(data) || bytes.ContainsRune(data, 0) {
+				return badArgument{fmt.Errorf("%s: not assembler text (disassemble bytecode and objects with uebpf disasm)", src)}
+			}
+			insns, err := asm.Assemble(string(data))
+			if err != nil {
+				return badArgument{fmt.Errorf("%s: %w", src, err)}
+			}
+			code := asm.Encode(nil, insns)
+			dst := *out
+			if dst == "" {
+				dst = strings.TrimSuffix(src, pathExt(src)) + ".bin"
+			}
+			if dst == src {
+				return usageError(fmt.Sprintf("the output %s would overwrite the source: name another with -o", dst))
+			}
+			if dst == "-" {
+				_, err := st.stdout.Write(code)
+				return err
+			}
+			return os.WriteFile(dst, code, 0o644)
+		}
+	},
+}
+
+// pathExt is filepath.Ext of the file name only (not of a folder).
+func pathExt(path string) string {
+	for i := len(path) - 1; i >= 0 && path[i] != '/'; i-- {
+		if path[i] == '.' {
+			return path[i:]
+		}
+	}
+	return ""
 }

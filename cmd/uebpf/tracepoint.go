@@ -3,45 +3,42 @@ package main
 import (
 	"flag"
 	"fmt"
-	"io"
 	"os"
 
 	"github.com/uebpf/uebpf/tracepoint"
 )
 
-// tracepointCommand is "uebpf tracepoint header": the C header of a
-// tracepoint described by a field spec, since the CLI cannot see the
-// application's Go types (applications generate theirs with
-// tracepoint.WriteHeader).
-func tracepointCommand(args []string, stdout io.Writer) error {
-	if len(args) == 0 || args[0] != "header" {
-		return usageError("tracepoint: want \"tracepoint header --name provider:name --fields SPEC\"")
-	}
-	fs := flag.NewFlagSet("tracepoint header", flag.ContinueOnError)
-	name := fs.String("name", "", "tracepoint name, provider:name")
-	fields := fs.String("fields", "", "fields, name:type,... (u8..u64, s8..s64, f32, f64, bool, string[N])")
-	out := fs.String("o", "", "write the header to this file instead of standard output")
-	rest, err := parseFlags(fs, args[1:])
-	if err != nil {
-		return err
-	}
-	if len(rest) > 0 || *name == "" || *fields == "" {
-		return usageError("tracepoint header: --name and --fields are needed, and nothing else")
-	}
-	info, err := tracepoint.ParseSpec(*name, *fields)
-	if err != nil {
-		return fmt.Errorf("tracepoint header: %w", err)
-	}
-	if *out == "" {
-		return tracepoint.Header(stdout, info)
-	}
-	f, err := os.Create(*out)
-	if err != nil {
-		return fmt.Errorf("tracepoint header: %w", err)
-	}
-	if err := tracepoint.Header(f, info); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+var tracepointHeaderCmd = &command{
+	name:    "tracepoint header",
+	summary: "write the C header of a tracepoint's payload",
+	detail: `Tracepoint header writes the C header of a tracepoint described by a
+field spec, for programs that attach to it: the CLI cannot see the
+application's Go types (applications generate theirs with
+tracepoint.WriteHeader).`,
+	setup: func(fs *flag.FlagSet) func([]string, streams) error {
+		name := fs.String("name", "", "the tracepoint's name, `provider:name`")
+		fields := fs.String("fields", "", "the payload's fields, `SPEC`: name:type,... (u8..u64, s8..s64, f32, f64, bool, string[N])")
+		out := fs.String("o", "", "write the header to `file` instead of standard output")
+		return func(pos []string, st streams) error {
+			if len(pos) > 0 || *name == "" || *fields == "" {
+				return usageError("--name and --fields are needed, and nothing else")
+			}
+			info, err := tracepoint.ParseSpec(*name, *fields)
+			if err != nil {
+				return fmt.Errorf("tracepoint header: %w", err)
+			}
+			if *out == "" {
+				return tracepoint.Header(st.stdout, info)
+			}
+			f, err := os.Create(*out)
+			if err != nil {
+				return fmt.Errorf("tracepoint header: %w", err)
+			}
+			if err := tracepoint.Header(f, info); err != nil {
+				f.Close()
+				return err
+			}
+			return f.Close()
+		}
+	},
 }

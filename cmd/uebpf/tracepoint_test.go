@@ -16,7 +16,7 @@ func TestTracepointHeader(t *testing.T) {
 		{[]string{"tracepoint", "header", "--name", "http", "--fields", "a:u8"}, 1, "provider:name"},
 		{[]string{"tracepoint", "header", "--name", "a:b", "--fields", "a:u3"}, 1, "unknown type"},
 		{[]string{"tracepoint", "header", "--name", "a:b"}, 2, "--fields"},
-		{[]string{"tracepoint", "list"}, 2, "tracepoint header"},
+		{[]string{"tracepoint", "list"}, 2, "want one of: header"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

@@ -2,4 +2,4 @@
 // per process in a hash map. See filter.bpf.c and the example test.
 package filter
 
-//go:generate clang-19 -O2 -g -target bpf -mcpu=v3 -I/usr/include/x86_64-linux-gnu -I../include -c filter.bpf.c -o filter.bpf.o
+//go:generate go run github.com/uebpf/uebpf/internal/bpfbuild/cmd/bpfbuild filter.bpf.c

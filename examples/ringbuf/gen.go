@@ -2,4 +2,4 @@
 // through a ring buffer. See ringbuf.bpf.c and the example test.
 package ringbuf
 
-//go:generate clang-19 -O2 -g -target bpf -mcpu=v3 -I/usr/include/x86_64-linux-gnu -I../include -c ringbuf.bpf.c -o ringbuf.bpf.o
+//go:generate go run github.com/uebpf/uebpf/internal/bpfbuild/cmd/bpfbuild ringbuf.bpf.c

@@ -3,4 +3,4 @@
 // test.
 package tailcall
 
-//go:generate clang-19 -O2 -g -target bpf -mcpu=v3 -I/usr/include/x86_64-linux-gnu -I../include -c tailcall.bpf.c -o tailcall.bpf.o
+//go:generate go run github.com/uebpf/uebpf/internal/bpfbuild/cmd/bpfbuild tailcall.bpf.c

@@ -6,4 +6,4 @@
 // BENCHMARKS.md reports.
 package benchset
 
-//go:generate sh -c "for f in c/*.bpf.c; do clang-19 -O2 -g -target bpf -mcpu=v3 -I/usr/include/x86_64-linux-gnu -I../../examples/include -c $DOLLAR{f} -o $DOLLAR{f%.c}.o || exit 1; done"
+//go:generate go run github.com/uebpf/uebpf/internal/bpfbuild/cmd/bpfbuild c/*.bpf.c
