@@ -3,8 +3,10 @@ package jit_test
 import (
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
+	"github.com/uebpf/uebpf/asm"
 	"github.com/uebpf/uebpf/jit"
 )
 
@@ -24,13 +26,6 @@ var tableModes = []jit.Options{{Unchecked: true}, {}, {Blind: true, DisableBMI2:
 // division and cmpxchg use implicitly.
 var regPairs = [][2]int{{0, 1}, {1, 0}, {3, 3}, {0, 0}, {6, 2}, {4, 8}, {7, 5}}
 
-// setRegs loads distinct constants into r0..r8 (r9 holds the context).
-func setRegs(s *strings.Builder, seed int) {
-	for r := 0; r <= 8; r++ {
-		fmt.Fprintf(s, "lddw %%r%d, %#x\n", r, uint64(0x1111111111111111)*uint64(r+1)+uint64(seed))
-	}
-}
-
 // storeRegs stores r0..r8 at ctx slot base.
 func storeRegs(s *strings.Builder, base int) {
 	for r := 0; r <= 8; r++ {
@@ -38,24 +33,46 @@ func storeRegs(s *strings.Builder, base int) {
 	}
 }
 
-// valueProgram builds a program that, for each operand pair, sets all
-// registers, loads a and b into dst and src, runs body (which may use
-// DST, SRC and IMM placeholders) and stores every register.
-func valueProgram(dst, src int, body string, pairs [][2]uint64) (string, int) {
+// storeAndNext ends the block of every operand pair: it stores every
+// register and moves r9 to the next pair's slots. It is assembled once.
+var storeAndNext = sync.OnceValue(func() []asm.Instruction {
 	var s strings.Builder
-	s.WriteString("mov %r9, %r1\n")
+	storeRegs(&s, 0)
+	s.WriteString("add %r9, 72\n")
+	return asm.MustAssemble(s.String())
+})
+
+// valueProgram builds a program that, for each operand pair, sets all
+// registers (distinct constants in r0..r8; r9 holds the context), loads a
+// and b into dst and src, runs body (which may use DST, SRC and IMM
+// placeholders) and stores every register. Only body is assembled, once
+// per distinct IMM: the rest is built as instructions, which keeps the
+// table tests' time in the engines rather than in the assembler.
+func valueProgram(dst, src int, body string, pairs [][2]uint64) ([]asm.Instruction, int) {
+	body = strings.NewReplacer("DST", fmt.Sprintf("%%r%d", dst), "SRC", fmt.Sprintf("%%r%d", src)).Replace(body)
+	bodies := map[int32][]asm.Instruction{}
+	insns := asm.MustAssemble("mov %r9, %r1")
 	for i, ab := range pairs {
-		setRegs(&s, i)
-		fmt.Fprintf(&s, "lddw %%r%d, %#x\n", src, ab[1])
-		fmt.Fprintf(&s, "lddw %%r%d, %#x\n", dst, ab[0])
-		b := strings.NewReplacer("DST", fmt.Sprintf("%%r%d", dst), "SRC", fmt.Sprintf("%%r%d", src),
-			"IMM", fmt.Sprintf("%d", int32(ab[1]))).Replace(body)
-		s.WriteString(b + "\n")
-		storeRegs(&s, 0)
-		s.WriteString("add %r9, 72\n")
+		lddw := func(r int, v uint64) {
+			ld := asm.LDDW(uint8(r), v)
+			insns = append(insns, ld[:]...)
+		}
+		for r := range 9 {
+			lddw(r, uint64(0x1111111111111111)*uint64(r+1)+uint64(i))
+		}
+		lddw(src, ab[1])
+		lddw(dst, ab[0])
+		imm := int32(ab[1])
+		b, ok := bodies[imm]
+		if !ok {
+			b = asm.MustAssemble(strings.ReplaceAll(body, "IMM", fmt.Sprintf("%d", imm)))
+			bodies[imm] = b
+		}
+		insns = append(insns, b...)
+		insns = append(insns, storeAndNext()...)
 	}
-	s.WriteString("mov %r0, 0\nexit\n")
-	return s.String(), 8 * 9 * len(pairs)
+	insns = append(insns, asm.MustAssemble("mov %r0, 0\nexit")...)
+	return insns, 8 * 9 * len(pairs)
 }
 
 func allPairs() [][2]uint64 {
@@ -77,8 +94,8 @@ func TestALU(t *testing.T) {
 				for _, rp := range regPairs {
 					name := fmt.Sprintf("%s%s_%s_r%d_r%d", op, w, form, rp[0], rp[1])
 					t.Run(name, func(t *testing.T) {
-						src, n := valueProgram(rp[0], rp[1], fmt.Sprintf("%s%s DST, %s", op, w, form), pairs)
-						diffSource(t, src, diffInput{mem: make([]byte, n)}, tableModes)
+						insns, n := valueProgram(rp[0], rp[1], fmt.Sprintf("%s%s DST, %s", op, w, form), pairs)
+						diffInsns(t, insns, diffInput{mem: make([]byte, n)}, tableModes)
 					})
 				}
 			}
@@ -100,8 +117,8 @@ func TestUnary(t *testing.T) {
 	for _, op := range ops {
 		for _, rp := range regPairs {
 			t.Run(fmt.Sprintf("%s_r%d_r%d", strings.Fields(op)[0], rp[0], rp[1]), func(t *testing.T) {
-				src, n := valueProgram(rp[0], rp[1], op, pairs)
-				diffSource(t, src, diffInput{mem: make([]byte, n)}, tableModes)
+				insns, n := valueProgram(rp[0], rp[1], op, pairs)
+				diffInsns(t, insns, diffInput{mem: make([]byte, n)}, tableModes)
 			})
 		}
 	}
@@ -116,8 +133,8 @@ func TestConditionalJumps(t *testing.T) {
 				for _, rp := range [][2]int{{1, 2}, {0, 0}, {5, 0}} {
 					t.Run(fmt.Sprintf("%s%s_%s_r%d_r%d", op, w, form, rp[0], rp[1]), func(t *testing.T) {
 						body := fmt.Sprintf("mov %%r8, 0\n%s%s DST, %s, +1\nmov %%r8, 1", op, w, form)
-						src, n := valueProgram(rp[0], rp[1], body, pairs)
-						diffSource(t, src, diffInput{mem: make([]byte, n)}, tableModes)
+						insns, n := valueProgram(rp[0], rp[1], body, pairs)
+						diffInsns(t, insns, diffInput{mem: make([]byte, n)}, tableModes)
 					})
 				}
 			}
@@ -141,8 +158,8 @@ func TestDivModPow2(t *testing.T) {
 	for _, op := range []string{"div", "mod", "div32", "mod32"} {
 		for _, rp := range [][2]int{{0, 1}, {3, 3}, {6, 2}} {
 			t.Run(fmt.Sprintf("%s_r%d", op, rp[0]), func(t *testing.T) {
-				src, n := valueProgram(rp[0], rp[1], op+" DST, IMM", pairs)
-				diffSource(t, src, diffInput{mem: make([]byte, n)}, tableModes)
+				insns, n := valueProgram(rp[0], rp[1], op+" DST, IMM", pairs)
+				diffInsns(t, insns, diffInput{mem: make([]byte, n)}, tableModes)
 			})
 		}
 	}
@@ -172,8 +189,8 @@ func TestDivModConst(t *testing.T) {
 	for _, op := range []string{"div", "mod", "div32", "mod32"} {
 		for _, rp := range [][2]int{{0, 1}, {3, 3}, {6, 2}, {2, 0}} {
 			t.Run(fmt.Sprintf("%s_r%d", op, rp[0]), func(t *testing.T) {
-				src, n := valueProgram(rp[0], rp[1], op+" DST, IMM", pairs)
-				diffSource(t, src, diffInput{mem: make([]byte, n)}, tableModes)
+				insns, n := valueProgram(rp[0], rp[1], op+" DST, IMM", pairs)
+				diffInsns(t, insns, diffInput{mem: make([]byte, n)}, tableModes)
 			})
 		}
 	}

@@ -157,7 +157,7 @@ func TestTimeLimits(t *testing.T) {
 // stops for a stop-the-world.
 func TestGCDuringLongRun(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs for a second")
+		t.Skip("runs for a second or two")
 	}
 	vp := loadBudget(t, 1<<62, "mov %r0, 0\nadd %r0, 1\nja -2\nexit")
 	for _, opts := range []jit.Options{{}, {Unchecked: true}} {
@@ -173,7 +173,7 @@ func TestGCDuringLongRun(t *testing.T) {
 			t.Logf("jit %+v: slowest runtime.GC during the run: %v, slowest stop of the world: < %v (interpreter: %v, < %v)",
 				opts, worst, stop, base, baseStop)
 			// A collector held up by the code would wait for the whole
-			// 500 ms run; under the race detector only that is told apart.
+			// run (gcRun); under the race detector only that is told apart.
 			bound := 10 * time.Millisecond
 			if raceBuild {
 				bound = 100 * time.Millisecond
@@ -189,15 +189,25 @@ func TestGCDuringLongRun(t *testing.T) {
 	}
 }
 
+// gcRun is how long each run of TestGCDuringLongRun lasts: 200 ms, 20
+// times its bound, or 500 ms under the race detector (5 times its
+// bound) and with UEBPF_LONG=1.
+func gcRun() time.Duration {
+	if raceBuild || long() {
+		return 500 * time.Millisecond
+	}
+	return 200 * time.Millisecond
+}
+
 // slowestGC returns the longest runtime.GC among those called back to
-// back during a 500 ms run, and a bound on the longest time the runtime
+// back during a run of gcRun, and a bound on the longest time the runtime
 // waited for goroutines to stop for a collection (the runtime's
 // /sched/pauses/stopping/gc histogram).
 func slowestGC(t *testing.T, run func(context.Context, []byte) (uint64, error)) (time.Duration, time.Duration) {
 	stopping := []metrics.Sample{{Name: "/sched/pauses/stopping/gc:seconds"}}
 	metrics.Read(stopping)
 	before := slices.Clone(stopping[0].Value.Float64Histogram().Counts) // Read reuses the slices
-	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), gcRun())
 	defer cancel()
 	var wg sync.WaitGroup
 	wg.Go(func() {

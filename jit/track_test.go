@@ -292,8 +292,12 @@ func TestTrackedBlocks(t *testing.T) {
 		t.Skip(jit.ErrUnsupportedArch)
 	}
 	n := 400
-	if testing.Short() {
+	switch {
+	case testing.Short():
 		n = 50
+	case !long():
+		n = 100
+		t.Logf("%d programs: UEBPF_LONG=1 runs 400", n)
 	}
 	for seed := range uint64(n) {
 		insns, allowFaults := genTracked(seed)

@@ -77,6 +77,7 @@ func sortedKeys[V any](m map[string]V) []string {
 // TestClangCorpus verifies every program of the corpus, the examples and
 // the benchmark set: all of them must be accepted.
 func TestClangCorpus(t *testing.T) {
+	t.Parallel()
 	sets := []struct {
 		name, pattern string
 		ctx           int
@@ -89,6 +90,7 @@ func TestClangCorpus(t *testing.T) {
 	}
 	for _, set := range sets {
 		t.Run(set.name, func(t *testing.T) {
+			t.Parallel()
 			progs, opts := clangPrograms(t, set.pattern, set.ctx, set.readOnly)
 			if len(progs) < set.min {
 				t.Fatalf("only %d programs in %s", len(progs), set.pattern)
@@ -114,5 +116,6 @@ func TestClangCorpus(t *testing.T) {
 // TestCorpusSourcesBuild checks that the committed corpus objects still
 // build from their sources.
 func TestCorpusSourcesBuild(t *testing.T) {
+	t.Parallel()
 	bpfbuild.CheckSources(t, "testdata/corpus/*.bpf.c")
 }

@@ -219,9 +219,9 @@ var negativeSuite = map[string][]negCase{
 		{"nested inner counter reset", "mov %r0, 0\no:\nmov %r2, 0\ni:\nadd %r2, 1\njlt %r2, 1000, i\nldxb %r3, [%r1+0]\njeq %r3, 0, o\nadd %r0, 1\njlt %r0, 1000, o\nexit", verifier.ErrInfiniteLoop, "infinite loop", &verifier.Options{ContextSize: 8, MaxInstructions: 20000}},
 		// Back while the remainder is 0, which says nothing of d against
 		// i: with i = 0 it never ends.
-		{"remainder zero goes back", "ldxw %r2, [%r1+0]\nand32 %r2, 1\nmov32 %r4, 2\nl:\nmov32 %r5, %r2\nmod32 %r5, %r4\njne32 %r5, 0, +2\nadd32 %r4, 1\nja l\nmov32 %r0, %r4\nexit", verifier.ErrInfiniteLoop, "no value moves towards an exit", &verifier.Options{ContextSize: 8}},
+		{"remainder zero goes back", "ldxw %r2, [%r1+0]\nand32 %r2, 1\nmov32 %r4, 2\nl:\nmov32 %r5, %r2\nmod32 %r5, %r4\njne32 %r5, 0, +2\nadd32 %r4, 1\nja l\nmov32 %r0, %r4\nexit", verifier.ErrInfiniteLoop, "no value moves towards an exit", &verifier.Options{ContextSize: 8, MaxInstructions: 10000}},
 		// d steps over i: an odd i is never divisible by an even d.
-		{"divisor steps by two", "ldxw %r2, [%r1+0]\nor32 %r2, 3\nmov32 %r4, 2\nl:\nmov32 %r5, %r2\nmod32 %r5, %r4\njeq32 %r5, 0, +2\nadd32 %r4, 2\nja l\nmov32 %r0, %r4\nexit", verifier.ErrInfiniteLoop, "no value moves towards an exit", &verifier.Options{ContextSize: 8}},
+		{"divisor steps by two", "ldxw %r2, [%r1+0]\nor32 %r2, 3\nmov32 %r4, 2\nl:\nmov32 %r5, %r2\nmod32 %r5, %r4\njeq32 %r5, 0, +2\nadd32 %r4, 2\nja l\nmov32 %r0, %r4\nexit", verifier.ErrInfiniteLoop, "no value moves towards an exit", &verifier.Options{ContextSize: 8, MaxInstructions: 10000}},
 		{"loop in callback", loopCall("mov %r3, 0", "mov %r0, 0\nja -1"), verifier.ErrInfiniteLoop, "infinite loop", nil},
 		{"recursion", "mov %r0, 0\ncall local f\nexit\nf:\ncall local f\nexit", verifier.ErrInvalidCall, "call depth exceeds 8 frames", nil},
 	},

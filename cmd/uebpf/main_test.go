@@ -2,9 +2,11 @@ package main
 
 import (
 	"bytes"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -12,6 +14,22 @@ import (
 	"github.com/uebpf/uebpf/asm"
 	"github.com/uebpf/uebpf/internal/conformance"
 )
+
+// asCommandEnv makes the test binary the uebpf command (TestMain): tests
+// run it as a process without building one.
+const asCommandEnv = "UEBPF_TEST_AS_COMMAND"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(asCommandEnv) == "1" {
+		main()
+	}
+	os.Exit(m.Run())
+}
+
+// long reports whether the long tests run: with UEBPF_LONG=1, as .ci/run
+// sets, and not with -short. Without it, go test ./... stays within about
+// a minute.
+func long() bool { return os.Getenv("UEBPF_LONG") == "1" && !testing.Short() }
 
 func runCLI(t *testing.T, stdin string, args ...string) (int, string, string) {
 	t.Helper()
@@ -55,22 +73,33 @@ func TestConformanceCommandReportsFailures(t *testing.T) {
 	}
 }
 
-// TestPluginProtocol drives the built binary the way the upstream
+// TestPluginProtocol drives the command as a process (the test binary,
+// as uebpf: TestMain) the way the upstream
 // bpf_conformance runner does: memory as the first argument, the program
 // on stdin, both in the protocol's hex format, r0 in hex on stdout.
 func TestPluginProtocol(t *testing.T) {
 	_, tests := suite(t)
-	bin := filepath.Join(t.TempDir(), "uebpf")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
+	bin, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
 	}
-	for name := range engines {
+	// By default each engine runs a third of the suite, so that every
+	// program goes through the protocol once; UEBPF_LONG=1 runs all of
+	// it on every engine.
+	names := slices.Sorted(maps.Keys(engines))
+	if !long() {
+		t.Logf("each program on one engine: UEBPF_LONG=1 runs every program on all %d", len(names))
+	}
+	for e, name := range names {
 		option := "--engine=" + name
 		if name == "interpreter" {
 			option = "--interpret"
 		}
 		t.Run(name, func(t *testing.T) {
-			for _, tc := range tests {
+			for i, tc := range tests {
+				if !long() && i%len(names) != e {
+					continue
+				}
 				insns, err := tc.Instructions()
 				if err != nil {
 					t.Fatal(err)
@@ -80,6 +109,7 @@ func TestPluginProtocol(t *testing.T) {
 					args = append(args, conformance.PluginHex(tc.Mem))
 				}
 				cmd := exec.Command(bin, append([]string{"plugin"}, append(args, option)...)...)
+				cmd.Env = append(os.Environ(), asCommandEnv+"=1")
 				cmd.Stdin = strings.NewReader(conformance.PluginHex(asm.Encode(nil, insns)) + "\n")
 				out, err := cmd.Output()
 				if err != nil {

@@ -38,6 +38,7 @@ func engines(t testing.TB) []uebpf.Engine {
 func TestSet(t *testing.T) {
 	for _, b := range Set {
 		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel() // switch takes seconds to verify, on each engine
 			if got := b.Native(b.Input()); got != b.Want {
 				t.Errorf("native: %d, want %d", got, b.Want)
 			}
@@ -64,6 +65,7 @@ func TestSet(t *testing.T) {
 
 // The sources still compile with clang-19 (CI has it).
 func TestSourcesBuild(t *testing.T) {
+	t.Parallel()
 	bpfbuild.CheckSources(t, "c/*.bpf.c")
 }
 
