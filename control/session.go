@@ -34,6 +34,7 @@ type session struct {
 	// stop.
 	streaming bool
 	stopped   bool
+	closed    bool
 }
 
 type attachment struct {
@@ -54,7 +55,7 @@ func (ss *session) setDeadline(t time.Time) {
 func (ss *session) close() {
 	ss.mu.Lock()
 	atts, colls := ss.atts, ss.colls
-	ss.atts, ss.colls = nil, nil
+	ss.atts, ss.colls, ss.closed = nil, nil, true
 	ss.mu.Unlock()
 	for _, a := range atts {
 		a.a.Close()
@@ -299,6 +300,13 @@ func (s *Server) enable(req *Request) (SessionInfo, error) {
 	}
 	s.mu.Unlock()
 	ss.mu.Lock()
+	if ss.closed {
+		// Disabled, or the server closed, while attaching.
+		ss.mu.Unlock()
+		created = false
+		undo()
+		return SessionInfo{}, fail(CodeNotFound, "enable: session %d was disabled meanwhile", ss.id)
+	}
 	for i, a := range made {
 		ss.atts = append(ss.atts, attachment{ids[i], a})
 	}
