@@ -26,6 +26,9 @@ type Client struct {
 	streams map[uint64]*Stream
 	err     error // why the connection ended
 	done    chan struct{}
+
+	closeOnce sync.Once
+	closing   chan struct{} // Close was called: stop delivering frames
 }
 
 // ErrClientClosed reports a call on a closed client or connection.
@@ -48,7 +51,7 @@ func Dial(path string) (*Client, error) {
 // (through ServeStdio over ssh, say), and closes it when the client is
 // closed.
 func NewClient(rw io.ReadWriteCloser) (*Client, error) {
-	c := &Client{rw: rw, nextID: 1, pending: map[uint64]chan *Response{}, streams: map[uint64]*Stream{}, done: make(chan struct{})}
+	c := &Client{rw: rw, nextID: 1, pending: map[uint64]chan *Response{}, streams: map[uint64]*Stream{}, done: make(chan struct{}), closing: make(chan struct{})}
 	f, err := encodeFrame(&Request{ID: 1, Op: OpHello, Version: Version})
 	if err == nil {
 		_, err = rw.Write(f)
@@ -90,6 +93,7 @@ func (c *Client) Process() string { return c.process }
 // Close closes the connection. The sessions it enabled live on in the
 // server.
 func (c *Client) Close() error {
+	c.closeOnce.Do(func() { close(c.closing) })
 	err := c.rw.Close()
 	<-c.done
 	if err != nil && !errors.Is(err, net.ErrClosed) {
@@ -140,7 +144,14 @@ func (c *Client) readLoop() {
 		c.mu.Unlock()
 		switch {
 		case s != nil:
-			s.ch <- resp
+			// A stream nobody reads holds up the connection, until
+			// Close.
+			select {
+			case s.ch <- resp:
+			case <-c.closing:
+				err = ErrClientClosed
+				return
+			}
 			if resp.End {
 				close(s.ch)
 			}

@@ -901,3 +901,54 @@ func TestEventEncoding(t *testing.T) {
 func unsafeBytes[T any](v *T) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(v)), unsafe.Sizeof(*v))
 }
+
+func TestLimits(t *testing.T) {
+	_, tps := declare[reqEvent](t, "request")
+	tp := tps[0]
+	s := startServer(t, &Options{MaxSessions: 1, MaxConns: 1, MaxBufferSize: 1 << 16})
+	c := dial(t, s.Path())
+	if _, err := Dial(s.Path()); !errors.Is(err, ErrLimit) {
+		t.Errorf("a second connection over MaxConns: %v, want ErrLimit", err)
+	}
+	if _, err := c.Enable(EnableOptions{Tracepoint: tp.Name(), BufferSize: 1 << 17}); !errors.Is(err, ErrLimit) {
+		t.Errorf("a buffer over MaxBufferSize: %v, want ErrLimit", err)
+	}
+	si, err := c.Enable(EnableOptions{Tracepoint: tp.Name()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Enable(EnableOptions{Tracepoint: tp.Name()}); !errors.Is(err, ErrLimit) {
+		t.Errorf("a session over MaxSessions: %v, want ErrLimit", err)
+	}
+	// More attachments in the same session are fine, and disabling one
+	// keeps the session.
+	si, err = c.Enable(EnableOptions{Tracepoint: tp.Name(), Filter: "status == 1", Session: si.ID})
+	if err != nil || len(si.Attachments) != 2 {
+		t.Fatalf("enable into the session: %+v %v", si, err)
+	}
+	if err := c.DisableAttachment(si.Attachments[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	_, sessions, _ := c.Stats("")
+	if len(sessions) != 1 || len(sessions[0].Attachments) != 1 || sessions[0].Attachments[0].ID != si.Attachments[1].ID {
+		t.Errorf("after disabling one attachment: %+v", sessions)
+	}
+	// A stream nobody reads does not keep Close from returning.
+	st, err := c.Stream(si.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 20000 {
+		ev := event(uint64(i), 1, "GET", 1)
+		tp.Fire(&ev)
+	}
+	_ = st
+	time.Sleep(50 * time.Millisecond)
+	closed := make(chan error)
+	go func() { closed <- c.Close() }()
+	select {
+	case <-closed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close blocked behind an unread stream")
+	}
+}
