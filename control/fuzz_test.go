@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 
 	"sync"
@@ -38,6 +39,8 @@ func FuzzDecode(f *testing.F) {
 		`{"id":7,"op":"map_iterate","session":1,"map":"m","max":3}`,
 		`{"id":8,"op":"map_update","session":1,"map":"m","key":"00ff","value":"0102","flags":1}`,
 		`{"id":9,"op":"enable","tracepoint":"fuzz:request","object":"f0VMRgIBAQ==","program":"p"}`,
+		`{"a":1,"b":"x\u00e9\ud83d","c":-0.5e3,"d":true,"e":null,"a":18446744073709551615}`,
+		`{"tp":"p:n","ts":5,"vtid":-1,"vpid":2,"goid":3,"procname":"x","fields":{"s":"\"","n":1},"extra":1}`,
 		`{"id":10,"events":[{"tp":"a:b","ts":1,"fields":{"x":1,"y":"s","z":-1.5,"w":true}}],"end":true}`,
 	} {
 		f.Add(frame(body))
@@ -60,6 +63,21 @@ func FuzzDecode(f *testing.F) {
 					t.Fatalf("readFrame: unexpected error %v", err)
 				}
 				break
+			}
+			// The clients' scanners agree with encoding/json.
+			if fs, ok := scanFlat(body); ok {
+				slow, err := decodeFields(body)
+				if err != nil || fmt.Sprintf("%#v", slow) != fmt.Sprintf("%#v", fs) {
+					t.Fatalf("fields %q: scanned %#v, decoded %#v, %v", body, fs, slow, err)
+				}
+			}
+			var e Event
+			if scanEvent(body, &e) {
+				type plain Event
+				var p plain
+				if err := json.Unmarshal(body, &p); err != nil {
+					t.Fatalf("event %q scanned, but encoding/json says %v", body, err)
+				}
 			}
 			var resp Response
 			if json.Unmarshal(body, &resp) == nil {

@@ -296,29 +296,38 @@ func (fs *Fields) UnmarshalJSON(b []byte) error {
 		*fs = out
 		return nil
 	}
+	out, err := decodeFields(b)
+	if err != nil {
+		return err
+	}
+	*fs = out
+	return nil
+}
+
+// decodeFields is the general path of Fields.UnmarshalJSON.
+func decodeFields(b []byte) (Fields, error) {
 	d := json.NewDecoder(bytes.NewReader(b))
 	d.UseNumber()
 	t, err := d.Token()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if t == nil {
-		*fs = nil
-		return nil
+		return nil, nil
 	}
 	if t != json.Delim('{') {
-		return fmt.Errorf("fields: %v, want an object", t)
+		return nil, fmt.Errorf("fields: %v, want an object", t)
 	}
 	out := Fields{}
 	for d.More() {
 		t, err := d.Token()
 		if err != nil {
-			return err
+			return nil, err
 		}
 		name, _ := t.(string)
 		var v any
 		if err := d.Decode(&v); err != nil {
-			return fmt.Errorf("field %s: %w", name, err)
+			return nil, fmt.Errorf("field %s: %w", name, err)
 		}
 		if n, ok := v.(json.Number); ok {
 			v = number(n)
@@ -326,10 +335,9 @@ func (fs *Fields) UnmarshalJSON(b []byte) error {
 		out = append(out, FieldValue{Name: name, Value: v})
 	}
 	if _, err := d.Token(); err != nil {
-		return err
+		return nil, err
 	}
-	*fs = out
-	return nil
+	return out, nil
 }
 
 // number turns a JSON number into the Go value it was written from.
@@ -435,67 +443,145 @@ func decodeRequest(body []byte) (*Request, error) {
 // scanFlat reads a JSON object whose values are all strings, numbers,
 // booleans or null; false if b is anything else.
 func scanFlat(b []byte) (Fields, bool) {
-	i := skipSpace(b, 0)
-	if i >= len(b) || b[i] != '{' {
-		return nil, false
-	}
+	out, i, ok := scanFlatAt(b, skipSpace(b, 0))
+	return out, ok && skipSpace(b, i) == len(b)
+}
+
+// scanFlatAt reads a flat object at b[i] and returns the index after it.
+func scanFlatAt(b []byte, i int) (Fields, int, bool) {
 	out := Fields{}
-	i = skipSpace(b, i+1)
-	if i < len(b) && b[i] == '}' {
-		return out, skipSpace(b, i+1) == len(b)
+	ok := scanObject(b, &i, func(name string, b []byte, i int) (int, bool) {
+		v, j, ok := scanScalar(b, i)
+		out = append(out, FieldValue{Name: name, Value: v})
+		return j, ok
+	})
+	return out, i, ok
+}
+
+// scanObject reads the object at b[*i], calling value for each member
+// with the index of its value, which returns the index after it. *i ends
+// after the object.
+func scanObject(b []byte, i *int, value func(name string, b []byte, i int) (int, bool)) bool {
+	j := *i
+	if j >= len(b) || b[j] != '{' {
+		return false
+	}
+	j = skipSpace(b, j+1)
+	if j < len(b) && b[j] == '}' {
+		*i = j + 1
+		return true
 	}
 	for {
-		name, j, ok := scanString(b, i)
+		name, k, ok := scanString(b, j)
 		if !ok {
-			return nil, false
+			return false
 		}
-		i = skipSpace(b, j)
-		if i >= len(b) || b[i] != ':' {
-			return nil, false
+		j = skipSpace(b, k)
+		if j >= len(b) || b[j] != ':' {
+			return false
 		}
-		i = skipSpace(b, i+1)
-		if i >= len(b) {
-			return nil, false
+		if j, ok = value(name.(string), b, skipSpace(b, j+1)); !ok {
+			return false
 		}
-		var v any
-		switch c := b[i]; {
-		case c == '"':
-			v, i, ok = scanString(b, i)
-		case c == 't' && bytes.HasPrefix(b[i:], []byte("true")):
-			v, i, ok = true, i+4, true
-		case c == 'f' && bytes.HasPrefix(b[i:], []byte("false")):
-			v, i, ok = false, i+5, true
-		case c == 'n' && bytes.HasPrefix(b[i:], []byte("null")):
-			v, i, ok = nil, i+4, true
-		case c == '-' || '0' <= c && c <= '9':
-			j := i + 1
-			for j < len(b) && strings.IndexByte("0123456789.eE+-", b[j]) >= 0 {
-				j++
-			}
-			if !json.Valid(b[i:j]) {
-				return nil, false
-			}
-			v, i, ok = number(json.Number(b[i:j])), j, true
-		default:
-			return nil, false
+		j = skipSpace(b, j)
+		if j >= len(b) {
+			return false
 		}
-		if !ok {
-			return nil, false
-		}
-		out = append(out, FieldValue{Name: name.(string), Value: v})
-		i = skipSpace(b, i)
-		if i >= len(b) {
-			return nil, false
-		}
-		switch b[i] {
+		switch b[j] {
 		case ',':
-			i = skipSpace(b, i+1)
+			j = skipSpace(b, j+1)
 		case '}':
-			return out, skipSpace(b, i+1) == len(b)
+			*i = j + 1
+			return true
 		default:
-			return nil, false
+			return false
 		}
 	}
+}
+
+// scanScalar reads the string, number, boolean or null at b[i].
+func scanScalar(b []byte, i int) (any, int, bool) {
+	if i >= len(b) {
+		return nil, i, false
+	}
+	switch c := b[i]; {
+	case c == '"':
+		return scanString(b, i)
+	case c == 't' && bytes.HasPrefix(b[i:], []byte("true")):
+		return true, i + 4, true
+	case c == 'f' && bytes.HasPrefix(b[i:], []byte("false")):
+		return false, i + 5, true
+	case c == 'n' && bytes.HasPrefix(b[i:], []byte("null")):
+		return nil, i + 4, true
+	case c == '-' || '0' <= c && c <= '9':
+		j := i + 1
+		for j < len(b) && strings.IndexByte("0123456789.eE+-", b[j]) >= 0 {
+			j++
+		}
+		if !json.Valid(b[i:j]) {
+			return nil, i, false
+		}
+		return number(json.Number(b[i:j])), j, true
+	}
+	return nil, i, false
+}
+
+// UnmarshalJSON reads an event with a scanner when it has the shape the
+// server writes (the client's cost per event is most of a stream's), and
+// with encoding/json otherwise. Unknown members are ignored.
+func (e *Event) UnmarshalJSON(b []byte) error {
+	if scanEvent(b, e) {
+		return nil
+	}
+	type plain Event // without this method
+	*e = Event{}
+	return json.Unmarshal(b, (*plain)(e))
+}
+
+func scanEvent(b []byte, e *Event) bool {
+	*e = Event{}
+	i := skipSpace(b, 0)
+	ok := scanObject(b, &i, func(name string, b []byte, i int) (int, bool) {
+		if name == "fields" {
+			if i+4 <= len(b) && string(b[i:i+4]) == "null" {
+				e.Fields = nil
+				return i + 4, true
+			}
+			fs, j, ok := scanFlatAt(b, i)
+			e.Fields = fs
+			return j, ok
+		}
+		v, j, ok := scanScalar(b, i)
+		if !ok {
+			return j, false
+		}
+		switch name {
+		case "tp":
+			e.Tracepoint, ok = v.(string)
+		case "procname":
+			e.Procname, ok = v.(string)
+		case "ts":
+			e.TimestampNs, ok = toUint(v)
+		case "goid":
+			e.Goid, ok = toUint(v)
+		case "vtid":
+			e.Vtid, ok = v.(int64)
+		case "vpid":
+			e.Vpid, ok = v.(int64)
+		}
+		return j, ok
+	})
+	return ok && skipSpace(b, i) == len(b)
+}
+
+func toUint(v any) (uint64, bool) {
+	switch x := v.(type) {
+	case int64:
+		return uint64(x), x >= 0
+	case uint64:
+		return x, true
+	}
+	return 0, false
 }
 
 func skipSpace(b []byte, i int) int {
