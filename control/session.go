@@ -32,7 +32,7 @@ type session struct {
 	// stopped makes Next fail at once, and stays set until the stream
 	// is gone, so that the stream's own deadline changes cannot undo a
 	// stop.
-	streaming bool
+	streaming *stream
 	stopped   bool
 	closed    bool
 }
@@ -69,7 +69,7 @@ func (ss *session) close() {
 func (ss *session) info() SessionInfo {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	si := SessionInfo{ID: ss.id, BufferSize: ss.size, Stats: stats(ss.ts.Stats()), Streaming: ss.streaming, Attachments: []AttachmentInfo{}}
+	si := SessionInfo{ID: ss.id, BufferSize: ss.size, Stats: stats(ss.ts.Stats()), Streaming: ss.streaming != nil, Attachments: []AttachmentInfo{}}
 	for _, a := range ss.atts {
 		si.Attachments = append(si.Attachments, AttachmentInfo{
 			ID: a.id, Tracepoint: a.a.Tracepoint().Name(), Description: a.a.String(), Stats: stats(a.a.Stats()),

@@ -30,14 +30,14 @@ func (c *conn) startStream(req *Request) error {
 	if err != nil {
 		return err
 	}
+	st := &stream{ss: ss, id: req.ID}
 	ss.mu.Lock()
-	if ss.streaming {
+	if ss.streaming != nil {
 		ss.mu.Unlock()
 		return fail(CodeBusy, "session %d is already being streamed", ss.id)
 	}
-	ss.streaming, ss.stopped = true, false
+	ss.streaming, ss.stopped = st, false
 	ss.mu.Unlock()
-	st := &stream{ss: ss, id: req.ID}
 	c.mu.Lock()
 	c.streams[ss.id] = st
 	c.swg.Add(1)
@@ -72,12 +72,15 @@ func (c *conn) stopStreams() {
 	c.swg.Wait()
 }
 
-// stop makes the stream's reads fail at once, for good.
+// stop makes the stream's reads fail at once, for good. A stop that comes
+// after the stream ended does not touch the session's next stream.
 func (st *stream) stop() {
 	ss := st.ss
 	ss.mu.Lock()
-	ss.stopped = true
-	ss.ts.SetDeadline(time.Unix(1, 0))
+	if ss.streaming == st {
+		ss.stopped = true
+		ss.ts.SetDeadline(time.Unix(1, 0))
+	}
 	ss.mu.Unlock()
 }
 
@@ -90,7 +93,7 @@ func (c *conn) runStream(st *stream) {
 		delete(c.streams, ss.id)
 		c.mu.Unlock()
 		ss.mu.Lock()
-		ss.streaming, ss.stopped = false, false
+		ss.streaming, ss.stopped = nil, false
 		ss.ts.SetDeadline(time.Time{})
 		ss.mu.Unlock()
 		s := stats(ss.ts.Stats())
