@@ -704,9 +704,17 @@ func TestDefaultPathAndSockets(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("control sockets need Linux")
 	}
-	if os.Getuid() != 0 {
-		t.Setenv("XDG_RUNTIME_DIR", t.TempDir())
+	xdg := t.TempDir()
+	t.Setenv("XDG_RUNTIME_DIR", xdg)
+	// A socket of a pid above any pid_max: a dead process's.
+	dead := filepath.Join(xdg, "uebpf", "4194305.sock")
+	os.Mkdir(filepath.Dir(dead), 0o700)
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: dead, Net: "unix"})
+	if err != nil {
+		t.Fatal(err)
 	}
+	ln.SetUnlinkOnClose(false)
+	ln.Close()
 	s, err := Listen(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -723,6 +731,9 @@ func TestDefaultPathAndSockets(t *testing.T) {
 	found := false
 	for _, so := range socks {
 		found = found || so == Socket{Path: want, PID: os.Getpid()}
+		if so.Path == dead {
+			t.Errorf("Sockets() lists %s, whose process is gone", dead)
+		}
 	}
 	if !found {
 		t.Errorf("Sockets() = %v, without %s", socks, want)
