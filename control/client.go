@@ -86,8 +86,10 @@ func readResponse(r io.Reader, resp *Response, buf []byte) error {
 	return nil
 }
 
-// PID is the server process's pid, Process its name.
-func (c *Client) PID() int        { return c.pid }
+// PID is the server process's pid, as its handshake said.
+func (c *Client) PID() int { return c.pid }
+
+// Process is the server process's name (its comm).
 func (c *Client) Process() string { return c.process }
 
 // Close closes the connection. The sessions it enabled live on in the

@@ -154,8 +154,9 @@ type Response struct {
 	Value   Hex     `json:"value,omitempty"`
 	Entries []Entry `json:"entries,omitempty"`
 
-	// Events of a stream, with the session's counters when they were
-	// sent: Recorded - Dropped... see SessionInfo.Stats.
+	// Events of a stream's frame, and the session's counters as of that
+	// frame (Matched = Recorded + Dropped: a stream that fell behind
+	// says exactly how many events it lost).
 	Events []Event `json:"events,omitempty"`
 	Stats  *Stats  `json:"stats,omitempty"`
 	// End marks a stream's last frame; Reason says why it ended.
