@@ -10,6 +10,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -450,7 +451,7 @@ func scanFlat(b []byte) (Fields, bool) {
 
 // scanFlatAt reads a flat object at b[i] and returns the index after it.
 func scanFlatAt(b []byte, i int) (Fields, int, bool) {
-	out := Fields{}
+	out := make(Fields, 0, 8)
 	ok := scanObject(b, &i, func(name string, b []byte, i int) (int, bool) {
 		v, j, ok := scanScalar(b, i)
 		out = append(out, FieldValue{Name: name, Value: v})
@@ -473,7 +474,7 @@ func scanObject(b []byte, i *int, value func(name string, b []byte, i int) (int,
 		return true
 	}
 	for {
-		name, k, ok := scanString(b, j)
+		name, k, ok := scanName(b, j)
 		if !ok {
 			return false
 		}
@@ -481,7 +482,7 @@ func scanObject(b []byte, i *int, value func(name string, b []byte, i int) (int,
 		if j >= len(b) || b[j] != ':' {
 			return false
 		}
-		if j, ok = value(name.(string), b, skipSpace(b, j+1)); !ok {
+		if j, ok = value(name, b, skipSpace(b, j+1)); !ok {
 			return false
 		}
 		j = skipSpace(b, j)
@@ -559,8 +560,10 @@ func scanEvent(b []byte, e *Event) bool {
 		switch name {
 		case "tp":
 			e.Tracepoint, ok = v.(string)
+			e.Tracepoint = intern(e.Tracepoint)
 		case "procname":
 			e.Procname, ok = v.(string)
+			e.Procname = intern(e.Procname)
 		case "ts":
 			e.TimestampNs, ok = toUint(v)
 		case "goid":
@@ -590,6 +593,53 @@ func skipSpace(b []byte, i int) int {
 		i++
 	}
 	return i
+}
+
+// names interns the strings every event repeats (member names, the
+// tracepoint's and process's names), which would otherwise be most of a
+// client's allocations per event. It is bounded: names do not grow
+// without end, but a hostile stream could try.
+var names struct {
+	sync.Mutex
+	m map[string]string
+}
+
+const maxNames = 4096
+
+func intern(s string) string {
+	names.Lock()
+	defer names.Unlock()
+	if v, ok := names.m[s]; ok {
+		return v
+	}
+	if names.m == nil || len(names.m) >= maxNames {
+		names.m = map[string]string{}
+	}
+	names.m[s] = s
+	return s
+}
+
+// scanName is scanString for member names: interned, without allocating
+// for one seen before.
+func scanName(b []byte, i int) (string, int, bool) {
+	if i < len(b) && b[i] == '"' {
+		if j := bytes.IndexByte(b[i+1:], '"'); j >= 0 {
+			raw := b[i+1 : i+1+j]
+			if bytes.IndexByte(raw, '\\') < 0 {
+				names.Lock()
+				v, ok := names.m[string(raw)]
+				names.Unlock()
+				if ok {
+					return v, i + j + 2, true
+				}
+			}
+		}
+	}
+	v, j, ok := scanString(b, i)
+	if !ok {
+		return "", i, false
+	}
+	return intern(v.(string)), j, true
 }
 
 // scanString reads the JSON string at b[i]: as is when it has no escape
