@@ -709,12 +709,17 @@ func TestDefaultPathAndSockets(t *testing.T) {
 	// A socket of a pid above any pid_max: a dead process's.
 	dead := filepath.Join(xdg, "uebpf", "4194305.sock")
 	os.Mkdir(filepath.Dir(dead), 0o700)
-	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: dead, Net: "unix"})
-	if err != nil {
-		t.Fatal(err)
+	deadInDir := filepath.Join(Dir(), "4194306.sock")
+	os.Mkdir(Dir(), 0o700)
+	for _, p := range []string{dead, deadInDir} {
+		ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: p, Net: "unix"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ln.SetUnlinkOnClose(false)
+		ln.Close()
 	}
-	ln.SetUnlinkOnClose(false)
-	ln.Close()
+	t.Cleanup(func() { os.Remove(dead); os.Remove(deadInDir) })
 	s, err := Listen(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -737,6 +742,9 @@ func TestDefaultPathAndSockets(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("Sockets() = %v, without %s", socks, want)
+	}
+	if _, err := os.Lstat(deadInDir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("Listen left the dead process's socket %s: %v", deadInDir, err)
 	}
 }
 

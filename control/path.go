@@ -143,3 +143,26 @@ func Sockets() ([]Socket, error) {
 	}
 	return out, nil
 }
+
+// sweep removes the sockets in dir of processes that are gone, which
+// crashed before removing theirs: the default directory would otherwise
+// collect one per crash. A socket that still answers (a process in
+// another pid namespace, say) is left alone.
+func sweep(dir string) (removed []string) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	for _, e := range ents {
+		name, ok := strings.CutSuffix(e.Name(), ".sock")
+		pid, err := strconv.Atoi(name)
+		if !ok || err != nil || pid <= 0 || e.Type() != fs.ModeSocket || processAlive(pid) {
+			continue
+		}
+		p := filepath.Join(dir, e.Name())
+		if removeStale(p) == nil {
+			removed = append(removed, p)
+		}
+	}
+	return removed
+}

@@ -101,7 +101,8 @@ var ErrUnsupported = errors.New("control sockets need Linux (SO_PEERCRED)")
 // then removes it and closes every session. The socket is created with
 // mode 0600 in a directory of mode 0700; a socket file left at the path
 // by a process that is gone is replaced, one that still answers is an
-// error.
+// error; with the default path, the sockets of other processes that are
+// gone are removed from the directory too.
 func Listen(ctx context.Context, opts *Options) (*Server, error) {
 	if err := supported(); err != nil {
 		return nil, fmt.Errorf("control: listen: %w", err)
@@ -119,6 +120,10 @@ func Listen(ctx context.Context, opts *Options) (*Server, error) {
 	}
 	if err := removeStale(path); err != nil {
 		return nil, fmt.Errorf("control: listen on %s: %w", path, err)
+	}
+	var swept []string
+	if o.Path == "" {
+		swept = sweep(filepath.Dir(path))
 	}
 	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
 	if err != nil {
@@ -150,6 +155,9 @@ func Listen(ctx context.Context, opts *Options) (*Server, error) {
 		}
 	}()
 	s.log.Info("control socket listening")
+	for _, p := range swept {
+		s.log.Info("removed the socket of a process that is gone", "path", p)
+	}
 	return s, nil
 }
 
