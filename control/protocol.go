@@ -83,7 +83,9 @@ type RemoteError struct {
 }
 
 func (e *RemoteError) Error() string {
-	return fmt.Sprintf("control: %s: %s (%s)", e.Op, e.Message, e.Code)
+	// The server's messages often start with the op already.
+	msg := strings.TrimPrefix(e.Message, e.Op+": ")
+	return fmt.Sprintf("control: %s: %s (%s)", e.Op, msg, e.Code)
 }
 
 // Is matches the sentinel error of e's code.
