@@ -971,3 +971,59 @@ func TestLimits(t *testing.T) {
 		t.Fatal("Close blocked behind an unread stream")
 	}
 }
+
+// Closing the server ends its connections, streams and sessions, and
+// leaves no goroutine or fd behind.
+func TestCloseWithStreams(t *testing.T) {
+	_, tps := declare[reqEvent](t, "request")
+	tp := tps[0]
+	goroutines, fds := runtime.NumGoroutine(), openFDs(t)
+	s, err := Listen(context.Background(), &Options{Path: filepath.Join(t.TempDir(), "s.sock")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var streams []*Stream
+	var clients []*Client
+	for range 2 {
+		c, err := Dial(s.Path())
+		if err != nil {
+			t.Fatal(err)
+		}
+		clients = append(clients, c)
+		si, err := c.Enable(EnableOptions{Tracepoint: tp.Name()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := c.Stream(si.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		streams = append(streams, st)
+	}
+	ev := event(1, 200, "GET", 1)
+	tp.Fire(&ev)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if tp.Enabled() {
+		t.Error("the server's sessions are still attached after Close")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for i, st := range streams {
+		for {
+			_, err := st.Next(ctx)
+			if err == nil {
+				continue
+			}
+			if errors.Is(err, context.DeadlineExceeded) {
+				t.Fatalf("stream %d did not end with the server", i)
+			}
+			break
+		}
+	}
+	for _, c := range clients {
+		c.Close()
+	}
+	settle(t, goroutines, fds)
+}
