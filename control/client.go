@@ -80,6 +80,10 @@ func readResponse(r io.Reader, resp *Response, buf []byte) error {
 	if err != nil {
 		return err
 	}
+	if scanEventsFrame(body, resp) {
+		return nil
+	}
+	*resp = Response{}
 	if err := json.Unmarshal(body, resp); err != nil {
 		return fmt.Errorf("decoding a response: %w", err)
 	}

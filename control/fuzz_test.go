@@ -41,6 +41,7 @@ func FuzzDecode(f *testing.F) {
 		`{"id":9,"op":"enable","tracepoint":"fuzz:request","object":"f0VMRgIBAQ==","program":"p"}`,
 		`{"a":1,"b":"x\u00e9\ud83d","c":-0.5e3,"d":true,"e":null,"a":18446744073709551615}`,
 		`{"tp":"p:n","ts":5,"vtid":-1,"vpid":2,"goid":3,"procname":"x","fields":{"s":"\"","n":1},"extra":1}`,
+		`{"id":11,"events":[{"tp":"a:b","ts":1,"vtid":0,"vpid":9,"goid":0,"procname":"p","fields":{"x":-12,"y":"s"}}],"stats":{"fired":1,"matched":1,"recorded":1,"dropped":0,"errors":0}}`,
 		`{"id":10,"events":[{"tp":"a:b","ts":1,"fields":{"x":1,"y":"s","z":-1.5,"w":true}}],"end":true}`,
 	} {
 		f.Add(frame(body))
@@ -77,6 +78,13 @@ func FuzzDecode(f *testing.F) {
 				var p plain
 				if err := json.Unmarshal(body, &p); err != nil {
 					t.Fatalf("event %q scanned, but encoding/json says %v", body, err)
+				}
+			}
+			var fr Response
+			if scanEventsFrame(body, &fr) {
+				var slow Response
+				if err := json.Unmarshal(body, &slow); err != nil || slow.ID != fr.ID || len(slow.Events) != len(fr.Events) {
+					t.Fatalf("frame %q: scanned id %d, %d events; encoding/json: id %d, %d events, %v", body, fr.ID, len(fr.Events), slow.ID, len(slow.Events), err)
 				}
 			}
 			var resp Response

@@ -518,6 +518,9 @@ func scanScalar(b []byte, i int) (any, int, bool) {
 	case c == 'n' && bytes.HasPrefix(b[i:], []byte("null")):
 		return nil, i + 4, true
 	case c == '-' || '0' <= c && c <= '9':
+		if v, j, ok := scanInt(b, i); ok {
+			return v, j, true
+		}
 		j := i + 1
 		for j < len(b) && strings.IndexByte("0123456789.eE+-", b[j]) >= 0 {
 			j++
@@ -528,6 +531,34 @@ func scanScalar(b []byte, i int) (any, int, bool) {
 		return number(json.Number(b[i:j])), j, true
 	}
 	return nil, i, false
+}
+
+// scanInt reads the common number, an integer of up to 18 digits, which
+// cannot overflow an int64; false leaves the others to the general path
+// (which refuses leading zeros, as JSON does).
+func scanInt(b []byte, i int) (int64, int, bool) {
+	neg := b[i] == '-'
+	j := i
+	if neg {
+		j++
+	}
+	start := j
+	var n int64
+	for j < len(b) && '0' <= b[j] && b[j] <= '9' {
+		n = n*10 + int64(b[j]-'0')
+		j++
+	}
+	digits := j - start
+	if digits == 0 || digits > 18 || digits > 1 && b[start] == '0' {
+		return 0, i, false
+	}
+	if j < len(b) && (b[j] == '.' || b[j] == 'e' || b[j] == 'E') {
+		return 0, i, false
+	}
+	if neg {
+		n = -n
+	}
+	return n, j, true
 }
 
 // UnmarshalJSON reads an event with a scanner when it has the shape the
@@ -543,8 +574,13 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 }
 
 func scanEvent(b []byte, e *Event) bool {
+	i, ok := scanEventAt(b, skipSpace(b, 0), e)
+	return ok && skipSpace(b, i) == len(b)
+}
+
+// scanEventAt reads the event at b[i] and returns the index after it.
+func scanEventAt(b []byte, i int, e *Event) (int, bool) {
 	*e = Event{}
-	i := skipSpace(b, 0)
 	ok := scanObject(b, &i, func(name string, b []byte, i int) (int, bool) {
 		if name == "fields" {
 			if i+4 <= len(b) && string(b[i:i+4]) == "null" {
@@ -577,7 +613,89 @@ func scanEvent(b []byte, e *Event) bool {
 		}
 		return j, ok
 	})
+	return i, ok
+}
+
+// scanEventsFrame reads a frame of a stream as the server writes it,
+// {"id":N,"events":[...],"stats":{...}}, without encoding/json's
+// reflection and its validation of the whole frame first. Anything else
+// is left to encoding/json (false).
+func scanEventsFrame(b []byte, r *Response) bool {
+	*r = Response{}
+	i := skipSpace(b, 0)
+	ok := scanObject(b, &i, func(name string, b []byte, i int) (int, bool) {
+		switch name {
+		case "id":
+			v, j, ok := scanScalar(b, i)
+			var okU bool
+			r.ID, okU = toUint(v)
+			return j, ok && okU
+		case "events":
+			return scanEvents(b, i, &r.Events)
+		case "stats":
+			if r.Stats == nil {
+				r.Stats = new(Stats)
+			}
+			return scanStats(b, i, r.Stats)
+		}
+		return i, false
+	})
 	return ok && skipSpace(b, i) == len(b)
+}
+
+func scanEvents(b []byte, i int, out *[]Event) (int, bool) {
+	if i >= len(b) || b[i] != '[' {
+		return i, false
+	}
+	evs := (*out)[:0]
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == ']' {
+		*out = evs
+		return i + 1, true
+	}
+	for {
+		evs = append(evs, Event{})
+		var ok bool
+		if i, ok = scanEventAt(b, i, &evs[len(evs)-1]); !ok {
+			return i, false
+		}
+		i = skipSpace(b, i)
+		if i >= len(b) {
+			return i, false
+		}
+		switch b[i] {
+		case ',':
+			i = skipSpace(b, i+1)
+		case ']':
+			*out = evs
+			return i + 1, true
+		default:
+			return i, false
+		}
+	}
+}
+
+func scanStats(b []byte, i int, st *Stats) (int, bool) {
+	ok := scanObject(b, &i, func(name string, b []byte, i int) (int, bool) {
+		v, j, ok := scanScalar(b, i)
+		u, okU := toUint(v)
+		switch name {
+		case "fired":
+			st.Fired = u
+		case "matched":
+			st.Matched = u
+		case "recorded":
+			st.Recorded = u
+		case "dropped":
+			st.Dropped = u
+		case "errors":
+			st.Errors = u
+		default:
+			return j, false
+		}
+		return j, ok && okU
+	})
+	return i, ok
 }
 
 func toUint(v any) (uint64, bool) {
