@@ -346,6 +346,10 @@ func decodeFields(b []byte) (Fields, error) {
 
 // number turns a JSON number into the Go value it was written from.
 func number(n json.Number) any {
+	if strings.ContainsAny(string(n), ".eE") {
+		f, _ := n.Float64()
+		return f
+	}
 	if i, err := n.Int64(); err == nil {
 		return i
 	}
