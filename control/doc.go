@@ -1,0 +1,87 @@
+// Package control lets tools outside a Go application drive its
+// tracepoints (package tracepoint) while it runs, as lttng-sessiond lets
+// "lttng enable-event" drive an LTTng-instrumented one: list the
+// tracepoints, enable them with a filter expression or an eBPF program,
+// stream the events they record, read counters and maps, and disable
+// them, without a restart.
+//
+// An application opts in with one call:
+//
+//	srv, err := control.Listen(ctx, nil)
+//
+// which serves a unix socket named by the process's pid: /run/uebpf/<pid>.sock
+// for root, $XDG_RUNTIME_DIR/uebpf/<pid>.sock otherwise (Options.Path
+// overrides it). Tools find sockets with Sockets and connect with Dial;
+// ServeStdio carries one connection over stdin and stdout, for a tool on
+// another machine that reaches the application through ssh.
+//
+// # Access
+//
+// The socket has mode 0600 in a directory of mode 0700, and every
+// connection is checked again with SO_PEERCRED: only the application's
+// own uid and root may connect. Anyone else gets an error frame (code
+// "denied") and is disconnected, and the refusal is logged to
+// Options.Logger. Enabling a program over the socket runs code in the
+// application, verified as every uebpf program is, so access is the
+// application's own user's. Listen needs Linux; elsewhere it returns an
+// error wrapping ErrUnsupported.
+//
+// # Protocol (version 1)
+//
+// A connection carries frames both ways: a u32 little-endian length, then
+// that many bytes of a JSON object. A frame over MaxFrameSize (16 MiB) is
+// refused before anything is allocated for it, and the connection closed.
+// The client speaks first:
+//
+//	→ {"id":1,"op":"hello","version":1}
+//	← {"id":1,"version":1,"pid":1234,"process":"httpd"}
+//
+// A server that does not speak the client's version answers with code
+// "version" and the version it speaks, and hangs up. Then each request
+// (Request) names an op and carries an id that its response (Response)
+// echoes; requests may be pipelined. A failed request gets "error" (the
+// message: a filter's compile error, the verifier's refusal, intact) and
+// "code" (bad_request, not_found, refused, busy, limit, version, denied,
+// internal), and the connection goes on.
+//
+//	list     {tracepoint: name or glob}       → tracepoints: name, sizes, fields (name, type as u16,
+//	                                            s64, f32, bool, string[16]..., offset), counters
+//	enable   {tracepoint, filter}             → sessions: [the session, with its attachments]
+//	         {tracepoint, object, program}      (object: the ELF file, base64; loaded with uebpf.Load,
+//	         {object}                            verified for the tracepoint's record; without a
+//	         + context, buffer_size, session     program, every uebpf/tracepoint/<p>/<n> section)
+//	disable  {session} or {attachment}        → {}
+//	stream   {session}                        → {stats}, then frames {events, stats} with the same id,
+//	                                            then {end: true, reason}
+//	stop     {session}                        → {} (the stream sends its end frame)
+//	stats    {tracepoint}                     → tracepoints' and sessions' counters
+//	map_lookup, map_update, map_delete        {session, map, key, value, flags} (hex bytes) → {value}
+//	map_iterate                               {session, map, max} → {entries, end: all of them}
+//
+// An event is
+//
+//	{"tp":"http:request_done","ts":123456789,"vtid":0,"vpid":1234,"goid":0,"procname":"httpd",
+//	 "fields":{"method":"GET","status":503,"duration_us":25000}}
+//
+// with the payload's fields in declaration order, each decoded by its
+// kind: integers as JSON numbers (exact to 64 bits), floats as numbers or
+// "NaN", "+Inf", "-Inf", booleans, and strings up to their NUL.
+//
+// # Sessions
+//
+// A session is a tracepoint.Session owned by the server: it records until
+// it is disabled or the server closes, whatever happens to the connection
+// that enabled it, so that a tool may enable, disconnect, and stream
+// later from another connection. Any client may see and use any session.
+// A session streams to one connection at a time. Events its ring buffer
+// has no room for (a stream that falls behind) are dropped at the
+// firing, never blocking the application, and counted exactly: every
+// frame of a stream carries the session's counters, and matched =
+// recorded + dropped. Objects enabled into a session belong to it: their
+// maps are what the map operations read and write, and they are closed
+// with it.
+//
+// Nothing a client sends can make the server panic or leak: requests are
+// checked and bounded (sessions, buffer sizes, connections, frame sizes,
+// map iterations), and a connection's streams end with it.
+package control

@@ -1,0 +1,445 @@
+package control
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/uebpf/uebpf"
+)
+
+// Options configure a control server. The zero value (or nil) serves the
+// default socket path with the default limits.
+type Options struct {
+	// Path is the socket's path; by default DefaultPath(os.Getpid()).
+	Path string
+	// Logger receives connections, refusals and changes (default: none).
+	Logger *slog.Logger
+	// LoadOptions is the template of the options objects sent by clients
+	// are loaded with (copied; Engine defaults to uebpf.EngineAuto when
+	// LoadOptions is nil). It is how an application gives programs its
+	// own helpers, or limits their maps' memory.
+	LoadOptions *uebpf.Options
+	// MaxSessions bounds the sessions alive at once (default 64).
+	MaxSessions int
+	// MaxConns bounds the connections served at once (default 32).
+	MaxConns int
+	// BufferSize is the ring buffer size of a session whose client asks
+	// for none (default 1 MiB); MaxBufferSize the largest a client may
+	// ask for (default 64 MiB).
+	BufferSize    int
+	MaxBufferSize int
+	// WriteTimeout bounds each write to a client (default 10s): a client
+	// that stops reading is disconnected, its sessions kept.
+	WriteTimeout time.Duration
+}
+
+func (o *Options) withDefaults() Options {
+	var c Options
+	if o != nil {
+		c = *o
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.LoadOptions == nil {
+		c.LoadOptions = &uebpf.Options{Engine: uebpf.EngineAuto}
+	}
+	if c.MaxSessions <= 0 {
+		c.MaxSessions = 64
+	}
+	if c.MaxConns <= 0 {
+		c.MaxConns = 32
+	}
+	if c.BufferSize <= 0 {
+		c.BufferSize = 1 << 20
+	}
+	if c.MaxBufferSize <= 0 {
+		c.MaxBufferSize = 64 << 20
+	}
+	c.BufferSize = min(c.BufferSize, c.MaxBufferSize)
+	if c.WriteTimeout <= 0 {
+		c.WriteTimeout = 10 * time.Second
+	}
+	return c
+}
+
+// handshakeTimeout bounds how long a connection may take to say hello.
+const handshakeTimeout = 10 * time.Second
+
+// Server is a control server: it serves a unix socket and owns the
+// sessions its clients enable.
+type Server struct {
+	opts Options
+	log  *slog.Logger
+	path string
+	ln   *net.UnixListener
+
+	mu       sync.Mutex
+	conns    map[*conn]struct{}
+	sessions map[uint64]*session
+	nextID   uint64 // of sessions and attachments
+	closed   bool
+
+	wg        sync.WaitGroup // the accept loop and connections
+	closeOnce sync.Once
+	done      chan struct{}
+}
+
+// ErrUnsupported reports Listen on a system without SO_PEERCRED.
+var ErrUnsupported = errors.New("control sockets need Linux (SO_PEERCRED)")
+
+// Listen serves the control socket until ctx is done or Close is called,
+// then removes it and closes every session. The socket is created with
+// mode 0600 in a directory of mode 0700; a socket file left at the path
+// by a process that is gone is replaced, one that still answers is an
+// error; with the default path, the sockets of other processes that are
+// gone are removed from the directory too.
+func Listen(ctx context.Context, opts *Options) (*Server, error) {
+	if err := supported(); err != nil {
+		return nil, fmt.Errorf("control: listen: %w", err)
+	}
+	o := opts.withDefaults()
+	path := o.Path
+	if path == "" {
+		var err error
+		if path, err = DefaultPath(os.Getpid()); err != nil {
+			return nil, fmt.Errorf("control: listen: %w", err)
+		}
+	}
+	if err := prepareDir(filepath.Dir(path), o.Path == ""); err != nil {
+		return nil, fmt.Errorf("control: listen on %s: %w", path, err)
+	}
+	if err := removeStale(path); err != nil {
+		return nil, fmt.Errorf("control: listen on %s: %w", path, err)
+	}
+	var swept []string
+	if o.Path == "" {
+		swept = sweep(filepath.Dir(path))
+	}
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	if err != nil {
+		return nil, fmt.Errorf("control: listen: %w", err)
+	}
+	ln.SetUnlinkOnClose(true)
+	// The directory's 0700 already keeps others out between bind and
+	// chmod; the mode is for a path given in Options.
+	if err := os.Chmod(path, 0o600); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("control: listen: %w", err)
+	}
+	s := &Server{
+		opts:     o,
+		log:      o.Logger.With("socket", path),
+		path:     path,
+		ln:       ln,
+		conns:    map[*conn]struct{}{},
+		sessions: map[uint64]*session{},
+		done:     make(chan struct{}),
+	}
+	s.wg.Add(1)
+	go s.accept()
+	go func() {
+		select {
+		case <-ctx.Done():
+			s.Close()
+		case <-s.done:
+		}
+	}()
+	s.log.Info("control socket listening")
+	for _, p := range swept {
+		s.log.Info("removed the socket of a process that is gone", "path", p)
+	}
+	return s, nil
+}
+
+// Path is the socket's path.
+func (s *Server) Path() string { return s.path }
+
+// Close stops serving: it closes the listener (removing the socket), the
+// connections and the sessions, and waits for their goroutines.
+func (s *Server) Close() error {
+	var err error
+	s.closeOnce.Do(func() {
+		close(s.done)
+		err = s.ln.Close()
+		s.mu.Lock()
+		s.closed = true
+		conns := make([]*conn, 0, len(s.conns))
+		for c := range s.conns {
+			conns = append(conns, c)
+		}
+		sessions := s.sessions
+		s.sessions = map[uint64]*session{}
+		s.mu.Unlock()
+		for _, c := range conns {
+			c.c.Close()
+		}
+		for _, ss := range sessions {
+			ss.close()
+		}
+		s.wg.Wait()
+		s.log.Info("control socket closed")
+	})
+	if err != nil {
+		return fmt.Errorf("control: close: %w", err)
+	}
+	return nil
+}
+
+func (s *Server) accept() {
+	defer s.wg.Done()
+	for {
+		c, err := s.ln.AcceptUnix()
+		if err != nil {
+			select {
+			case <-s.done:
+				return
+			default:
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			s.log.Error("accept", "err", err)
+			// A persistent error (EMFILE) would spin; back off.
+			time.Sleep(50 * time.Millisecond)
+			continue
+		}
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			c.Close()
+			return
+		}
+		cn := &conn{s: s, c: c, streams: map[uint64]*stream{}}
+		full := len(s.conns) >= s.opts.MaxConns
+		if !full {
+			s.conns[cn] = struct{}{}
+			s.wg.Add(1)
+		}
+		s.mu.Unlock()
+		if full {
+			s.log.Warn("connection refused: too many connections", "max", s.opts.MaxConns)
+			cn.refuse(CodeLimit, fmt.Sprintf("too many connections (at most %d)", s.opts.MaxConns))
+			continue
+		}
+		go cn.serve()
+	}
+}
+
+// conn is one client connection.
+type conn struct {
+	s   *Server
+	c   *net.UnixConn
+	log *slog.Logger
+
+	wmu sync.Mutex // whole frames
+
+	mu      sync.Mutex
+	streams map[uint64]*stream // by session id
+	swg     sync.WaitGroup
+}
+
+// refuse sends a connection an error and closes it. It runs on the accept
+// loop's goroutine for refused peers: the short deadline keeps a peer that
+// does not read from holding it.
+func (c *conn) refuse(code, msg string) {
+	c.c.SetWriteDeadline(time.Now().Add(time.Second))
+	if f, err := encodeFrame(&Response{Error: msg, Code: code}); err == nil {
+		c.c.Write(f)
+	}
+	c.c.Close()
+}
+
+func (c *conn) serve() {
+	s := c.s
+	defer s.wg.Done()
+	defer func() {
+		c.c.Close()
+		c.stopStreams()
+		s.mu.Lock()
+		delete(s.conns, c)
+		s.mu.Unlock()
+	}()
+	cred, err := peerCred(c.c)
+	if err != nil {
+		s.log.Warn("connection refused: no peer credentials", "err", err)
+		c.refuse(CodeDenied, "no peer credentials: "+err.Error())
+		return
+	}
+	c.log = s.log.With("peer_uid", cred.uid, "peer_pid", cred.pid)
+	if !allowed(cred.uid) {
+		c.log.Warn("connection refused: uid may not connect", "uid", os.Getuid())
+		c.refuse(CodeDenied, fmt.Sprintf("uid %d may not control this process (only its uid %d and root may)", cred.uid, os.Getuid()))
+		return
+	}
+	if !c.handshake() {
+		return
+	}
+	c.log.Debug("client connected")
+	var buf []byte
+	for {
+		body, err := readFrame(c.c, buf)
+		if err != nil {
+			if errors.Is(err, ErrFrameTooLarge) {
+				// The rest of the stream cannot be framed: say why and
+				// hang up.
+				c.write(&Response{Error: err.Error(), Code: CodeBadRequest})
+			} else if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
+				c.log.Debug("client read", "err", err)
+			}
+			c.log.Debug("client disconnected")
+			return
+		}
+		if cap(body) <= 64<<10 {
+			buf = body // reuse small buffers; let a big object's go
+		}
+		req, err := decodeRequest(body)
+		var resp *Response
+		if err != nil {
+			resp = errorResponse(req.ID, req.Op, &codedError{CodeBadRequest, err})
+		} else {
+			resp = c.handle(req)
+		}
+		if resp != nil && !c.write(resp) {
+			return
+		}
+	}
+}
+
+// handshake reads the client's hello and answers it.
+func (c *conn) handshake() bool {
+	c.c.SetReadDeadline(time.Now().Add(handshakeTimeout))
+	body, err := readFrame(c.c, nil)
+	if err != nil {
+		c.log.Debug("no handshake", "err", err)
+		if errors.Is(err, ErrFrameTooLarge) {
+			c.write(&Response{Error: err.Error(), Code: CodeBadRequest})
+		}
+		return false
+	}
+	c.c.SetReadDeadline(time.Time{})
+	req, err := decodeRequest(body)
+	switch {
+	case err != nil:
+		c.write(&Response{ID: req.ID, Error: "handshake: " + err.Error(), Code: CodeBadRequest})
+		return false
+	case req.Op != OpHello:
+		c.write(&Response{ID: req.ID, Error: fmt.Sprintf("handshake: first request is %q, want %q", req.Op, OpHello), Code: CodeBadRequest})
+		return false
+	case req.Version != Version:
+		c.log.Warn("connection refused: protocol version", "version", req.Version)
+		c.write(&Response{ID: req.ID, Error: fmt.Sprintf("protocol version %d not supported (this server speaks %d)", req.Version, Version), Code: CodeVersion, Version: Version})
+		return false
+	}
+	return c.write(&Response{ID: req.ID, Version: Version, PID: os.Getpid(), Process: processName()})
+}
+
+// write sends one message; false if the connection is broken.
+func (c *conn) write(r *Response) bool {
+	f, err := encodeFrame(r)
+	if err != nil {
+		f, _ = encodeFrame(&Response{ID: r.ID, Error: "encoding the response: " + err.Error(), Code: CodeInternal})
+	}
+	return c.writeFrame(f)
+}
+
+func (c *conn) writeFrame(f []byte) bool {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	c.c.SetWriteDeadline(time.Now().Add(c.s.opts.WriteTimeout))
+	if _, err := c.c.Write(f); err != nil {
+		c.log.Debug("client write", "err", err)
+		c.c.Close() // the reading loop ends too
+		return false
+	}
+	return true
+}
+
+// codedError is an error with the code of its response.
+type codedError struct {
+	code string
+	err  error
+}
+
+func (e *codedError) Error() string { return e.err.Error() }
+func (e *codedError) Unwrap() error { return e.err }
+
+func fail(code, format string, args ...any) error {
+	return &codedError{code, fmt.Errorf(format, args...)}
+}
+
+func errorResponse(id uint64, op string, err error) *Response {
+	code := CodeInternal
+	var ce *codedError
+	if errors.As(err, &ce) {
+		code = ce.code
+	}
+	return &Response{ID: id, Error: err.Error(), Code: code}
+}
+
+// handle runs one request and returns its response, or nil when a stream
+// answers it. A panic is a bug of the server, not the client's doing; it
+// is turned into an error reply so that the application lives on.
+func (c *conn) handle(req *Request) (resp *Response) {
+	defer func() {
+		if r := recover(); r != nil {
+			c.log.Error("panic serving a request", "op", req.Op, "panic", r, "stack", string(debug.Stack()))
+			resp = errorResponse(req.ID, req.Op, fail(CodeInternal, "%s: internal error: %v", req.Op, r))
+		}
+	}()
+	var err error
+	resp = &Response{ID: req.ID}
+	s := c.s
+	switch req.Op {
+	case OpHello:
+		err = fail(CodeBadRequest, "hello: already said")
+	case OpList:
+		resp.Tracepoints, err = listTracepoints(req.Tracepoint, true)
+	case OpStats:
+		if resp.Tracepoints, err = listTracepoints(req.Tracepoint, false); err == nil {
+			resp.Sessions = s.sessionInfos()
+		}
+	case OpEnable:
+		var info SessionInfo
+		if info, err = s.enable(req); err == nil {
+			resp.Sessions = []SessionInfo{info}
+			c.log.Info("enabled", "session", info.ID, "tracepoint", req.Tracepoint, "filter", req.Filter, "program", req.Program)
+		}
+	case OpDisable:
+		if err = s.disable(req); err == nil {
+			c.log.Info("disabled", "session", req.Session, "attachment", req.Attachment)
+		}
+	case OpStream:
+		if err = c.startStream(req); err == nil {
+			return nil
+		}
+	case OpStop:
+		err = c.stopStream(req.Session)
+	case OpMapLookup, OpMapUpdate, OpMapDelete, OpMapIterate:
+		err = s.mapOp(req, resp)
+	default:
+		err = fail(CodeBadRequest, "unknown op %q", req.Op)
+	}
+	if err != nil {
+		return errorResponse(req.ID, req.Op, err)
+	}
+	return resp
+}
+
+// processName is the name clients see in the handshake.
+func processName() string {
+	if b, err := os.ReadFile("/proc/self/comm"); err == nil && len(b) > 0 {
+		return string(b[:len(b)-1])
+	}
+	return filepath.Base(os.Args[0])
+}

@@ -1,0 +1,57 @@
+package control
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+)
+
+// ServeStdio proxies one client connection, read from in and written to
+// out (a process's stdin and stdout, under ssh), to the control socket at
+// path, until either side closes or ctx is done. It is what
+// "uebpf trace --stdio" runs on a remote machine: ssh authenticates and
+// carries the bytes, and the socket's own checks still apply to the
+// process running ServeStdio.
+func ServeStdio(ctx context.Context, path string, in io.Reader, out io.Writer) error {
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "unix", path)
+	if err != nil {
+		return fmt.Errorf("control: stdio: %w", err)
+	}
+	defer c.Close()
+	fromClient, fromServer := make(chan error, 1), make(chan error, 1)
+	go func() {
+		_, err := io.Copy(c, in)
+		// The client is done sending: let the server see EOF, and keep
+		// copying its last replies out.
+		if uc, ok := c.(*net.UnixConn); ok {
+			uc.CloseWrite()
+		}
+		fromClient <- err
+	}()
+	go func() {
+		_, err := io.Copy(out, c)
+		fromServer <- err
+	}()
+	select {
+	case <-ctx.Done():
+		return fmt.Errorf("control: stdio: %w", ctx.Err())
+	case err = <-fromServer:
+		// The server hung up. The copy from in ends at its next read
+		// (it cannot be interrupted; a process exits anyway).
+	case err = <-fromClient:
+		if err == nil {
+			select {
+			case err = <-fromServer:
+			case <-ctx.Done():
+				return fmt.Errorf("control: stdio: %w", ctx.Err())
+			}
+		}
+	}
+	if err != nil && !errors.Is(err, net.ErrClosed) {
+		return fmt.Errorf("control: stdio: %w", err)
+	}
+	return nil
+}
