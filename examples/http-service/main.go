@@ -13,10 +13,13 @@
 //	go run ./examples/http-service --demo
 //
 // With --metrics ADDR it also serves the tracepoints' counters to
-// Prometheus on ADDR/metrics.
+// Prometheus on ADDR/metrics; with --control it serves the control socket
+// (package control), through which another process lists, enables with a
+// filter, streams and disables its tracepoints while it runs.
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -26,6 +29,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/uebpf/uebpf/control"
 	"github.com/uebpf/uebpf/metrics"
 	"github.com/uebpf/uebpf/tracepoint"
 )
@@ -59,20 +63,29 @@ func main() {
 	addr := flag.String("addr", "127.0.0.1:0", "address to serve on")
 	requests := flag.Int("requests", 40, "requests the walkthrough sends")
 	metricsAddr := flag.String("metrics", "", "serve Prometheus metrics (tracepoint counters) on this address, e.g. :9090")
+	ctl := flag.Bool("control", false, "serve the control socket: tracepoints enabled and streamed from another terminal (uebpf trace)")
 	flag.Parse()
-	var err error
-	switch {
-	case *demo:
-		err = runDemo(os.Stdout, *requests)
-	case *metricsAddr != "":
-		var ln net.Listener
-		if ln, err = serveMetrics(*metricsAddr); err == nil {
-			fmt.Println("metrics on http://" + ln.Addr().String() + "/metrics")
-			err = serve(*addr)
-		}
-	default:
-		err = serve(*addr)
+	if *demo {
+		exit(runDemo(os.Stdout, *requests))
 	}
+	if *metricsAddr != "" {
+		ln, err := serveMetrics(*metricsAddr)
+		if err != nil {
+			exit(err)
+		}
+		fmt.Println("metrics on http://" + ln.Addr().String() + "/metrics")
+	}
+	if *ctl {
+		srv, err := control.Listen(context.Background(), nil)
+		if err != nil {
+			exit(err)
+		}
+		fmt.Println("control socket", srv.Path())
+	}
+	exit(serve(*addr))
+}
+
+func exit(err error) {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "http-service:", err)
 		os.Exit(1)

@@ -1,14 +1,20 @@
 package main
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/uebpf/uebpf/control"
 	"github.com/uebpf/uebpf/tracepoint"
 )
 
@@ -85,5 +91,54 @@ func TestMetrics(t *testing.T) {
 	}
 	if got["uebpf_tracepoint_fired_total"] != float64(before.Fired+3) || got["uebpf_tracepoint_matched_total"] != float64(before.Matched+1) {
 		t.Errorf("counters %v, want 3 more fired and 1 more matched than %+v", got, before)
+	}
+}
+
+// Another process's view: through the control socket, a client enables
+// the filter on http:request_done and streams only the failed request.
+func TestControl(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	srv, err := control.Listen(ctx, &control.Options{Path: filepath.Join(t.TempDir(), "ctl.sock")})
+	if errors.Is(err, control.ErrUnsupported) {
+		t.Skip("no control socket on this platform")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	c, err := control.Dial(srv.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	sess, err := c.Enable(control.EnableOptions{Tracepoint: "http:request_done", Filter: "status >= 500"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream, err := c.Stream(sess.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	web := httptest.NewServer(handler())
+	defer web.Close()
+	for _, path := range []string{"/ok", "/fail", "/missing"} {
+		resp, err := http.Get(web.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	next, done := context.WithTimeout(ctx, 10*time.Second)
+	defer done()
+	ev, err := stream.Next(next)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev.Tracepoint != "http:request_done" || ev.Fields.Get("path") != "/fail" || fmt.Sprint(ev.Fields.Get("status")) != "500" {
+		t.Errorf("event %s %v, want the failed request", ev.Tracepoint, ev.Fields)
+	}
+	if err := c.Disable(sess.ID); err != nil {
+		t.Fatal(err)
 	}
 }
