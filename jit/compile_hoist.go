@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/uebpf/uebpf/asm"
+	"github.com/uebpf/uebpf/jit/internal/frontend"
 	"github.com/uebpf/uebpf/jit/internal/x86"
 )
 
@@ -103,14 +104,14 @@ func (l *hoistLoop) slot(index int) int { return int(l.head) + (int(l.entry-l.he
 // block, where the unchecked copy rejoins the code.
 func (c *compiler) findHoists() {
 	c.hoists, c.hoistRanges, c.hoisted = c.hoists[:0], c.hoistRanges[:0], c.hoisted[:0]
-	if !c.checked || c.blind || !c.loops || !c.hotUsed {
+	if !c.checked || c.blind || !c.Loops || !c.HotUsed {
 		return
 	}
 	c.hoisted = slices.Grow(c.hoisted, len(c.insns))[:len(c.insns)]
 	clear(c.hoisted)
 	// The first backward jumps only: finding each one's loop is linear in
 	// their number, which the program controls.
-	edges := c.backEdges[:min(len(c.backEdges), maxHoistEdges)]
+	edges := c.BackEdges[:min(len(c.BackEdges), maxHoistEdges)]
 	for i, e := range edges {
 		head, end := int(e[0]), int(e[1])
 		if len(c.hoists) == maxHoistLoops || slices.ContainsFunc(edges[:i], func(o [2]int32) bool { return int(o[0]) == head }) {
@@ -140,7 +141,7 @@ func (c *compiler) hoistLoop(head, end int) {
 		if ins.Opcode&0xf0 != asm.JmpJA || ins.Opcode&0x07 != asm.ClassJMP && ins.Opcode&0x07 != asm.ClassJMP32 {
 			return // entered some other way
 		}
-		t := jumpTarget(prev, ins)
+		t := frontend.JumpTarget(prev, ins)
 		if t <= head || t > end {
 			return
 		}
@@ -168,8 +169,8 @@ func (c *compiler) hoistLoop(head, end int) {
 			}
 		}
 	}
-	for _, s := range c.switches {
-		if l.inside(int(s.root)) {
+	for _, s := range c.Switches {
+		if l.inside(int(s.Root)) {
 			return // its table jumps to the body's code
 		}
 	}
@@ -208,7 +209,7 @@ func (c *compiler) hoistLoop(head, end int) {
 	l.ranges = [2]int32{int32(first), int32(len(c.hoistRanges))}
 	c.hoists = append(c.hoists, l)
 	if end+1 < len(c.insns) {
-		c.starts[end+1] = true
+		c.Starts[end+1] = true
 	}
 }
 
@@ -224,9 +225,9 @@ func (c *compiler) successors(pc int) (next, jump int) {
 		case asm.JmpEXIT:
 			return -1, -1
 		case asm.JmpJA:
-			return -1, jumpTarget(pc, ins)
+			return -1, frontend.JumpTarget(pc, ins)
 		}
-		return pc + 1, jumpTarget(pc, ins)
+		return pc + 1, frontend.JumpTarget(pc, ins)
 	}
 	return pc + 1, -1
 }
