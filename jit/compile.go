@@ -61,24 +61,15 @@ type compiler struct {
 	// emit.
 	switchPatches []switchPatch
 	nextSwitch    int
-	// hoists are the loops whose checks are hoisted (compile_hoist.go),
-	// hoistRanges their ranges; hoisted marks the accesses that the
-	// unchecked copies do not test. copying is the loop whose copy is
-	// being emitted, at copyOffsets. hoistState and hoistReached are the
-	// analysis' scratch space.
-	hoists       []hoistLoop
-	hoistRanges  []hoistRange
-	hoisted      []bool
-	copying      *hoistLoop
-	copyOffsets  []int32
-	hoistState   [][11]affine
-	hoistReached []bool
-	hoistBack    []bool
-	hoistSkip    []bool
-	hoistWork    int      // slots interpreted so far (maxHoistWork)
-	r1Known      bool     // r1 holds the constant r1 here (in this block)
-	hashUpdates  int      // calls answered by inline hash updates (compile_hash.go)
-	tr           tracking // see compile_track.go
+	// hoistGuards are what the guards of the Hoists leave to patch
+	// (compile_hoist.go). copying is the loop whose unchecked copy is
+	// being emitted, at copyOffsets.
+	hoistGuards []hoistGuard
+	copying     *frontend.Hoist
+	copyOffsets []int32
+	r1Known     bool     // r1 holds the constant r1 here (in this block)
+	hashUpdates int      // calls answered by inline hash updates (compile_hash.go)
+	tr          tracking // see compile_track.go
 	// pc is the slot being emitted, blockStart the first slot of its
 	// block. uncharged: the block's length is not yet subtracted from the
 	// budget register. The subtraction waits for the charging instruction
@@ -185,14 +176,8 @@ func newCompiler(p *vm.Program, opts *Options, feat features, key uint64, tag ui
 		infoFixups:    c.infoFixups[:0],
 		magic:         c.magic,
 
-		hoists:       c.hoists[:0],
-		hoistRanges:  c.hoistRanges[:0],
-		hoisted:      c.hoisted,
-		copyOffsets:  c.copyOffsets,
-		hoistState:   c.hoistState,
-		hoistReached: c.hoistReached,
-		hoistBack:    c.hoistBack,
-		hoistSkip:    c.hoistSkip,
+		hoistGuards: c.hoistGuards,
+		copyOffsets: c.copyOffsets,
 	}
 	c.a.Reset()
 	return c
@@ -248,8 +233,8 @@ func (c *compiler) emitSlots(from, to int, offsets []int32) error {
 			c.blockStart, c.uncharged = pc, true
 			c.resetTracking()
 			if c.Loops && c.LoopHead[pc] {
-				if l := c.hoistAt(pc); l != nil && c.copying == nil {
-					c.enterHoisted(l)
+				if i := c.hoistAt(pc); i >= 0 && c.copying == nil {
+					c.enterHoisted(i)
 				}
 				c.alignLoopHead()
 			}
@@ -392,15 +377,17 @@ func (c *compiler) flat() bool {
 	return !c.Local && !c.Calls && !c.Packet && !(c.checked && c.Memory)
 }
 
-// analyze runs the front end's analyses, then the x86 back end's own:
-// which loops get their checks hoisted.
+// analyze runs the front end's analyses and sizes what their emission
+// patches.
 func (c *compiler) analyze() error {
-	if err := c.Analyze(c.prog, frontend.Options{Switches: !c.blind}); err != nil {
+	opts := frontend.Options{Switches: !c.blind, Hoist: c.checked && !c.blind}
+	if err := c.Analyze(c.prog, opts); err != nil {
 		return err
 	}
 	c.switchPatches = slices.Grow(c.switchPatches[:0], len(c.Switches))[:len(c.Switches)]
 	clear(c.switchPatches)
-	c.findHoists()
+	c.hoistGuards = slices.Grow(c.hoistGuards[:0], len(c.Hoists))[:len(c.Hoists)]
+	clear(c.hoistGuards)
 	return nil
 }
 
@@ -479,7 +466,7 @@ func (c *compiler) align() {
 func (c *compiler) jumpToSlot(cond x86.Cond, always bool, target int) {
 	offsets, emitted := c.offsets, target <= c.pc
 	if l := c.copying; l != nil {
-		if target >= int(l.head) && target <= int(l.end) {
+		if target >= int(l.Head) && target <= int(l.End) {
 			offsets = c.copyOffsets
 		} else {
 			emitted = true // the body's code

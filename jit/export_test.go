@@ -39,12 +39,12 @@ func Hoisted(vp *vm.Program) (loops, accesses int) {
 	if c.analyze() != nil {
 		return 0, 0
 	}
-	for _, h := range c.hoisted {
+	for _, h := range c.Hoisted {
 		if h {
 			accesses++
 		}
 	}
-	return len(c.hoists), accesses
+	return len(c.Hoists), accesses
 }
 
 // TrapSlowPaths returns o with the checked copies of loops whose checks

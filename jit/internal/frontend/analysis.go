@@ -14,6 +14,10 @@ type Options struct {
 	// constants are blinded: a table's bounds would be unblinded
 	// immediates.
 	Switches bool
+	// Hoist: look for loops whose checks can be hoisted (checked code
+	// only; not when blinding, the guard's bounds would be unblinded
+	// immediates either).
+	Hoist bool
 }
 
 // Analysis is what a back end learns of a program before emitting it. Its
@@ -52,6 +56,13 @@ type Analysis struct {
 	// Switches are the compare trees worth a jump table, in slot order.
 	Switches []Switch
 
+	// Hoists are the loops whose checks are hoisted (see hoist.go),
+	// HoistRanges their ranges; Hoisted marks the accesses that the
+	// unchecked copies of those loops do not test.
+	Hoists      []Hoist
+	HoistRanges []HoistRange
+	Hoisted     []bool
+
 	live          []uint16 // findLiveIn's liveness
 	dead          []uint16 // DeadAfter's, computed at its first question
 	deadReady     bool
@@ -63,7 +74,12 @@ type Analysis struct {
 	switchSeen    []int32
 	switchNodes   []int32
 	switchStack   []int32
-	switchData    []int32 // the Switches' Leaves and Slots
+	switchData    []int32      // the Switches' Leaves and Slots
+	hoistState    [][11]affine // findHoists' scratch space
+	hoistReached  []bool
+	hoistBack     []bool
+	hoistSkip     []bool
+	hoistWork     int // slots interpreted so far (maxHoistWork)
 }
 
 // Analyze analyses p, reusing a's buffers.
@@ -90,6 +106,10 @@ func (a *Analysis) Analyze(p *vm.Program, opts Options) error {
 		LoopHead:  a.LoopHead,
 		Switches:  a.Switches[:0],
 
+		Hoists:      a.Hoists[:0],
+		HoistRanges: a.HoistRanges[:0],
+		Hoisted:     a.Hoisted[:0],
+
 		live:          a.live,
 		dead:          a.dead,
 		liveWork:      a.liveWork,
@@ -101,6 +121,10 @@ func (a *Analysis) Analyze(p *vm.Program, opts Options) error {
 		switchNodes:   a.switchNodes,
 		switchStack:   a.switchStack,
 		switchData:    a.switchData[:0],
+		hoistState:    a.hoistState,
+		hoistReached:  a.hoistReached,
+		hoistBack:     a.hoistBack,
+		hoistSkip:     a.hoistSkip,
 	}
 	clear(a.Starts)
 	if err := a.findBlocks(p); err != nil {
@@ -111,6 +135,9 @@ func (a *Analysis) Analyze(p *vm.Program, opts Options) error {
 	}
 	a.findLoops()
 	a.findLiveIn()
+	if opts.Hoist {
+		a.findHoists()
+	}
 	return nil
 }
 

@@ -267,15 +267,20 @@ func TestSwitches(t *testing.T) {
 // A second analysis of a program allocates nothing: a pooled back end
 // compiles without allocating.
 func TestAnalyzeAllocs(t *testing.T) {
-	src := switchSource([]int64{1, 2, 3, 4, 5, 6, 7, 8}) + "mov %r0, 0\nl:\nadd %r0, 1\njlt %r0, 5, l\nexit"
+	src := "mov %r2, 0\nl:\nmov %r3, %r1\nadd %r3, %r2\nldxb %r4, [%r3+0]\nadd %r2, 1\njlt %r2, 32, l\n" +
+		switchSource([]int64{1, 2, 3, 4, 5, 6, 7, 8})
 	p := load(t, src)
+	opts := Options{Switches: true, Hoist: true}
 	var a Analysis
-	if err := a.Analyze(p, Options{Switches: true}); err != nil {
+	if err := a.Analyze(p, opts); err != nil {
 		t.Fatal(err)
+	}
+	if len(a.Switches) == 0 || len(a.Hoists) == 0 {
+		t.Fatalf("%d switches, %d hoists", len(a.Switches), len(a.Hoists))
 	}
 	a.DeadAfter(0, asm.R0)
 	if n := testing.AllocsPerRun(10, func() {
-		a.Analyze(p, Options{Switches: true})
+		a.Analyze(p, opts)
 		a.DeadAfter(0, asm.R0)
 	}); n != 0 {
 		t.Errorf("%v allocations per analysis", n)

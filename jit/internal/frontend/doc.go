@@ -14,7 +14,9 @@
 //     HotUsed), which decides the stubs and run paths it needs;
 //   - liveness: the registers a run's start must set up (LiveIn) and
 //     whether a value is dead after a slot (DeadAfter);
-//   - compare trees worth a jump table (Switches).
+//   - compare trees worth a jump table (Switches);
+//   - counted loops whose memory checks can be hoisted out of them, with
+//     the accesses hoisted and the address ranges they reach (Hoists).
 //
 // An Analysis keeps its buffers across compiles, so that a pooled back
 // end compiles without allocating in the steady state. Nothing here knows
