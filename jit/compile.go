@@ -37,7 +37,8 @@ type compiler struct {
 	tag     uint32 // identifies this program's code at run time
 
 	// The architecture-neutral analyses: blocks, loops, what the
-	// program does, liveness, switch trees. With Local and Calls, helper
+	// program does, liveness, switch trees, hoisted loop checks
+	// (jit/internal/frontend). With Local and Calls, helper
 	// exits may happen inside a local call and need a save area; with
 	// HotUsed, checked code may test the hot regions.
 	frontend.Analysis

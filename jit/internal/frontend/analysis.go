@@ -85,9 +85,10 @@ type Analysis struct {
 // Analyze analyses p, reusing a's buffers.
 //
 // Blocks are straight-line code with one entry: at slot 0, at jump and
-// call targets, at the slots a switch table jumps to, and after every
-// instruction that always ends the interpreter's stretch (exits, gotos,
-// calls, packet loads). A conditional jump does not end a block: its
+// call targets, at the slots a switch table jumps to, after a loop whose
+// checks are hoisted (where its unchecked copy rejoins the code), and
+// after every instruction that always ends the interpreter's stretch
+// (exits, gotos, calls, packet loads). A conditional jump does not end a block: its
 // fall-through path continues the block (and the interpreter's stretch,
 // which only a taken jump ends). A back end charges the budget the slots
 // of a stretch at the charging instruction that ends it (or at the end of
