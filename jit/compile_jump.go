@@ -54,7 +54,7 @@ func (c *compiler) emitJump(pc int, ins *asm.Instruction) (fused bool, err error
 		return false, fmt.Errorf("%w %#02x", vm.ErrUnknownOpcode, ins.Opcode)
 	}
 	target := frontend.JumpTarget(pc, ins)
-	if target > pc+1 && (c.LeavesLoop(pc, target) || c.Loops && c.endsRun(target)) {
+	if target > pc+1 && (c.LeavesLoop(pc, target) || c.Loops && c.EndsRun(target)) {
 		// A jump out of a loop, or to the end of the run, likely not
 		// taken: the fall-through path continues the block and the
 		// stretch, with no charge and no test; the taken path charges
@@ -77,24 +77,6 @@ func (c *compiler) emitJump(pc int, ins *asm.Instruction) (fused bool, err error
 	s.off, s.size = int32(start), uint8(c.a.Len()-start)
 	c.jumpToSlot(cond, false, target)
 	return false, nil
-}
-
-// endsRun reports whether the code at slot pc ends the run: an exit after
-// at most three instructions that cannot jump, such as the "return" inside
-// a loop. A jump there runs once per run at most.
-func (c *compiler) endsRun(pc int) bool {
-	for end := min(pc+4, len(c.insns)); pc < end; pc++ {
-		switch ins := &c.insns[pc]; ins.Class() {
-		case asm.ClassJMP, asm.ClassJMP32:
-			return ins.Opcode == asm.OpExit
-		case asm.ClassLD:
-			if ins.Opcode != asm.OpLDDW {
-				return false // a packet load may end the run itself
-			}
-			pc++
-		}
-	}
-	return false
 }
 
 // edgeStub makes the rel32 at patch jump to the taken path of the

@@ -253,6 +253,25 @@ func (a *Analysis) LeavesLoop(pc, target int) bool {
 	return end > pc && end < target
 }
 
+// EndsRun reports whether the code at slot pc ends the run: an exit after
+// at most three instructions that cannot jump, such as the "return" inside
+// a loop. A jump there runs once per run at most, so a back end may lay it
+// out as not taken.
+func (a *Analysis) EndsRun(pc int) bool {
+	for end := min(pc+4, len(a.insns)); pc < end; pc++ {
+		switch ins := &a.insns[pc]; ins.Class() {
+		case asm.ClassJMP, asm.ClassJMP32:
+			return ins.Opcode == asm.OpExit
+		case asm.ClassLD:
+			if ins.Opcode != asm.OpLDDW {
+				return false // a packet load may end the run itself
+			}
+			pc++
+		}
+	}
+	return false
+}
+
 // JumpTarget returns the slot a jump (not a call) at pc goes to: gotol
 // has its offset in imm.
 func JumpTarget(pc int, ins *asm.Instruction) int {

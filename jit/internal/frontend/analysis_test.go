@@ -149,6 +149,37 @@ exit`
 	}
 }
 
+func TestEndsRun(t *testing.T) {
+	src := `mov %r0, 0
+jeq %r1, 0, +4
+lddw %r2, 1
+mov %r0, 1
+exit
+ldabsb 0
+mov %r6, %r1
+ja +0
+mov %r0, 2
+mov %r0, 3
+mov %r0, 4
+mov %r0, 5
+exit`
+	var a Analysis
+	if err := a.Analyze(load(t, "mov %r6, %r1\n"+src), Options{}); err != nil {
+		t.Fatal(err)
+	}
+	// Slots (after the first move): 1 mov, 2 jeq, 3-4 lddw, 5 mov, 6
+	// exit, 7 ldabsb, 8 mov, 9 ja, 10-13 movs, 14 exit.
+	for pc, want := range map[int]bool{
+		3: true, 5: true, 6: true, // an lddw is one instruction
+		1: false, 7: false, 8: false, // a jump, or a packet load, first
+		10: false, 11: true, // four instructions too many
+	} {
+		if got := a.EndsRun(pc); got != want {
+			t.Errorf("EndsRun(%d) = %v, want %v", pc, got, want)
+		}
+	}
+}
+
 func TestLiveIn(t *testing.T) {
 	for _, tc := range []struct {
 		name string
