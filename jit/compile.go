@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/uebpf/uebpf/asm"
+	"github.com/uebpf/uebpf/jit/internal/frontend"
 	"github.com/uebpf/uebpf/jit/internal/x86"
 	"github.com/uebpf/uebpf/vm"
 )
@@ -35,81 +36,41 @@ type compiler struct {
 	feat    features
 	tag     uint32 // identifies this program's code at run time
 
+	// The architecture-neutral analyses: blocks, loops, what the
+	// program does, liveness, switch trees, hoisted loop checks
+	// (jit/internal/frontend). With Local and Calls, helper
+	// exits may happen inside a local call and need a save area; with
+	// HotUsed, checked code may test the hot regions.
+	frontend.Analysis
+
 	offsets []int32 // code offset of each slot emitted so far
-	// starts marks the first slot of each block.
-	starts []bool
-	// loopEnd[pc], when loops is set, is the largest slot q of a
-	// backward jump from q to a target <= pc < q (0: pc is in no loop).
-	// A forward jump past it leaves every loop around pc.
-	loopEnd []int32
-	loops   bool
-	// loopHead[pc], when loops is set: a backward jump goes to pc.
-	loopHead []bool
-	// foldStack is switchAt's scratch space.
-	foldStack []int32
-	backEdges [][2]int32
-	jumps     []jumpFixup
-	stubs     []stub
-	calls     bool // the program calls helpers, so tail calls may happen
+	jumps   []jumpFixup
+	stubs   []stub
 	// helperExits are the slots of helper calls through the general path.
 	helperExits []int32
-	// local: the program makes bpf-to-bpf calls. With calls, its helper
-	// exits may happen inside a local call and need a save area.
-	local bool
-	// lookups: the program calls an ArrayLookup helper and has arrays
-	// to answer such calls with (see compile_lookup.go).
-	lookups bool
-	// liveIn: the registers the start stub sets up (see findLiveIn);
-	// live is findLiveIn's scratch space. dead holds deadAfter's
-	// liveness, computed at its first question (deadReady). liveWork,
-	// liveQueued, livePreds and livePredStart are solveLiveness' scratch
-	// space.
-	liveIn        uint16
-	live          []uint16
-	dead          []uint16
-	deadReady     bool
-	liveWork      []int32
-	liveQueued    []bool
-	livePreds     []int32
-	livePredStart []int32
-	// hotUsed: some access is not through r10, so checked code may test
-	// the hot regions. memory: the program accesses memory (loads, stores,
-	// atomics). packet: it loads from the packet (LD_ABS, LD_IND).
-	hotUsed, memory, packet bool
-	tableBase               uint64            // address of the program's map table
-	arrays                  []vm.ArrayMapInfo // by map table entry
-	infoFixups              []int32           // rel32 fields that must point at the array table
+	// inlineLookups: the program calls an ArrayLookup helper and has
+	// arrays to answer such calls with (see compile_lookup.go).
+	inlineLookups bool
+	tableBase     uint64            // address of the program's map table
+	arrays        []vm.ArrayMapInfo // by map table entry
+	infoFixups    []int32           // rel32 fields that must point at the array table
 	// lookupPatches are the jumps of inline lookups to their out-of-line
 	// paths, by lookup in order (see stubLookup).
 	lookupPatches []lookupPatch
-	// switches are the compare trees compiled to jump tables, in slot
-	// order (see compile_switch.go); nextSwitch is the next to emit.
-	// inSwitch, switchSeen, switchNodes and switchData are
-	// findSwitches' scratch space and the tables' buffer.
-	switches    []switchTree
-	nextSwitch  int
-	inSwitch    []bool
-	switchSeen  []int32
-	switchNodes []int32
-	switchData  []int32
-	// hoists are the loops whose checks are hoisted (compile_hoist.go),
-	// hoistRanges their ranges; hoisted marks the accesses that the
-	// unchecked copies do not test. copying is the loop whose copy is
-	// being emitted, at copyOffsets. hoistState and hoistReached are the
-	// analysis' scratch space.
-	hoists       []hoistLoop
-	hoistRanges  []hoistRange
-	hoisted      []bool
-	copying      *hoistLoop
-	copyOffsets  []int32
-	hoistState   [][11]affine
-	hoistReached []bool
-	hoistBack    []bool
-	hoistSkip    []bool
-	hoistWork    int      // slots interpreted so far (maxHoistWork)
-	r1Known      bool     // r1 holds the constant r1 here (in this block)
-	hashUpdates  int      // calls answered by inline hash updates (compile_hash.go)
-	tr           tracking // see compile_track.go
+	// switchPatches are what the dispatches of the Switches leave for
+	// their tables (see compile_switch.go); nextSwitch is the next to
+	// emit.
+	switchPatches []switchPatch
+	nextSwitch    int
+	// hoistGuards are what the guards of the Hoists leave to patch
+	// (compile_hoist.go). copying is the loop whose unchecked copy is
+	// being emitted, at copyOffsets.
+	hoistGuards []hoistGuard
+	copying     *frontend.Hoist
+	copyOffsets []int32
+	r1Known     bool     // r1 holds the constant r1 here (in this block)
+	hashUpdates int      // calls answered by inline hash updates (compile_hash.go)
+	tr          tracking // see compile_track.go
 	// pc is the slot being emitted, blockStart the first slot of its
 	// block. uncharged: the block's length is not yet subtracted from the
 	// budget register. The subtraction waits for the charging instruction
@@ -204,45 +165,22 @@ func newCompiler(p *vm.Program, opts *Options, feat features, key uint64, tag ui
 		key:     key,
 		feat:    feat,
 		tag:     tag,
-		offsets: slices.Grow(c.offsets[:0], len(insns))[:len(insns)],
-		starts:  slices.Grow(c.starts[:0], len(insns))[:len(insns)],
-		loopEnd: c.loopEnd,
-		live:    c.live,
 
-		foldStack: c.foldStack,
-
-		loopHead:      c.loopHead,
-		dead:          c.dead,
-		liveWork:      c.liveWork,
-		liveQueued:    c.liveQueued,
-		livePreds:     c.livePreds,
-		livePredStart: c.livePredStart,
-
-		backEdges: c.backEdges[:0],
-		jumps:     c.jumps[:0],
-		stubs:     c.stubs[:0],
+		Analysis: c.Analysis, // reset by Analyze, which reuses its buffers
+		offsets:  slices.Grow(c.offsets[:0], len(insns))[:len(insns)],
+		jumps:    c.jumps[:0],
+		stubs:    c.stubs[:0],
 
 		helperExits:   c.helperExits[:0],
 		lookupPatches: c.lookupPatches[:0],
-		switches:      c.switches[:0],
-		inSwitch:      c.inSwitch,
-		switchSeen:    c.switchSeen,
-		switchNodes:   c.switchNodes,
-		switchData:    c.switchData[:0],
+		switchPatches: c.switchPatches,
 		infoFixups:    c.infoFixups[:0],
 		magic:         c.magic,
 
-		hoists:       c.hoists[:0],
-		hoistRanges:  c.hoistRanges[:0],
-		hoisted:      c.hoisted,
-		copyOffsets:  c.copyOffsets,
-		hoistState:   c.hoistState,
-		hoistReached: c.hoistReached,
-		hoistBack:    c.hoistBack,
-		hoistSkip:    c.hoistSkip,
+		hoistGuards: c.hoistGuards,
+		copyOffsets: c.copyOffsets,
 	}
 	c.a.Reset()
-	clear(c.starts)
 	return c
 }
 
@@ -255,7 +193,7 @@ func (c *compiler) release() {
 
 // compile emits the whole program and returns its code.
 func (c *compiler) compile() ([]byte, error) {
-	if err := c.findBlocks(); err != nil {
+	if err := c.analyze(); err != nil {
 		return nil, err
 	}
 	c.prepareLookups()
@@ -285,7 +223,7 @@ func (c *compiler) compile() ([]byte, error) {
 // emitSlots emits the code of slots [from, to), recording their offsets
 // in offsets: the body, or the copy of a loop.
 func (c *compiler) emitSlots(from, to int, offsets []int32) error {
-	insns, starts := c.insns, c.starts[:len(c.insns)]
+	insns, starts := c.insns, c.Starts[:len(c.insns)]
 	for pc := from; pc < to; pc++ {
 		if starts[pc] {
 			// The last block may fall through into this one without a
@@ -295,11 +233,11 @@ func (c *compiler) emitSlots(from, to int, offsets []int32) error {
 			}
 			c.blockStart, c.uncharged = pc, true
 			c.resetTracking()
-			if c.loops && c.isLoopHead(pc) {
-				if l := c.hoistAt(pc); l != nil && c.copying == nil {
-					c.enterHoisted(l)
+			if c.Loops && c.LoopHead[pc] {
+				if i := c.hoistAt(pc); i >= 0 && c.copying == nil {
+					c.enterHoisted(i)
 				}
-				c.a.Align(64)
+				c.alignLoopHead()
 			}
 		}
 		c.pc = pc
@@ -331,8 +269,8 @@ func (c *compiler) emitSlots(from, to int, offsets []int32) error {
 				c.trackALU(ins)
 			}
 		case asm.ClassJMP, asm.ClassJMP32:
-			if sw := c.switches; c.nextSwitch < len(sw) && sw[c.nextSwitch].root == int32(pc) {
-				c.emitSwitch(&sw[c.nextSwitch])
+			if sw := c.Switches; c.nextSwitch < len(sw) && sw[c.nextSwitch].Root == int32(pc) {
+				c.emitSwitch(c.nextSwitch)
 				c.nextSwitch++
 			}
 			var fused bool
@@ -407,7 +345,7 @@ func (c *compiler) emitShared() {
 	if c.checked {
 		kind |= 1
 	}
-	if c.lookups {
+	if c.inlineLookups {
 		kind |= 2
 	}
 	if s := sharedCode[kind].Load(); s != nil {
@@ -437,129 +375,26 @@ func (c *compiler) emitShared() {
 // ends the run through the shared stubs). runFramePlain does not record
 // that base for it (see setRunPath).
 func (c *compiler) flat() bool {
-	return !c.local && !c.calls && !c.packet && !(c.checked && c.memory)
+	return !c.Local && !c.Calls && !c.Packet && !(c.checked && c.Memory)
 }
 
-// findBlocks splits the program into blocks, straight-line code with one
-// entry: at slot 0, at jump and call targets, and after every instruction
-// that always ends the interpreter's stretch (exits, gotos, calls, packet
-// loads). A conditional jump does not end a block: its fall-through path
-// continues the block (and the interpreter's stretch, which only a taken
-// jump ends). The budget register is charged the slots of a stretch at the
-// charging instruction that ends it (or at the end of a block that falls
-// through into a jump target), and that instruction fails when the
-// register is negative: exactly when the interpreter's charge of the
-// stretch would exceed the budget. The compiler also forgets what it
-// knows of registers and stack slots at the start of each block.
-//
-// It also refuses programs with callbacks, which the JIT cannot run yet.
-func (c *compiler) findBlocks() error {
-	starts := c.starts
-	starts[0] = true
-	for pc := 0; pc < len(c.insns); pc++ {
-		ins := &c.insns[pc]
-		if ins.Opcode == asm.OpLDDW {
-			if ins.Src == asm.PseudoFunc {
-				// Callbacks (bpf_loop) run through vm.Env.CallFunction,
-				// which has no JIT implementation yet.
-				return &vm.LoadError{Program: c.prog.Name(), Index: pc, Err: fmt.Errorf("jit: %w: callbacks (BPF_PSEUDO_FUNC)", vm.ErrUnsupported)}
-			}
-			pc++
-			continue
-		}
-		next := pc + 1
-		switch ins.Class() {
-		case asm.ClassJMP, asm.ClassJMP32:
-			switch {
-			case ins.Opcode == asm.OpCall && ins.Src == asm.PseudoCall:
-				c.local = true
-				starts[next+int(ins.Imm)] = true
-			case ins.Opcode == asm.OpCall || ins.Opcode == asm.OpCallX:
-				c.calls = true
-				if c.isArrayLookup(ins) {
-					// Answered inline, the call does not end the
-					// interpreter's stretch; through the helper it does,
-					// and the next stretch starts after it anyway.
-					c.lookups = true
-					continue
-				}
-			case ins.Opcode == asm.OpExit:
-			case ins.Opcode == asm.ClassJMP32|asm.JmpJA:
-				starts[next+int(ins.Imm)] = true
-				if ins.Imm < 0 {
-					c.backEdges = append(c.backEdges, [2]int32{int32(next) + ins.Imm, int32(pc)})
-				}
-			case ins.Opcode == asm.ClassJMP|asm.JmpJA:
-				starts[next+int(ins.Offset)] = true
-				if ins.Offset < 0 {
-					c.backEdges = append(c.backEdges, [2]int32{int32(next + int(ins.Offset)), int32(pc)})
-				}
-			default: // conditional: the block goes on
-				starts[next+int(ins.Offset)] = true
-				if ins.Offset < 0 {
-					c.backEdges = append(c.backEdges, [2]int32{int32(next + int(ins.Offset)), int32(pc)})
-				}
-				continue
-			}
-		case asm.ClassLD: // packet loads
-			c.packet = true
-		case asm.ClassLDX:
-			c.memory = true
-			c.hotUsed = c.hotUsed || ins.Src != asm.R10
-			continue
-		case asm.ClassST, asm.ClassSTX:
-			c.memory = true
-			c.hotUsed = c.hotUsed || ins.Dst != asm.R10
-			continue
-		default:
-			continue
-		}
-		if next < len(c.insns) {
-			starts[next] = true
-		}
+// analyze runs the front end's analyses and sizes what their emission
+// patches.
+func (c *compiler) analyze() error {
+	opts := frontend.Options{Switches: !c.blind, Hoist: c.checked && !c.blind}
+	if err := c.Analyze(c.prog, opts); err != nil {
+		return err
 	}
-	c.findSwitches()
-	c.findLoops()
-	c.findLiveIn()
-	c.findHoists()
+	c.switchPatches = slices.Grow(c.switchPatches[:0], len(c.Switches))[:len(c.Switches)]
+	clear(c.switchPatches)
+	c.hoistGuards = slices.Grow(c.hoistGuards[:0], len(c.Hoists))[:len(c.Hoists)]
+	clear(c.hoistGuards)
 	return nil
 }
 
-// findLoops fills loopEnd and loopHead from the backward jumps, in one
-// sweep: a program may have hundreds of thousands of them, each spanning
-// thousands of slots, so walking each one's span would be quadratic.
-// Sweeping the slots in order with m the largest end of the jumps that
-// start at or before slot i gives loopEnd[i]: if m > i, the jump that ends
-// there spans i and none spanning i ends later; else no jump spans i (one
-// that did would end after i, so m would be larger).
-func (c *compiler) findLoops() {
-	if len(c.backEdges) == 0 {
-		return
-	}
-	c.loops = true
-	n := len(c.insns)
-	c.loopEnd = slices.Grow(c.loopEnd[:0], n)[:n]
-	clear(c.loopEnd)
-	c.loopHead = slices.Grow(c.loopHead[:0], n)[:n]
-	clear(c.loopHead)
-	for _, e := range c.backEdges {
-		c.loopEnd[e[0]] = max(c.loopEnd[e[0]], e[1])
-		c.loopHead[e[0]] = true
-	}
-	m := int32(0)
-	for i, end := range c.loopEnd {
-		m = max(m, end)
-		if m > int32(i) {
-			c.loopEnd[i] = m
-		} else {
-			c.loopEnd[i] = 0
-		}
-	}
-}
-
-// isLoopHead reports whether a backward jump goes to slot pc: its code
-// starts on a 64-byte boundary, so that each iteration fetches the loop
-// from as few 64-byte blocks as possible. Measured against 16 and 32 (interleaved A/B, benchmark set):
+// alignLoopHead starts the code of a loop head on a 64-byte boundary, so
+// that each iteration fetches the loop from as few 64-byte blocks as
+// possible. Measured against 16 and 32 (interleaved A/B, benchmark set):
 // a byte copy whose 38-byte loop fits one block runs twice as fast (the
 // same loop is as slow when it straddles two), strcmp 27 % and switch 11 %
 // faster, log2_int ~6 % slower, the others equal. Code that falls into a
@@ -568,18 +403,8 @@ func (c *compiler) findLoops() {
 // nothing on prime and lost strcmp's gain, whose loop moved with the
 // padding; alignment beyond that is luck until blocks are laid out by
 // how hot they are.
-func (c *compiler) isLoopHead(pc int) bool {
-	return c.loopHead[pc]
-}
-
-// leavesLoop reports whether a forward jump at slot pc to target leaves
-// a loop: such a jump is usually not taken.
-func (c *compiler) leavesLoop(pc, target int) bool {
-	if !c.loops {
-		return false
-	}
-	end := int(c.loopEnd[pc])
-	return end > pc && end < target
+func (c *compiler) alignLoopHead() {
+	c.a.Align(64)
 }
 
 // checkBudget emits the test of a charging instruction at slot pc: leave
@@ -642,7 +467,7 @@ func (c *compiler) align() {
 func (c *compiler) jumpToSlot(cond x86.Cond, always bool, target int) {
 	offsets, emitted := c.offsets, target <= c.pc
 	if l := c.copying; l != nil {
-		if target >= int(l.head) && target <= int(l.end) {
+		if target >= int(l.Head) && target <= int(l.End) {
 			offsets = c.copyOffsets
 		} else {
 			emitted = true // the body's code

@@ -187,7 +187,7 @@ func (c *compiler) emitDivMod(mod, signed bool, size int, ins *asm.Instruction, 
 	}
 	// r0 lives in rax: keep it in rcx unless nothing reads it before
 	// writing it.
-	keepR0 := dst != x86.RAX && !c.deadAfter(c.pc+1, asm.R0)
+	keepR0 := dst != x86.RAX && !c.DeadAfter(c.pc+1, asm.R0)
 	if keepR0 {
 		a.MovRR(8, tmpC, x86.RAX)
 	}

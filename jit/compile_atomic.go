@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/uebpf/uebpf/asm"
+	"github.com/uebpf/uebpf/jit/internal/frontend"
 	"github.com/uebpf/uebpf/jit/internal/x86"
 	"github.com/uebpf/uebpf/vm"
 )
@@ -13,7 +14,7 @@ import (
 // misaligned atomics, and on x86 they are split locks).
 func (c *compiler) emitAtomic(pc int, ins *asm.Instruction) error {
 	a := c.a
-	size := accessSize(ins.Opcode)
+	size := frontend.AccessSize(ins.Opcode)
 	c.emitCheck(pc, ins.Dst, int32(ins.Offset), size, true)
 	base, src := regMap[ins.Dst], regMap[ins.Src]
 	a.Lea(tmpAddr, x86.M(base, int32(ins.Offset)))

@@ -14,10 +14,10 @@ import (
 // through dst at pc+1 as one access with imm in its displacement, leaving
 // dst as it was, and reports whether it did. It does so only when nothing
 // reads dst's new value: the load writes dst itself, or no path from
-// pc+2 reads dst before writing it (deadAfter).
+// pc+2 reads dst before writing it (DeadAfter).
 func (c *compiler) emitFoldedAccess(pc int, ins *asm.Instruction) bool {
 	if ins.Opcode != asm.ClassALU64|asm.AluADD|asm.SourceK || c.blind ||
-		pc+1 >= len(c.insns) || c.starts[pc+1] {
+		pc+1 >= len(c.insns) || c.Starts[pc+1] {
 		return false
 	}
 	reg := ins.Dst
@@ -42,7 +42,7 @@ func (c *compiler) emitFoldedAccess(pc int, ins *asm.Instruction) bool {
 	if base != reg || off != int64(int32(off)) {
 		return false
 	}
-	if !(load && next.Dst == reg) && !c.deadAfter(pc+2, reg) {
+	if !(load && next.Dst == reg) && !c.DeadAfter(pc+2, reg) {
 		return false
 	}
 	if c.needsTrackALU(ins) {
@@ -55,43 +55,4 @@ func (c *compiler) emitFoldedAccess(pc int, ins *asm.Instruction) bool {
 		c.emitStore(pc+1, next, int32(off))
 	}
 	return true
-}
-
-// regUse returns the registers ins reads and those it writes without
-// reading them first, for deadAfter: reads are over-approximated, writes
-// under-approximated.
-func regUse(ins *asm.Instruction) (reads, writes uint16) {
-	const all = 1<<11 - 1
-	dst, src := uint16(1)<<(ins.Dst&15), uint16(1)<<(ins.Src&15)
-	switch ins.Class() {
-	case asm.ClassALU, asm.ClassALU64:
-		if ins.Opcode&asm.SourceX != 0 && ins.Opcode&0xf0 != asm.AluNEG && ins.Opcode&0xf0 != asm.AluEND {
-			reads |= src
-		}
-		if ins.Opcode&0xf0 == asm.AluMOV {
-			return reads, dst
-		}
-		return reads | dst, 0
-	case asm.ClassLDX:
-		return src, dst
-	case asm.ClassST:
-		return dst, 0
-	case asm.ClassSTX: // atomics included: r0 for cmpxchg
-		return dst | src | 1, 0
-	case asm.ClassLD:
-		if ins.Opcode == asm.OpLDDW {
-			return 0, dst
-		}
-		return all, 0 // packet loads
-	}
-	switch ins.Opcode & 0xf0 { // jumps
-	case asm.JmpCALL, asm.JmpEXIT:
-		return all, 0
-	case asm.JmpJA:
-		return 0, 0
-	}
-	if ins.Opcode&asm.SourceX != 0 {
-		reads |= src
-	}
-	return reads | dst, 0
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/uebpf/uebpf/asm"
+	"github.com/uebpf/uebpf/jit/internal/frontend"
 	"github.com/uebpf/uebpf/jit/internal/x86"
 	"github.com/uebpf/uebpf/vm"
 )
@@ -33,7 +34,7 @@ func (c *compiler) emitJump(pc int, ins *asm.Instruction) (fused bool, err error
 	case asm.OpCall:
 		if ins.Src == asm.PseudoCall {
 			c.emitLocalCall(pc, pc+1+int(ins.Imm))
-		} else if c.lookups && c.isArrayLookup(ins) {
+		} else if c.inlineLookups && c.isArrayLookup(ins) {
 			return c.emitArrayLookup(pc), nil
 		} else if l, keySize, valueSize, ok := c.inlineHashUpdate(pc); ok {
 			c.emitHashUpdateCall(pc, l, keySize, valueSize)
@@ -45,15 +46,15 @@ func (c *compiler) emitJump(pc int, ins *asm.Instruction) (fused bool, err error
 		c.emitHelperExit(pc, reasonCallX)
 		return false, nil
 	case asm.ClassJMP | asm.JmpJA, asm.ClassJMP32 | asm.JmpJA:
-		c.emitGoto(pc, jumpTarget(pc, ins))
+		c.emitGoto(pc, frontend.JumpTarget(pc, ins))
 		return false, nil
 	}
 	cond := jumpConds[ins.Opcode>>4]
 	if cond == 0xff {
 		return false, fmt.Errorf("%w %#02x", vm.ErrUnknownOpcode, ins.Opcode)
 	}
-	target := jumpTarget(pc, ins)
-	if target > pc+1 && (c.leavesLoop(pc, target) || c.loops && c.endsRun(target)) {
+	target := frontend.JumpTarget(pc, ins)
+	if target > pc+1 && (c.LeavesLoop(pc, target) || c.Loops && c.EndsRun(target)) {
 		// A jump out of a loop, or to the end of the run, likely not
 		// taken: the fall-through path continues the block and the
 		// stretch, with no charge and no test; the taken path charges
@@ -76,33 +77,6 @@ func (c *compiler) emitJump(pc int, ins *asm.Instruction) (fused bool, err error
 	s.off, s.size = int32(start), uint8(c.a.Len()-start)
 	c.jumpToSlot(cond, false, target)
 	return false, nil
-}
-
-// jumpTarget returns the slot a jump (not a call) at pc goes to: gotol
-// has its offset in imm.
-func jumpTarget(pc int, ins *asm.Instruction) int {
-	if ins.Opcode == asm.ClassJMP32|asm.JmpJA {
-		return pc + 1 + int(ins.Imm)
-	}
-	return pc + 1 + int(ins.Offset)
-}
-
-// endsRun reports whether the code at slot pc ends the run: an exit after
-// at most three instructions that cannot jump, such as the "return" inside
-// a loop. A jump there runs once per run at most.
-func (c *compiler) endsRun(pc int) bool {
-	for end := min(pc+4, len(c.insns)); pc < end; pc++ {
-		switch ins := &c.insns[pc]; ins.Class() {
-		case asm.ClassJMP, asm.ClassJMP32:
-			return ins.Opcode == asm.OpExit
-		case asm.ClassLD:
-			if ins.Opcode != asm.OpLDDW {
-				return false // a packet load may end the run itself
-			}
-			pc++
-		}
-	}
-	return false
 }
 
 // edgeStub makes the rel32 at patch jump to the taken path of the
@@ -237,7 +211,7 @@ func (c *compiler) emitLocalCall(pc, target int) {
 	for i := 9; i >= 6; i-- {
 		a.Pop(regMap[i])
 	}
-	if c.calls {
+	if c.Calls {
 		// The callee may have made a tail call: then this code runs for
 		// a program that is no longer the current one, and Go must
 		// switch back before anything looks at the current program.

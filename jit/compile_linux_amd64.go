@@ -62,8 +62,8 @@ func (f *family) compile(vp *vm.Program) (*Program, error) {
 		enter: base + uintptr(c.enterOff),
 		tag:   tag,
 
-		needsSave: c.local && (c.calls || c.resumable()),
-		calls:     c.calls,
+		needsSave: c.Local && (c.Calls || c.resumable()),
+		calls:     c.Calls,
 		resumable: c.resumable(),
 	}
 	if len(c.helperExits) != 0 {

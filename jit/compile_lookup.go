@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/uebpf/uebpf/asm"
+	"github.com/uebpf/uebpf/jit/internal/frontend"
 	"github.com/uebpf/uebpf/jit/internal/x86"
 	"github.com/uebpf/uebpf/vm"
 )
@@ -30,21 +31,16 @@ const arrayInfoSize = 32
 
 // isArrayLookup reports whether ins calls an ArrayLookup helper.
 func (c *compiler) isArrayLookup(ins *asm.Instruction) bool {
-	if ins.Opcode != asm.OpCall || ins.Src != 0 {
-		return false
-	}
-	h, ok := c.prog.Helpers()[ins.Imm]
-	return ok && h.ArrayLookup
+	return frontend.IsArrayLookup(c.prog, ins)
 }
 
 // prepareLookups fetches the program's arrays when it calls an
 // ArrayLookup helper, and turns inlining off when there is nothing to
 // inline.
 func (c *compiler) prepareLookups() {
-	if !c.lookups {
+	if !c.Lookups {
 		return
 	}
-	c.lookups = false
 	if vm.MapEntrySize*2 != arrayInfoSize {
 		return
 	}
@@ -54,7 +50,7 @@ func (c *compiler) prepareLookups() {
 	}
 	for _, a := range c.arrays {
 		if a.Base != 0 {
-			c.lookups = true
+			c.inlineLookups = true
 		}
 	}
 }
@@ -91,7 +87,7 @@ const (
 // that follows it (the verifier makes programs test a lookup's result):
 // fusedEQ or fusedNE with the test's target, or fusedNone.
 func (c *compiler) nullTest(pc int) (uint8, int32) {
-	if pc+1 >= len(c.insns) || c.starts[pc+1] {
+	if pc+1 >= len(c.insns) || c.Starts[pc+1] {
 		return fusedNone, 0
 	}
 	ins := &c.insns[pc+1]

@@ -2,21 +2,10 @@ package jit
 
 import (
 	"github.com/uebpf/uebpf/asm"
+	"github.com/uebpf/uebpf/jit/internal/frontend"
 	"github.com/uebpf/uebpf/jit/internal/x86"
 	"github.com/uebpf/uebpf/vm"
 )
-
-func accessSize(opcode uint8) int {
-	switch opcode & 0x18 {
-	case asm.SizeB:
-		return 1
-	case asm.SizeH:
-		return 2
-	case asm.SizeW:
-		return 4
-	}
-	return 8
-}
 
 // emitCheck emits the checked-mode test of an access of size bytes at
 // [base+off], which returns with the access allowed. Accesses through r10
@@ -33,7 +22,7 @@ func (c *compiler) emitCheck(pc int, baseReg uint8, off int32, size int, write b
 	if c.inFrame(baseReg, off, size) { // r10, or a copy of it plus a constant
 		return
 	}
-	if c.copying != nil && c.hoisted[pc] {
+	if c.copying != nil && c.Hoisted[pc] {
 		return // a loop's guard tested it (compile_hoist.go)
 	}
 	a := c.a
@@ -85,7 +74,7 @@ func (c *compiler) memStubAt(patch, pc, v int) {
 // emitLoad emits ldx and ldxs, with the displacement off instead of the
 // instruction's own (see emitFoldedAccess).
 func (c *compiler) emitLoad(pc int, ins *asm.Instruction, off int32) {
-	size := accessSize(ins.Opcode)
+	size := frontend.AccessSize(ins.Opcode)
 	signed := ins.Opcode&0xe0 == asm.ModeMEMSX
 	if c.loadFromSlot(ins.Dst, ins.Src, off, size, signed) {
 		// The slot holds a register stored in this block: no access, and
@@ -104,7 +93,7 @@ func (c *compiler) emitLoad(pc int, ins *asm.Instruction, off int32) {
 // emitStore emits st and stx, with the displacement off instead of the
 // instruction's own (see emitFoldedAccess).
 func (c *compiler) emitStore(pc int, ins *asm.Instruction, off int32) {
-	size := accessSize(ins.Opcode)
+	size := frontend.AccessSize(ins.Opcode)
 	c.emitCheck(pc, ins.Dst, off, size, true)
 	m := x86.M(regMap[ins.Dst], off)
 	if ins.Class() == asm.ClassSTX {
@@ -129,7 +118,7 @@ func (c *compiler) emitStore(pc int, ins *asm.Instruction, off int32) {
 func (c *compiler) emitPacketLoad(pc int, ins *asm.Instruction) {
 	a := c.a
 	c.checkBudget(pc)
-	size := accessSize(ins.Opcode)
+	size := frontend.AccessSize(ins.Opcode)
 	if ins.Opcode&0xe0 == asm.ModeABS {
 		if ins.Imm < 0 {
 			a.JmpTo(c.abortOff)

@@ -3,6 +3,7 @@ package jit
 import (
 	"math/bits"
 
+	"github.com/uebpf/uebpf/jit/internal/frontend"
 	"github.com/uebpf/uebpf/jit/internal/x86"
 	"github.com/uebpf/uebpf/vm"
 )
@@ -54,7 +55,7 @@ func (c *compiler) emitStart() {
 func (c *compiler) emitStartCode() {
 	a := c.a
 	// Only the registers the program may read before writing them.
-	live := c.liveIn
+	live := c.LiveIn
 	for i := 1; i <= 5; i++ {
 		if live&(1<<i) != 0 {
 			a.Load(8, regMap[i], st(offArgs+8*int32(i-1)))
@@ -70,16 +71,16 @@ func (c *compiler) emitStartCode() {
 		}
 	}
 	a.Load(8, budgetReg, st(offBudget))
-	if c.checked && (c.hotUsed || c.calls) { // no region allowed the last access yet
+	if c.checked && (c.HotUsed || c.Calls) { // no region allowed the last access yet
 		a.StoreImm(8, st(offHotReadLo+8), 0)
 		a.StoreImm(8, st(offHotWriteLo+8), 0)
 	}
 	// A tail call may continue in a program with local calls.
-	if c.local || c.calls {
+	if c.Local || c.Calls {
 		a.Lea(tmpAddr, x86.M(regMap[10], vm.StackFrameSize-vm.StackSize))
 		a.Store(8, st(offCallLimit), tmpAddr)
 	}
-	if c.calls {
+	if c.Calls {
 		a.StoreImm(8, st(offProgTag), int32(c.tag))
 	}
 }
@@ -299,7 +300,7 @@ func (c *compiler) jmpLeavePC(reason uint32, pc int32) {
 // resumable reports whether the code can run long: it has a backward jump
 // or a local call (see Program.resumable). Its budget failures then end a
 // slice (leaveBudget).
-func (c *compiler) resumable() bool { return c.loops || c.local }
+func (c *compiler) resumable() bool { return c.Loops || c.Local }
 
 // leaveBudget leaves when the budget register is overdrawn at the
 // charging instruction at slot pc. In resumable code that ends a slice:
@@ -369,7 +370,7 @@ func (c *compiler) emitStub(s *stub) {
 			c.emitCompare(ins)
 		}
 		a.JccTo(jumpConds[ins.Opcode>>4].Invert(), int(c.offsets[s.pc+1]))
-		c.leaveBudget(s.pc, int(c.offsets[jumpTarget(int(s.pc), ins)]))
+		c.leaveBudget(s.pc, int(c.offsets[frontend.JumpTarget(int(s.pc), ins)]))
 	case stubBudget:
 		// Resume right after the test, or at the slot the goto that
 		// tested goes to.

@@ -247,7 +247,7 @@ func (c *compiler) loadFromSlot(dst, base uint8, off int32, size int, signed boo
 // whether it did.
 func (c *compiler) emitLeaPair(pc int, ins *asm.Instruction) bool {
 	if ins.Opcode != asm.ClassALU64|asm.AluMOV|asm.SourceX || ins.Offset != 0 || c.blind ||
-		pc+1 >= len(c.insns) || c.starts[pc+1] {
+		pc+1 >= len(c.insns) || c.Starts[pc+1] {
 		return false
 	}
 	next := &c.insns[pc+1]

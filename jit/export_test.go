@@ -3,7 +3,6 @@ package jit
 import (
 	"unsafe"
 
-	"github.com/uebpf/uebpf/asm"
 	"github.com/uebpf/uebpf/vm"
 )
 
@@ -26,13 +25,6 @@ func ZeroFrameStack(p *Program) {
 	}
 }
 
-// DeadAfter reports whether no path from slot from of insns reads reg
-// before writing it (see compiler.deadAfter).
-func DeadAfter(insns []asm.Instruction, from int, reg uint8) bool {
-	c := &compiler{insns: insns}
-	return c.deadAfter(from, reg)
-}
-
 // RunPath names where run continues for p (Program.path): "stackless",
 // "plain", "frame" or "env".
 func RunPath(p *Program) string {
@@ -44,15 +36,15 @@ func RunPath(p *Program) string {
 func Hoisted(vp *vm.Program) (loops, accesses int) {
 	c := newCompiler(vp, &Options{}, features{}, 0, 0)
 	defer c.release()
-	if c.findBlocks() != nil {
+	if c.analyze() != nil {
 		return 0, 0
 	}
-	for _, h := range c.hoisted {
+	for _, h := range c.Hoisted {
 		if h {
 			accesses++
 		}
 	}
-	return len(c.hoists), accesses
+	return len(c.Hoists), accesses
 }
 
 // TrapSlowPaths returns o with the checked copies of loops whose checks

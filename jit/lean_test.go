@@ -521,7 +521,7 @@ func collectConstantly() (stop func()) {
 
 // Clang's code reads no register but r1 and r10 before writing it, so
 // the benchmark set's programs that call no helper run on a plain frame
-// (findLiveIn's analysis sees through their loops); none of them uses the
+// (the front end's liveness sees through their loops); none of them uses the
 // stack.
 func TestBenchmarkSetRunsPlain(t *testing.T) {
 	setPrograms(t, func(name string, vp *vm.Program) {

@@ -191,7 +191,7 @@ func (p *Program) setRunPath(c *compiler) {
 	// nothing but its stack: a lean run gets one slice of the budget,
 	// and a run that needs more starts again with an Env (frameError),
 	// which is only the same run if the first wrote nothing it reads.
-	p.lean = !p.calls && (!p.resumable || !c.local && !slices.ContainsFunc(c.insns, writesOutsideFrame)) &&
+	p.lean = !p.calls && (!p.resumable || !c.Local && !slices.ContainsFunc(c.insns, writesOutsideFrame)) &&
 		(!c.checked || p.vp.StaticRegions() == 0)
 	if p.lean && p.resumable {
 		p.budget = min(p.budget, firstSlice)
@@ -199,13 +199,13 @@ func (p *Program) setRunPath(c *compiler) {
 			p.budget = min(p.budget, int64(sliceOverride))
 		}
 	}
-	if c.checked && c.memory {
+	if c.checked && c.Memory {
 		p.frameSetup |= frameSetupChecked
 	}
-	if c.packet {
+	if c.Packet {
 		p.frameSetup |= frameSetupPacket
 	}
-	if c.liveIn&0x3f9 != 0 { // r0, r3-r9
+	if c.LiveIn&0x3f9 != 0 { // r0, r3-r9
 		p.frameSetup |= frameSetupClear
 	}
 	switch {
@@ -213,7 +213,7 @@ func (p *Program) setRunPath(c *compiler) {
 		p.path = pathEnv
 	case p.resumable && !c.flat(): // runFrame records the native stack's base for the slice's end
 		p.path = pathFrame
-	case p.frameSetup != 0 || c.liveIn&(1<<2) != 0 || !c.flat():
+	case p.frameSetup != 0 || c.LiveIn&(1<<2) != 0 || !c.flat():
 		p.path = pathFrame
 	case slices.ContainsFunc(c.insns, usesR10):
 		p.path = pathPlain

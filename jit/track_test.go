@@ -320,7 +320,7 @@ func TestTrackedBlocks(t *testing.T) {
 // TestLiveIn runs programs that read registers as a run starts them, in
 // the first block and after it, with and without writes before: the start
 // stub sets up only the registers a program may read first
-// (findLiveIn).
+// (the front end's LiveIn).
 func TestLiveIn(t *testing.T) {
 	var srcs []string
 	for r := 0; r <= 10; r++ {

@@ -1,4 +1,4 @@
-package jit
+package frontend
 
 import (
 	"slices"
@@ -8,7 +8,7 @@ import (
 
 // Two questions need which registers a path may read before writing them:
 // which registers a run's start must set up (findLiveIn) and whether an
-// instruction may drop a value nothing reads (deadAfter). Both are
+// instruction may drop a value nothing reads (DeadAfter). Both are
 // backward liveness problems over the slots, solved by solveLiveness in
 // time linear in the program: a program may have a million slots and
 // hundreds of thousands of loops, nested or overlapping, so neither a pass
@@ -21,7 +21,7 @@ const (
 	// liveStart: what a run's start must set up. An exit reads r0, a
 	// (local) call every register.
 	liveStart liveMode = iota
-	// liveDead: deadAfter's conservative reading (regUse): exits, calls
+	// liveDead: DeadAfter's conservative reading (regUse): exits, calls
 	// and packet loads read every register, since a caller, a helper or
 	// a tail-called program may look at any.
 	liveDead
@@ -29,43 +29,43 @@ const (
 
 const allRegs = 1<<11 - 1
 
-// findLiveIn sets liveIn, the registers whose value at the start of a run
-// the program may read on some path before writing them, which the start
-// stub (and runFrame) must set up; the others are left as they are.
+// findLiveIn sets LiveIn, the registers whose value at the start of a run
+// the program may read on some path before writing them, which a run's
+// start must set up; the others may be left as they are.
 // Clang's code reads no register but r1 and r10 before writing it, so its
 // runs set up nothing else. With helper calls everything is live (helpers
 // read r1-r5, tail-call targets any register); a local call reads every
 // register (the callee sees them all) and writes none, conservatively.
-func (c *compiler) findLiveIn() {
-	if c.calls {
-		c.liveIn = allRegs
+func (a *Analysis) findLiveIn() {
+	if a.Calls {
+		a.LiveIn = allRegs
 		return
 	}
-	c.live = c.solveLiveness(c.live, liveStart)
-	c.liveIn = c.live[0]
-	if c.local {
-		c.liveIn |= 1 << asm.R10 // the call limit
+	a.live = a.solveLiveness(a.live, liveStart)
+	a.LiveIn = a.live[0]
+	if a.Local {
+		a.LiveIn |= 1 << asm.R10 // the call limit
 	}
 }
 
-// deadAfter reports whether no path from slot from reads reg before it
-// writes it. Folded accesses and divisions (which need not keep r0 when
-// it is dead) ask. It is conservative: exits, calls and packet loads
+// DeadAfter reports whether no path from slot from reads reg before it
+// writes it: a back end may then leave a different value there (an
+// address folded into an access, a register clobbered by a division). It is conservative: exits, calls and packet loads
 // count as reading every register (see liveDead). The liveness of every
 // slot is computed at the first question, once per compile: a walk per
 // question would be quadratic in a program of many divisions.
-func (c *compiler) deadAfter(from int, reg uint8) bool {
-	if !c.deadReady {
-		c.dead = c.solveLiveness(c.dead, liveDead)
-		c.deadReady = true
+func (a *Analysis) DeadAfter(from int, reg uint8) bool {
+	if !a.deadReady {
+		a.dead = a.solveLiveness(a.dead, liveDead)
+		a.deadReady = true
 	}
-	return from >= len(c.dead) || c.dead[from]&(1<<reg) == 0
+	return from >= len(a.dead) || a.dead[from]&(1<<reg) == 0
 }
 
 // transfer returns the registers live at the start of slot pc given those
 // live at the start of each slot (live), for mode.
-func (c *compiler) transfer(pc int, mode liveMode, live []uint16) uint16 {
-	ins := &c.insns[pc]
+func (a *Analysis) transfer(pc int, mode liveMode, live []uint16) uint16 {
+	ins := &a.insns[pc]
 	next := func(q int) uint16 {
 		if q < len(live) {
 			return live[q]
@@ -81,9 +81,9 @@ func (c *compiler) transfer(pc int, mode liveMode, live []uint16) uint16 {
 		switch ins.Class() {
 		case asm.ClassJMP, asm.ClassJMP32:
 			if ins.Opcode&0xf0 == asm.JmpJA {
-				out = next(jumpTarget(pc, ins))
+				out = next(JumpTarget(pc, ins))
 			} else { // conditional: calls and exits read every register
-				out = next(pc+1) | next(jumpTarget(pc, ins))
+				out = next(pc+1) | next(JumpTarget(pc, ins))
 			}
 		case asm.ClassLD: // an lddw: packet loads read every register
 			out = next(pc + 2)
@@ -128,9 +128,9 @@ func (c *compiler) transfer(pc int, mode liveMode, live []uint16) uint16 {
 		case ins.Opcode == asm.OpCall:
 			in = allRegs
 		case ins.Opcode&0xf0 == asm.JmpJA:
-			in = next(jumpTarget(pc, ins))
+			in = next(JumpTarget(pc, ins))
 		default:
-			in = next(pc+1) | next(jumpTarget(pc, ins)) | dst
+			in = next(pc+1) | next(JumpTarget(pc, ins)) | dst
 			if ins.Opcode&asm.SourceX != 0 {
 				in |= src
 			}
@@ -145,15 +145,15 @@ func jumpsTo(pc int, ins *asm.Instruction) int {
 	switch ins.Class() {
 	case asm.ClassJMP, asm.ClassJMP32:
 		if op := ins.Opcode & 0xf0; op != asm.JmpCALL && op != asm.JmpEXIT {
-			return jumpTarget(pc, ins)
+			return JumpTarget(pc, ins)
 		}
 	}
 	return -1
 }
 
 // secondSlot reports whether slot pc is the second slot of an lddw.
-func (c *compiler) secondSlot(pc int) bool {
-	return pc > 0 && c.insns[pc-1].Opcode == asm.OpLDDW
+func (a *Analysis) secondSlot(pc int) bool {
+	return pc > 0 && a.insns[pc-1].Opcode == asm.OpLDDW
 }
 
 // solveLiveness returns, in live (reused), the registers live at the start
@@ -163,44 +163,44 @@ func (c *compiler) secondSlot(pc int) bool {
 // worklist, and a slot whose set grows puts its predecessors back on it.
 // A set grows at most 11 times, so the work is linear in the slots and
 // jumps, however the loops nest.
-func (c *compiler) solveLiveness(live []uint16, mode liveMode) []uint16 {
-	n := len(c.insns)
+func (a *Analysis) solveLiveness(live []uint16, mode liveMode) []uint16 {
+	n := len(a.insns)
 	live = slices.Grow(live[:0], n)[:n]
 	clear(live)
-	work := c.liveWork[:0]
+	work := a.liveWork[:0]
 	for pc := n - 1; pc >= 0; pc-- {
-		if c.secondSlot(pc) {
+		if a.secondSlot(pc) {
 			continue
 		}
-		live[pc] = c.transfer(pc, mode, live)
-		if t := jumpsTo(pc, &c.insns[pc]); t >= 0 && t <= pc {
+		live[pc] = a.transfer(pc, mode, live)
+		if t := jumpsTo(pc, &a.insns[pc]); t >= 0 && t <= pc {
 			work = append(work, int32(pc))
 		}
 	}
 	if len(work) == 0 {
-		c.liveWork = work
+		a.liveWork = work
 		return live
 	}
 	// The predecessors of each slot by jump, as ranges of preds indexed
 	// by predStart; falling through, slot pc's is the slot before it.
-	predStart := slices.Grow(c.livePredStart[:0], n+1)[:n+1]
+	predStart := slices.Grow(a.livePredStart[:0], n+1)[:n+1]
 	clear(predStart)
 	for pc := range n {
-		if t := jumpsTo(pc, &c.insns[pc]); t >= 0 && t < n && !c.secondSlot(pc) {
+		if t := jumpsTo(pc, &a.insns[pc]); t >= 0 && t < n && !a.secondSlot(pc) {
 			predStart[t]++
 		}
 	}
 	for i := 1; i <= n; i++ {
 		predStart[i] += predStart[i-1] // the end of slot i's range
 	}
-	preds := slices.Grow(c.livePreds[:0], int(predStart[n]))[:predStart[n]]
+	preds := slices.Grow(a.livePreds[:0], int(predStart[n]))[:predStart[n]]
 	for pc := range n {
-		if t := jumpsTo(pc, &c.insns[pc]); t >= 0 && t < n && !c.secondSlot(pc) {
+		if t := jumpsTo(pc, &a.insns[pc]); t >= 0 && t < n && !a.secondSlot(pc) {
 			predStart[t]--
 			preds[predStart[t]] = int32(pc)
 		}
 	}
-	queued := slices.Grow(c.liveQueued[:0], n)[:n]
+	queued := slices.Grow(a.liveQueued[:0], n)[:n]
 	clear(queued)
 	for _, pc := range work {
 		queued[pc] = true
@@ -215,13 +215,13 @@ func (c *compiler) solveLiveness(live []uint16, mode liveMode) []uint16 {
 		pc := int(work[len(work)-1])
 		work = work[:len(work)-1]
 		queued[pc] = false
-		in := c.transfer(pc, mode, live)
+		in := a.transfer(pc, mode, live)
 		if in|live[pc] == live[pc] {
 			continue
 		}
 		live[pc] |= in
 		prev := pc - 1
-		if c.secondSlot(prev) {
+		if a.secondSlot(prev) {
 			prev--
 		}
 		push(prev)
@@ -229,6 +229,45 @@ func (c *compiler) solveLiveness(live []uint16, mode liveMode) []uint16 {
 			push(int(q))
 		}
 	}
-	c.liveWork, c.liveQueued, c.livePreds, c.livePredStart = work, queued, preds, predStart
+	a.liveWork, a.liveQueued, a.livePreds, a.livePredStart = work, queued, preds, predStart
 	return live
+}
+
+// regUse returns the registers ins reads and those it writes without
+// reading them first, for DeadAfter: reads are over-approximated, writes
+// under-approximated.
+func regUse(ins *asm.Instruction) (reads, writes uint16) {
+	const all = 1<<11 - 1
+	dst, src := uint16(1)<<(ins.Dst&15), uint16(1)<<(ins.Src&15)
+	switch ins.Class() {
+	case asm.ClassALU, asm.ClassALU64:
+		if ins.Opcode&asm.SourceX != 0 && ins.Opcode&0xf0 != asm.AluNEG && ins.Opcode&0xf0 != asm.AluEND {
+			reads |= src
+		}
+		if ins.Opcode&0xf0 == asm.AluMOV {
+			return reads, dst
+		}
+		return reads | dst, 0
+	case asm.ClassLDX:
+		return src, dst
+	case asm.ClassST:
+		return dst, 0
+	case asm.ClassSTX: // atomics included: r0 for cmpxchg
+		return dst | src | 1, 0
+	case asm.ClassLD:
+		if ins.Opcode == asm.OpLDDW {
+			return 0, dst
+		}
+		return all, 0 // packet loads
+	}
+	switch ins.Opcode & 0xf0 { // jumps
+	case asm.JmpCALL, asm.JmpEXIT:
+		return all, 0
+	case asm.JmpJA:
+		return 0, 0
+	}
+	if ins.Opcode&asm.SourceX != 0 {
+		reads |= src
+	}
+	return reads | dst, 0
 }

@@ -1,0 +1,137 @@
+package jit_test
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"fmt"
+	"os"
+	"testing"
+
+	"github.com/uebpf/uebpf"
+	"github.com/uebpf/uebpf/asm"
+	"github.com/uebpf/uebpf/internal/benchset"
+	"github.com/uebpf/uebpf/internal/conformance"
+	"github.com/uebpf/uebpf/jit"
+	"github.com/uebpf/uebpf/maps"
+	"github.com/uebpf/uebpf/vm"
+)
+
+// TestCodeHash writes a hash of the code of every program of the
+// conformance suite and the benchmark set, in every mode, to the file
+// $UEBPF_CODEHASH: a refactoring of the compiler must not change it.
+// Addresses of maps, which vary between processes, are masked.
+func TestCodeHash(t *testing.T) {
+	out := os.Getenv("UEBPF_CODEHASH")
+	if out == "" || !jit.Supported {
+		t.Skip("set UEBPF_CODEHASH")
+	}
+	type named struct {
+		name string
+		vp   *vm.Program
+	}
+	var progs []named
+	for _, b := range benchset.Set {
+		obj, err := benchset.Object(b.Object)
+		if err != nil {
+			t.Fatal(err)
+		}
+		coll, err := uebpf.Load(bytes.NewReader(obj), &uebpf.Options{Engine: uebpf.EngineInterpreter, Timeout: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer coll.Close()
+		progs = append(progs, named{"benchset/" + b.Name, coll.Program(b.Program).VM()})
+	}
+	if dir, ok := conformance.SharedDir(); ok {
+		tests, err := conformance.LoadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ct := range tests {
+			ct.Run(func(insns []asm.Instruction, helpers vm.Helpers) (conformance.Program, error) {
+				vp, err := vm.Load(&vm.ProgramSpec{Instructions: insns}, &vm.Options{Helpers: helpers})
+				if err == nil {
+					progs = append(progs, named{"conformance/" + ct.Name, vp})
+				}
+				return nil, fmt.Errorf("not run")
+			})
+		}
+	} else {
+		t.Fatal("no conformance suite")
+	}
+	modes := []jit.Options{
+		{}, {Unchecked: true}, {Blind: true}, {Unchecked: true, Blind: true},
+		{DisableBMI2: true, DisableMOVBE: true},
+	}
+	var report bytes.Buffer
+	total := sha256.New()
+	for _, p := range progs {
+		masks := addresses(p.vp)
+		for i, m := range modes {
+			code, err := jit.CompileBytes(p.vp, m)
+			mask(code, masks)
+			if dump := os.Getenv("UEBPF_CODEDUMP"); dump != "" && dump == p.name {
+				os.WriteFile(fmt.Sprintf("%s.mode%d", out, i), code, 0o644)
+			}
+			sum := sha256.Sum256(code)
+			line := fmt.Sprintf("%s mode%d %d %x %v\n", p.name, i, len(code), sum[:8], err)
+			report.WriteString(line)
+			total.Write([]byte(line))
+		}
+	}
+	fmt.Fprintf(&report, "programs %d total %x\n", len(progs), total.Sum(nil)[:8])
+	if err := os.WriteFile(out, report.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d programs, total %x", len(progs), total.Sum(nil)[:8])
+}
+
+// addresses returns the map addresses (and seeds) p's code may hold.
+func addresses(p *vm.Program) []uint64 {
+	base, arrays := p.ArrayMaps()
+	v := []uint64{}
+	if base != 0 {
+		v = append(v, base)
+	}
+	for _, a := range arrays {
+		if a.Base != 0 {
+			v = append(v, a.Base)
+		}
+	}
+	for m := range p.Maps() {
+		// An inline hash update embeds the map's random hash seed and
+		// the addresses of its slots and locks.
+		if d, _, _, _, ok := p.HashMap(m); ok {
+			if l, ok := d.Layout(); ok {
+				v = append(v, l.HashStart^maps.HashP0, uint64(l.Locks), uint64(l.Slots), uint64(l.Slots)+uint64(l.NumSlots)*uint64(l.SlotSize))
+			}
+		}
+	}
+	for pc, ins := range p.Instructions() {
+		if ins.Opcode == asm.OpLDDW && ins.Src != 0 {
+			v = append(v, p.Constant(pc))
+		}
+	}
+	return v
+}
+
+// mask zeroes the 8-byte little-endian windows of code that hold an
+// address within 64 KiB after one of addrs, or one that looks like a heap
+// or mmap address, plain or blinded with CompileBytes' key: inline hash
+// updates embed addresses of the map's internals.
+func mask(code []byte, addrs []uint64) {
+	const key = 0x5eed5eed5eed5eed | 1<<31
+	for i := 0; i+8 <= len(code); i++ {
+		for _, v := range [2]uint64{binary.LittleEndian.Uint64(code[i:]), binary.LittleEndian.Uint64(code[i:]) ^ key} {
+			hit := v>>40 == 0xc0 || v>>44 == 0x7 // Go heap arenas, mmap
+			for _, a := range addrs {
+				hit = hit || v >= a && v-a < 1<<16
+			}
+			if hit {
+				clear(code[i : i+8])
+				break
+			}
+		}
+	}
+}
