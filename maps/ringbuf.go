@@ -53,6 +53,8 @@ type RecordParts [4]struct {
 //
 //	page 0: consumer_pos (u64), written by the consumer
 //	page 1: producer_pos (u64), pending_pos (u64), written by producers
+//	        (pending_pos is kept while records are reserved; with none it
+//	        may lag producer_pos, which it then equals)
 //	data: MaxEntries bytes, followed by a second copy
 //
 // The position pages are a small Go allocation; the data area, which
@@ -226,12 +228,15 @@ func (r *ringBuf) Write(parts RecordParts, flags uint64) error {
 		n := uintptr(end - r.size)
 		copy(bytesAt(r.data, n), bytesAt(unsafe.Add(r.data, r.size), n))
 	}
+	// Plain stores: the atomic store of producer_pos below publishes the
+	// header with the record (readers load producer_pos first). Locked
+	// instructions are most of a record's cost, so pending_pos is left
+	// alone too: with nothing reserved, producers take it to be
+	// producer_pos (claim), and Reserve sets it again.
 	*(*uint32)(unsafe.Add(r.data, off+4)) = uint32(ringBufKernelPgOff + off/uint64(hostPageSize))
-	atomic.StoreUint32(r.hdr(off), uint32(size))
+	*r.hdr(off) = uint32(size)
 	if r.resvHead < len(r.resv) {
 		r.resv = append(r.resv, reservation{pos: prod, size: uint32(size), committed: true})
-	} else {
-		atomic.StoreUint64(r.pendPos, newProd)
 	}
 	atomic.StoreUint64(r.prodPos, newProd)
 	r.mu.Unlock()
