@@ -257,7 +257,11 @@ func TestEndToEnd(t *testing.T) {
 		mine := false
 		for i, w := range deliberate {
 			start := e.Time.Add(-e.Latency)
-			if e.Syscall == w.nr && !start.Before(w.from.Add(-slack)) && !e.Time.After(w.to.Add(slack)) {
+			// A fast call right next to the window, slow because the
+			// machine is loaded, may fall in it too (the clocks' offset
+			// is only known to a few hundred µs then): a deliberate call
+			// is one of at least half its delay.
+			if e.Syscall == w.nr && e.Latency >= delay/2 && !start.Before(w.from.Add(-slack)) && !e.Time.After(w.to.Add(slack)) {
 				mine, found[i] = true, true
 				if e.Latency < delay {
 					t.Errorf("%s of %v reported with latency %v", tracker.SyscallName(w.nr), delay, e.Latency)

@@ -341,24 +341,40 @@ func startTracked(tr *tracker.Tracker, args []string, follow bool) (*exec.Cmd, e
 	}
 	defer r.Close()
 	defer w.Close()
+	// started tells that the shim runs: its own execve is over. Start
+	// returns as soon as the exec closed the child's close-on-exec
+	// descriptors, which is before the kernel's sched_process_exec of
+	// that exec: marked then, the shim's exec would be the one tracked.
+	startedR, startedW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	defer startedR.Close()
+	defer startedW.Close()
 	cmd := exec.Command("/proc/self/exe", args...)
 	cmd.Path = "/proc/self/exe"
 	cmd.Args = append([]string{path}, args[1:]...)
 	cmd.Env = append(os.Environ(), shimEnv+"="+path)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	cmd.ExtraFiles = []*os.File{r} // fd 3
+	cmd.ExtraFiles = []*os.File{r, startedW} // fd 3, fd 4
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	if err := tr.TrackOnExec(cmd.Process.Pid, follow); err != nil {
+	startedW.Close()
+	fail := func(err error) (*exec.Cmd, error) {
 		cmd.Process.Kill()
 		cmd.Wait()
 		return nil, err
 	}
+	var b [1]byte
+	if n, _ := startedR.Read(b[:]); n != 1 {
+		return fail(fmt.Errorf("starting %s: the tracker's shim did not start", path))
+	}
+	if err := tr.TrackOnExec(cmd.Process.Pid, follow); err != nil {
+		return fail(err)
+	}
 	if _, err := w.Write([]byte{1}); err != nil {
-		cmd.Process.Kill()
-		cmd.Wait()
-		return nil, fmt.Errorf("starting %s: %w", path, err)
+		return fail(fmt.Errorf("starting %s: %w", path, err))
 	}
 	return cmd, nil
 }
@@ -367,7 +383,11 @@ func startTracked(tr *tracker.Tracker, args []string, follow bool) (*exec.Cmd, e
 // path in the environment, its arguments ours).
 func shim() {
 	path := os.Getenv(shimEnv)
-	ready := os.NewFile(3, "ready")
+	ready, started := os.NewFile(3, "ready"), os.NewFile(4, "started")
+	if _, err := started.Write([]byte{1}); err != nil {
+		os.Exit(127)
+	}
+	started.Close()
 	var b [1]byte
 	if n, _ := ready.Read(b[:]); n != 1 {
 		os.Exit(127) // the tracker went away
