@@ -297,6 +297,77 @@ func hostileCases() []hcase {
 		done:	mov %r0, 0
 			exit`},
 
+		// bpf_ringbuf_output writes a record in one step (maps'
+		// RingBufMap.Write) from program memory: here from a record of
+		// the same ring still reserved, whose bytes are forged headers,
+		// over and over so that the records wrap round the ring while a
+		// reader consumes them; then the reserved record is submitted.
+		{name: "ring-output-from-own-record", reader: true, src: `
+			lddw %r1, map_by_fd(0)
+			mov %r2, 1024
+			mov %r3, 0
+			call 131
+			jne %r0, 0, ok
+			exit
+		ok:	mov %r7, %r0
+			mov %r6, 0
+		fill:	mov %r1, %r7
+			add %r1, %r6
+			stw [%r1], 0xbffffff0
+			stw [%r1+4], 0x7fffffff
+			add %r6, 8
+			jlt %r6, 1024, fill
+			mov %r6, 0
+		again:	add %r6, 1
+			jgt %r6, 2000, done
+			lddw %r1, map_by_fd(0)
+			mov %r2, %r7
+			mov %r3, 1024
+			mov %r4, 0
+			call 130
+			lddw %r1, map_by_fd(0)
+			mov %r2, %r7
+			add %r2, 1016
+			mov %r3, 16
+			mov %r4, 0
+			call 130
+			ja again
+		done:	mov %r1, %r7
+			mov %r2, 0
+			call 132
+			mov %r0, 0
+			exit`},
+		// Records written while an older one stays reserved: the ring
+		// must keep them behind it (pending_pos), refuse what would lap
+		// it, and release them all once it is submitted.
+		{name: "ring-output-behind-reserved", reader: true, src: `
+			lddw %r1, map_by_fd(0)
+			mov %r2, 64
+			mov %r3, 0
+			call 131
+			jne %r0, 0, ok
+			exit
+		ok:	mov %r7, %r0
+			mov %r6, 0
+		again:	add %r6, 1
+			jgt %r6, 200, done
+			lddw %r1, map_by_fd(0)
+			mov %r2, %r7
+			mov %r3, 64
+			mov %r4, 0
+			call 130
+			ja again
+		done:	mov %r1, %r7
+			mov %r2, 0
+			call 132
+			lddw %r1, map_by_fd(0)
+			mov %r2, %r7
+			mov %r3, 64
+			mov %r4, 0
+			call 130
+			mov %r0, 0
+			exit`},
+
 		// Division edge cases: 0 divisors and INT_MIN / -1, every form.
 		{name: "division-edges", src: `
 			lddw %r1, 0x8000000000000000
