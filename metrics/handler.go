@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"fmt"
+	"net"
 	"net/http"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -22,4 +23,21 @@ func Handler(cs ...prometheus.Collector) (http.Handler, error) {
 		}
 	}
 	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}), nil
+}
+
+// Serve serves the collectors (see Handler) at addr/metrics in the
+// background, until the returned listener is closed.
+func Serve(addr string, cs ...prometheus.Collector) (net.Listener, error) {
+	h, err := Handler(cs...)
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("metrics: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", h)
+	go http.Serve(ln, mux)
+	return ln, nil
 }

@@ -105,18 +105,7 @@ func serve(addr string) error {
 // every tracepoint (fired, matched, recorded, dropped, errors), which
 // count while something is attached.
 func serveMetrics(addr string) (net.Listener, error) {
-	h, err := metrics.Handler(metrics.Tracepoints())
-	if err != nil {
-		return nil, err
-	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, err
-	}
-	mux := http.NewServeMux()
-	mux.Handle("/metrics", h)
-	go http.Serve(ln, mux)
-	return ln, nil
+	return metrics.Serve(addr, metrics.Tracepoints())
 }
 
 // handler is the service: /ok answers at once, /slow after 25 ms, /fail

@@ -20,8 +20,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -85,23 +83,6 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	return l.w.Write(p)
 }
 
-// serveMetrics serves the tracker's counters on addr/metrics until the
-// listener is closed.
-func serveMetrics(addr string, tr *tracker.Tracker) (net.Listener, error) {
-	h, err := metrics.Handler(tr.Collector())
-	if err != nil {
-		return nil, err
-	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("--metrics: %w", err)
-	}
-	mux := http.NewServeMux()
-	mux.Handle("/metrics", h)
-	go http.Serve(ln, mux)
-	return ln, nil
-}
-
 // stopReason says why tracking ended.
 type stopReason string
 
@@ -117,9 +98,9 @@ func track(o *options, out *lockedWriter) (status int, err error) {
 	}()
 
 	if o.metrics != "" {
-		ln, err := serveMetrics(o.metrics, tr)
+		ln, err := metrics.Serve(o.metrics, tr.Collector())
 		if err != nil {
-			return 0, err
+			return 0, fmt.Errorf("--metrics: %w", err)
 		}
 		defer ln.Close()
 	}
