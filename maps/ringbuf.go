@@ -224,10 +224,7 @@ func (r *ringBuf) Write(parts RecordParts, flags uint64) error {
 		}
 		dst = unsafe.Add(dst, p.Len)
 	}
-	if end := off + total; end > r.size {
-		n := uintptr(end - r.size)
-		copy(bytesAt(r.data, n), bytesAt(unsafe.Add(r.data, r.size), n))
-	}
+	r.unwrap(off, total)
 	// Plain stores: the atomic store of producer_pos below publishes the
 	// header with the record (readers load producer_pos first). Locked
 	// instructions are most of a record's cost, so pending_pos is left
@@ -240,9 +237,7 @@ func (r *ringBuf) Write(parts RecordParts, flags uint64) error {
 	}
 	atomic.StoreUint64(r.prodPos, newProd)
 	r.mu.Unlock()
-	if flags&RBForceWakeup != 0 || (flags&RBNoWakeup == 0 && atomic.LoadUint64(r.consPos)&r.mask == off) {
-		r.wake()
-	}
+	r.wakeFor(off, flags)
 	return nil
 }
 
@@ -295,13 +290,7 @@ func (r *ringBuf) commit(p unsafe.Pointer, flags uint64, discard bool) error {
 		return r.errs.invalid
 	}
 	rec := &r.resv[i]
-	if end := off + recordTotal(uint64(rec.size)); end > r.size {
-		// The record runs past the end of the ring: copy that part to
-		// the start, where the kernel's second mapping would have put it.
-		// end-size <= total <= size: both sides stay in the data area.
-		n := uintptr(end - r.size)
-		copy(bytesAt(r.data, n), bytesAt(unsafe.Add(r.data, r.size), n))
-	}
+	r.unwrap(off, recordTotal(uint64(rec.size)))
 	nl := uint32(rec.size)
 	if discard {
 		nl |= RingBufDiscardBit
@@ -311,9 +300,7 @@ func (r *ringBuf) commit(p unsafe.Pointer, flags uint64, discard bool) error {
 	r.popCommitted()
 	idle := r.closed && r.resvHead == len(r.resv)
 	r.mu.Unlock()
-	if flags&RBForceWakeup != 0 || (flags&RBNoWakeup == 0 && atomic.LoadUint64(r.consPos)&r.mask == off) {
-		r.wake()
-	}
+	r.wakeFor(off, flags)
 	if idle {
 		r.release()
 	}
@@ -337,6 +324,26 @@ func (r *ringBuf) popCommitted() {
 		r.resv, r.resvHead = r.resv[:n], 0
 	}
 	atomic.StoreUint64(r.pendPos, r.resv[r.resvHead].pos)
+}
+
+// unwrap copies the part of the record of total bytes at offset off that
+// runs past the end of the ring to its start, where the kernel's second
+// mapping would have put it. end-size <= total <= size: both sides stay in
+// the data area.
+func (r *ringBuf) unwrap(off, total uint64) {
+	if end := off + total; end > r.size {
+		n := uintptr(end - r.size)
+		copy(bytesAt(r.data, n), bytesAt(unsafe.Add(r.data, r.size), n))
+	}
+}
+
+// wakeFor wakes the reader after the record at offset off was committed:
+// if flags force it, or unless they forbid it, when the reader waits for
+// that record.
+func (r *ringBuf) wakeFor(off, flags uint64) {
+	if flags&RBForceWakeup != 0 || (flags&RBNoWakeup == 0 && atomic.LoadUint64(r.consPos)&r.mask == off) {
+		r.wake()
+	}
 }
 
 func (r *ringBuf) wake() {
