@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/uebpf/uebpf/asm"
+	"github.com/uebpf/uebpf/internal/racebuild"
 	"github.com/uebpf/uebpf/jit"
 	"github.com/uebpf/uebpf/vm"
 )
@@ -88,7 +89,7 @@ func TestTimeLimits(t *testing.T) {
 	// side) may not schedule the goroutine at once. Without the limits
 	// the runs would not end at all.
 	slack := 100 * time.Millisecond
-	if raceBuild {
+	if racebuild.Enabled {
 		slack = 500 * time.Millisecond
 	}
 	for _, tc := range []struct {
@@ -175,7 +176,7 @@ func TestGCDuringLongRun(t *testing.T) {
 			// A collector held up by the code would wait for the whole
 			// run (gcRun); under the race detector only that is told apart.
 			bound := 10 * time.Millisecond
-			if raceBuild {
+			if racebuild.Enabled {
 				bound = 100 * time.Millisecond
 			}
 			if worst <= bound || worst <= 2*base {
@@ -193,7 +194,7 @@ func TestGCDuringLongRun(t *testing.T) {
 // times its bound, or 500 ms under the race detector (5 times its
 // bound) and with UEBPF_LONG=1.
 func gcRun() time.Duration {
-	if raceBuild || long() {
+	if racebuild.Enabled || long() {
 		return 500 * time.Millisecond
 	}
 	return 200 * time.Millisecond

@@ -13,6 +13,7 @@ import (
 
 	"github.com/uebpf/uebpf/asm"
 	"github.com/uebpf/uebpf/internal/conformance"
+	"github.com/uebpf/uebpf/internal/racebuild"
 )
 
 // asCommandEnv makes the test binary the uebpf command (TestMain): tests
@@ -89,7 +90,7 @@ func TestPluginProtocol(t *testing.T) {
 	// separate one: nothing in it races with the test) takes a second to
 	// start, so there a sample of the suite goes through.
 	names := slices.Sorted(maps.Keys(engines))
-	all := long() && !raceBuild
+	all := long() && !racebuild.Enabled
 	if !all {
 		t.Logf("each program on one engine: UEBPF_LONG=1 runs every program on all %d", len(names))
 	}
@@ -100,7 +101,7 @@ func TestPluginProtocol(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			for i, tc := range tests {
-				if !all && i%len(names) != e || raceBuild && i%(8*len(names)) != e {
+				if !all && i%len(names) != e || racebuild.Enabled && i%(8*len(names)) != e {
 					continue
 				}
 				insns, err := tc.Instructions()

@@ -14,6 +14,7 @@ import (
 
 	"github.com/cilium/ebpf"
 
+	"github.com/uebpf/uebpf/internal/racebuild"
 	"github.com/uebpf/uebpf/jit"
 )
 
@@ -94,7 +95,7 @@ func TestKernelAgreement(t *testing.T) {
 			// is not among them.
 			programs, step = 200, 10
 			t.Logf("comparing %d programs, every %dth seed: UEBPF_LONG=1 compares 2000, every seed", programs, step)
-		case raceBuild:
+		case racebuild.Enabled:
 			programs = 300 // the race detector is not what this test is for
 		default:
 			programs = 2000

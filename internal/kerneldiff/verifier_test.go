@@ -7,6 +7,7 @@ import (
 
 	"github.com/uebpf/uebpf/asm"
 	"github.com/uebpf/uebpf/helpers"
+	"github.com/uebpf/uebpf/internal/racebuild"
 	"github.com/uebpf/uebpf/maps"
 	"github.com/uebpf/uebpf/verifier"
 	"github.com/uebpf/uebpf/vm"
@@ -31,7 +32,7 @@ func TestVerifierAccepts(t *testing.T) {
 	table := []vm.Map{elem, tails}
 	hs := helpers.Standard(nil)
 	programs := uint64(300)
-	if raceBuild {
+	if racebuild.Enabled {
 		programs = 60
 	}
 	step := uint64(1)

@@ -12,6 +12,7 @@ import (
 	"unsafe"
 
 	"github.com/uebpf/uebpf/helpers"
+	"github.com/uebpf/uebpf/internal/racebuild"
 	"github.com/uebpf/uebpf/jit"
 	"github.com/uebpf/uebpf/verifier"
 	"github.com/uebpf/uebpf/vm"
@@ -156,7 +157,7 @@ func runSlow(c slowCase, engine, mode string) (string, error) {
 			return "", fmt.Errorf("after %v: got %v, want context.Canceled", took, err)
 		}
 	}
-	if took > timeSlack && !raceBuild {
+	if took > timeSlack && !racebuild.Enabled {
 		return "", fmt.Errorf("run ended after %v (limit %v): %v", took, timeLimit, err)
 	}
 	return fmt.Sprintf("%v after %v", err, took), nil
@@ -224,7 +225,7 @@ func gcPause(mode string) (string, error) {
 			return "", err
 		}
 		detail = fmt.Sprintf("run %v, %d GCs, slowest %v (interpreter: %v)", took, n, worst, base)
-		if worst <= maxGCPause || worst <= 2*base || raceBuild && worst <= 10*maxGCPause {
+		if worst <= maxGCPause || worst <= 2*base || racebuild.Enabled && worst <= 10*maxGCPause {
 			return detail, nil
 		}
 	}

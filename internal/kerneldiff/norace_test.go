@@ -1,5 +1,0 @@
-//go:build !race
-
-package kerneldiff
-
-const raceBuild = false

@@ -1,0 +1,6 @@
+//go:build !race
+
+package racebuild
+
+// Enabled reports a build with the race detector.
+const Enabled = false

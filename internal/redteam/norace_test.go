@@ -1,5 +1,0 @@
-//go:build !race
-
-package redteam
-
-const raceBuild = false

@@ -1,5 +1,0 @@
-//go:build !race
-
-package jit_test
-
-const raceBuild = false
