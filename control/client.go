@@ -17,6 +17,8 @@ type Client struct {
 	rw      io.ReadWriteCloser
 	pid     int
 	process string
+	// clockOffset is the server's CLOCK_REALTIME - CLOCK_MONOTONIC.
+	clockOffset int64
 
 	wmu sync.Mutex
 
@@ -70,7 +72,7 @@ func NewClient(rw io.ReadWriteCloser) (*Client, error) {
 		rw.Close()
 		return nil, &RemoteError{Op: OpHello, Code: resp.Code, Message: resp.Error}
 	}
-	c.pid, c.process = resp.PID, resp.Process
+	c.pid, c.process, c.clockOffset = resp.PID, resp.Process, resp.ClockOffset
 	go c.readLoop()
 	return c, nil
 }
@@ -95,6 +97,10 @@ func (c *Client) PID() int { return c.pid }
 
 // Process is the server process's name (its comm).
 func (c *Client) Process() string { return c.process }
+
+// ClockOffset is CLOCK_REALTIME minus CLOCK_MONOTONIC on the server, in
+// ns: an event's timestamp plus it is the server's wall time.
+func (c *Client) ClockOffset() int64 { return c.clockOffset }
 
 // Close closes the connection. The sessions it enabled live on in the
 // server.

@@ -150,6 +150,9 @@ type Response struct {
 	Version int    `json:"version,omitempty"`
 	PID     int    `json:"pid,omitempty"`
 	Process string `json:"process,omitempty"`
+	// ClockOffset is CLOCK_REALTIME minus CLOCK_MONOTONIC on the server,
+	// in ns: events' timestamps plus it are wall time there.
+	ClockOffset int64 `json:"clock_offset,omitempty"`
 
 	Tracepoints []TracepointInfo `json:"tracepoints,omitempty"`
 	Sessions    []SessionInfo    `json:"sessions,omitempty"`

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/uebpf/uebpf"
+	"github.com/uebpf/uebpf/internal/clock"
 )
 
 // Options configure a control server. The zero value (or nil) serves the
@@ -341,7 +342,8 @@ func (c *conn) handshake() bool {
 		c.write(&Response{ID: req.ID, Error: fmt.Sprintf("protocol version %d not supported (this server speaks %d)", req.Version, Version), Code: CodeVersion, Version: Version})
 		return false
 	}
-	return c.write(&Response{ID: req.ID, Version: Version, PID: os.Getpid(), Process: processName()})
+	return c.write(&Response{ID: req.ID, Version: Version, PID: os.Getpid(), Process: processName(),
+		ClockOffset: time.Now().UnixNano() - clock.Now()})
 }
 
 // write sends one message; false if the connection is broken.

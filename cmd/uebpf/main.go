@@ -11,6 +11,9 @@
 //	uebpf filter eval --fields SPEC [--engine E] [--] EXPR
 //	uebpf filter explain --fields SPEC [--] EXPR
 //	uebpf tracepoint header --name PROVIDER:NAME --fields SPEC [-o FILE]
+//	uebpf trace list|enable|disable|stream|stats|record (--pid PID | --socket PATH) [--ssh HOST] ...
+//	uebpf trace ps [--ssh HOST]
+//	uebpf trace --stdio (--pid PID | --socket PATH)
 //	uebpf help [COMMAND]
 //	uebpf --version
 //
@@ -61,6 +64,8 @@ func init() {
 	commands = []*command{
 		runCmd, verifyCmd, disasmCmd, asmCmd, conformanceCmd, pluginCmd, enginesCmd,
 		filterEvalCmd, filterExplainCmd, tracepointHeaderCmd,
+		traceListCmd, traceEnableCmd, traceDisableCmd, traceStreamCmd, traceStatsCmd,
+		traceRecordCmd, tracePsCmd, traceStdioCmd,
 	}
 }
 
@@ -102,6 +107,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case "version", "-version", "--version":
 		fmt.Fprintln(stdout, version())
 		return 0
+	}
+	if len(args) > 1 && args[0] == "trace" && args[1] == "--stdio" {
+		args = append([]string{"trace", "stdio"}, args[2:]...) // as ssh runs it
 	}
 	c, n, group := lookup(args)
 	if c == nil {

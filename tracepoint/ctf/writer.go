@@ -26,6 +26,8 @@ type config struct {
 	packetSize int
 	hostname   string
 	procname   string
+	vpid       int64
+	clockOff   int64
 	// flushInterval is for Record.
 	flushInterval time.Duration
 }
@@ -40,6 +42,15 @@ func Hostname(h string) Option { return func(c *config) { c.hostname = h } }
 
 // Procname sets the trace's env.procname (the process's name unless set).
 func Procname(p string) Option { return func(c *config) { c.procname = p } }
+
+// Vpid sets the trace's env.vpid (the process's pid unless set): a trace
+// written by a tool for another process is that process's.
+func Vpid(pid int) Option { return func(c *config) { c.vpid = int64(pid) } }
+
+// ClockOffset sets the clock's offset: CLOCK_REALTIME minus
+// CLOCK_MONOTONIC in nanoseconds on the machine whose events the trace
+// holds (this machine's unless set), which readers add to show wall time.
+func ClockOffset(ns int64) Option { return func(c *config) { c.clockOff = ns } }
 
 // Writer writes tracepoint records into a CTF trace directory. It is not
 // safe for concurrent use.
@@ -64,6 +75,7 @@ type Writer struct {
 
 	classes []*eventClass
 	byPoint map[*tracepoint.Point]*eventClass
+	byName  map[string]*eventClass // for WriteEvent
 
 	err    error // sticky: a failed write leaves the stream unreadable past it
 	closed bool
@@ -112,19 +124,26 @@ func newWriter(dir string, opts []Option) (*Writer, error) {
 	if cfg.procname == "" {
 		cfg.procname = processName()
 	}
+	if cfg.vpid == 0 {
+		cfg.vpid = int64(os.Getpid())
+	}
+	if cfg.clockOff == 0 {
+		cfg.clockOff = realtimeOffset()
+	}
 	w := &Writer{
 		dir: dir,
 		cfg: cfg,
 		info: traceInfo{
 			hostname:  cfg.hostname,
 			procname:  cfg.procname,
-			vpid:      int64(os.Getpid()),
-			clockOff:  realtimeOffset(),
+			vpid:      cfg.vpid,
+			clockOff:  cfg.clockOff,
 			clockDesc: "Monotonic Clock",
 		},
 		packet:  make([]byte, cfg.packetSize),
 		pos:     packetHeaderSize,
 		byPoint: map[*tracepoint.Point]*eventClass{},
+		byName:  map[string]*eventClass{},
 	}
 	if _, err := rand.Read(w.info.uuid[:]); err != nil {
 		return nil, fmt.Errorf("ctf: trace %s: uuid: %w", dir, err)
@@ -151,6 +170,29 @@ func (w *Writer) Write(rec tracepoint.Record) error {
 		return fmt.Errorf("ctf: trace %s: event %s: %d-byte payload, want %d", w.dir, c.name, len(rec.Payload), c.payloadSize)
 	}
 	return w.write(c, &rec.Context, rec.Payload)
+}
+
+// WriteEvent adds an event of the tracepoint info describes, with context
+// ctx and payload bytes laid out as info says: for a tool that writes the
+// events of another process (which it knows by their description, not by
+// a *tracepoint.Point), as Write does for this one's. The first event of
+// a name declares it; later events of that name must have the same info.
+func (w *Writer) WriteEvent(info tracepoint.Info, ctx *tracepoint.Context, payload []byte) error {
+	c := w.byName[info.FullName()]
+	if c == nil {
+		if err := w.usable(); err != nil {
+			return err
+		}
+		var err error
+		if c, err = w.declare(info); err != nil {
+			return err
+		}
+		w.byName[info.FullName()] = c
+	}
+	if len(payload) < c.payloadSize {
+		return fmt.Errorf("ctf: trace %s: event %s: %d-byte payload, want %d", w.dir, c.name, len(payload), c.payloadSize)
+	}
+	return w.write(c, ctx, payload)
 }
 
 // class returns the event class of p, declaring it on first use.

@@ -1,0 +1,627 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/uebpf/uebpf/control"
+)
+
+// The trace commands drive the tracepoints of a running application
+// through its control socket (package control), as lttng drives
+// lttng-sessiond: on this machine by pid or socket path, or on another
+// one through ssh, where "uebpf trace --stdio" carries the connection.
+
+// target is where a trace command's application is: the flags every
+// trace command but ps shares.
+type target struct {
+	pid      int
+	socket   string
+	ssh      string // [user@]host
+	sshBin   string // the uebpf binary on the ssh host
+	remote   string // a command that reaches the application through "trace --stdio"
+	jsonMode bool
+}
+
+func (t *target) flags(fs *flag.FlagSet) {
+	fs.IntVar(&t.pid, "pid", 0, "the application's `pid` (its socket is found in the default directories)")
+	fs.StringVar(&t.socket, "socket", "", "the application's control socket `path`, instead of --pid")
+	fs.StringVar(&t.ssh, "ssh", "", "reach the application on `[user@]host` through ssh, which runs \"uebpf trace --stdio\" there")
+	fs.StringVar(&t.sshBin, "ssh-uebpf", "uebpf", "the uebpf `command` on the ssh host")
+	fs.StringVar(&t.remote, "remote", "", "reach the application through `command` (split at spaces) run with \"trace --stdio ...\"\nappended, speaking over its standard input and output (what --ssh does with \"ssh HOST uebpf\")")
+	fs.BoolVar(&t.jsonMode, "json", false, "print JSON, one object per line")
+}
+
+// transport is the command that carries the connection, or nil to dial
+// the socket here.
+func (t *target) transport() ([]string, error) {
+	switch {
+	case t.ssh != "" && t.remote != "":
+		return nil, usageError("--ssh and --remote exclude each other")
+	case t.ssh != "":
+		return []string{"ssh", "-T", "-o", "BatchMode=yes", "--", t.ssh, shellQuote(t.sshBin)}, nil
+	case t.remote != "":
+		return strings.Fields(t.remote), nil
+	}
+	return nil, nil
+}
+
+// where are the flags naming the socket, as "trace --stdio" takes them.
+func (t *target) where() ([]string, error) {
+	switch {
+	case t.pid != 0 && t.socket != "":
+		return nil, usageError("--pid and --socket exclude each other")
+	case t.pid < 0:
+		return nil, usageError(fmt.Sprintf("--pid %d: want a process id", t.pid))
+	case t.pid != 0:
+		return []string{"--pid", strconv.Itoa(t.pid)}, nil
+	case t.socket != "":
+		return []string{"--socket", t.socket}, nil
+	}
+	return nil, usageError("say which application: --pid PID or --socket PATH")
+}
+
+// dial connects to the target's control server.
+func (t *target) dial(st streams) (*control.Client, error) {
+	where, err := t.where()
+	if err != nil {
+		return nil, err
+	}
+	via, err := t.transport()
+	if err != nil {
+		return nil, err
+	}
+	if via == nil {
+		path, err := socketPath(t.pid, t.socket)
+		if err != nil {
+			return nil, err
+		}
+		return control.Dial(path)
+	}
+	args := append(append(via[1:len(via):len(via)], "trace", "--stdio"), where...)
+	if t.ssh != "" {
+		for i := len(via) - 1; i < len(args); i++ { // the remote shell reads them
+			args[i] = shellQuote(args[i])
+		}
+	}
+	return dialCommand(exec.Command(via[0], args...), st.stderr)
+}
+
+// socketPath finds the socket of pid, or returns path.
+func socketPath(pid int, path string) (string, error) {
+	if path != "" {
+		return path, nil
+	}
+	socks, err := control.Sockets()
+	if err == nil {
+		for _, s := range socks {
+			if s.PID == pid {
+				return s.Path, nil
+			}
+		}
+	}
+	return control.DefaultPath(pid)
+}
+
+// dialCommand starts cmd, which serves a control connection on its
+// standard input and output, and speaks to it.
+func dialCommand(cmd *exec.Cmd, stderr io.Writer) (*control.Client, error) {
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("trace: %s: %w", cmd.Path, err)
+	}
+	c, err := control.NewClient(&commandConn{cmd: cmd, in: in, out: out})
+	if err != nil {
+		return nil, fmt.Errorf("trace: through %s: %w", strings.Join(cmd.Args, " "), err)
+	}
+	return c, nil
+}
+
+// commandConn is a connection carried by a child process's standard
+// input and output.
+type commandConn struct {
+	cmd  *exec.Cmd
+	in   io.WriteCloser
+	out  io.Reader
+	once sync.Once
+}
+
+func (c *commandConn) Read(p []byte) (int, error)  { return c.out.Read(p) }
+func (c *commandConn) Write(p []byte) (int, error) { return c.in.Write(p) }
+
+// Close ends the child's input, which ends the connection, and reaps it;
+// one that does not go is killed.
+func (c *commandConn) Close() error {
+	c.once.Do(func() {
+		c.in.Close()
+		done := make(chan struct{})
+		go func() { c.cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			c.cmd.Process.Kill()
+			<-done
+		}
+	})
+	return nil
+}
+
+// shellQuote quotes s for a POSIX shell (ssh hands the remote command to
+// one).
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=@,+") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// traceCommand builds a trace command whose body gets a connected client.
+func traceCommand(name, args, summary, detail string, setup func(fs *flag.FlagSet, t *target) func(c *control.Client, pos []string, st streams) error) *command {
+	return &command{
+		name: "trace " + name, args: args, summary: summary, detail: detail,
+		setup: func(fs *flag.FlagSet) func([]string, streams) error {
+			t := &target{}
+			t.flags(fs)
+			body := setup(fs, t)
+			return func(pos []string, st streams) error {
+				c, err := t.dial(st)
+				if err != nil {
+					return err
+				}
+				defer c.Close()
+				return body(c, pos, st)
+			}
+		},
+	}
+}
+
+// interrupted is a context done at SIGINT or SIGTERM, or after d when d
+// is positive.
+func interrupted(d time.Duration) (context.Context, context.CancelFunc) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	if d <= 0 {
+		return ctx, stop
+	}
+	ctx, cancel := context.WithTimeout(ctx, d)
+	return ctx, func() { cancel(); stop() }
+}
+
+// printJSON writes v as one line of JSON.
+func printJSON(w io.Writer, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "%s\n", b)
+	return err
+}
+
+var traceListCmd = traceCommand("list", "[PATTERN]", "list an application's tracepoints",
+	`Trace list lists the tracepoints of the application whose name matches
+PATTERN (a name or a glob such as 'http:*'; all without one), with their
+payload fields and counters.`,
+	func(fs *flag.FlagSet, t *target) func(*control.Client, []string, streams) error {
+		return func(c *control.Client, pos []string, st streams) error {
+			if len(pos) > 1 {
+				return usageError("want at most one PATTERN")
+			}
+			tps, err := c.List(strings.Join(pos, ""))
+			if err != nil {
+				return err
+			}
+			for _, tp := range tps {
+				if t.jsonMode {
+					if err := printJSON(st.stdout, tp); err != nil {
+						return err
+					}
+					continue
+				}
+				fields := make([]string, len(tp.Fields))
+				for i, f := range tp.Fields {
+					fields[i] = f.Name + ":" + f.Type
+				}
+				fmt.Fprintf(st.stdout, "%s { %s } %s\n", tp.Name, strings.Join(fields, ", "), statsText(tp.Stats))
+			}
+			return nil
+		}
+	})
+
+// statsText writes counters as the text views show them.
+func statsText(s control.Stats) string {
+	return fmt.Sprintf("fired=%d matched=%d recorded=%d dropped=%d errors=%d", s.Fired, s.Matched, s.Recorded, s.Dropped, s.Errors)
+}
+
+var traceEnableCmd = traceCommand("enable", "TRACEPOINT",
+	"attach a filter or a program to an application's tracepoints",
+	`Trace enable attaches a filter expression (--filter, LTTng's syntax; see
+'uebpf filter eval') or a program of an ELF object (--object FILE
+--program NAME) to the tracepoints TRACEPOINT names (a name or a glob),
+in a new session of the application or in --session ID. With --object
+and no TRACEPOINT, every program in a uebpf/tracepoint/PROVIDER/NAME
+section is attached to its tracepoint. The object is read here and
+verified in the application. It prints the session's id, which trace
+stream, record and disable take; the session records until it is
+disabled or the application exits.`,
+	func(fs *flag.FlagSet, t *target) func(*control.Client, []string, streams) error {
+		filter := fs.String("filter", "", "the filter `expression`")
+		object := fs.String("object", "", "an ELF object `file` holding the programs to attach")
+		program := fs.String("program", "", "the `name` of the object's program to attach")
+		ctxFields := fs.String("context", "", "context `fields` to fill for programs: timestamp,vtid,goid")
+		bufSize := fs.Int("buffer-size", 0, "a new session's ring buffer size in `bytes` (default: the application's)")
+		session := fs.Uint64("session", 0, "add to the session with this `id` instead of a new one")
+		return func(c *control.Client, pos []string, st streams) error {
+			if len(pos) > 1 {
+				return usageError("want one TRACEPOINT")
+			}
+			o := control.EnableOptions{
+				Tracepoint: strings.Join(pos, ""), Filter: *filter, Program: *program,
+				BufferSize: *bufSize, Session: *session,
+			}
+			if *ctxFields != "" {
+				o.Context = strings.Split(*ctxFields, ",")
+			}
+			switch {
+			case *filter != "" && *object != "":
+				return usageError("--filter and --object exclude each other")
+			case *filter == "" && *object == "":
+				return usageError("say what to attach: --filter EXPR or --object FILE")
+			case *filter != "" && o.Tracepoint == "":
+				return usageError("a filter needs a TRACEPOINT")
+			case *object != "":
+				b, err := os.ReadFile(*object)
+				if err != nil {
+					return err
+				}
+				o.Object = b
+			}
+			s, err := c.Enable(o)
+			var re *control.RemoteError
+			if errors.As(err, &re) && (re.Code == control.CodeBadRequest || re.Code == control.CodeRefused || re.Code == control.CodeNotFound) {
+				return badArgument{err} // a filter that does not compile, a program the verifier refuses
+			}
+			if err != nil {
+				return err
+			}
+			if t.jsonMode {
+				return printJSON(st.stdout, s)
+			}
+			for _, a := range s.Attachments {
+				fmt.Fprintf(st.stdout, "session %d: attachment %d: %s\n", s.ID, a.ID, a.Description)
+			}
+			return nil
+		}
+	})
+
+var traceDisableCmd = traceCommand("disable", "[SESSION]", "close a session or an attachment of an application",
+	`Trace disable closes session SESSION (its attachments stop and its
+records are dropped), one attachment (--attachment ID), or every session
+(--all).`,
+	func(fs *flag.FlagSet, t *target) func(*control.Client, []string, streams) error {
+		att := fs.Uint64("attachment", 0, "close only the attachment with this `id`")
+		all := fs.Bool("all", false, "close every session")
+		return func(c *control.Client, pos []string, st streams) error {
+			switch {
+			case *att != 0 && (len(pos) > 0 || *all):
+				return usageError("--attachment excludes SESSION and --all")
+			case *att != 0:
+				return c.DisableAttachment(*att)
+			case *all && len(pos) == 0:
+				_, sessions, err := c.Stats("")
+				if err != nil {
+					return err
+				}
+				for _, s := range sessions {
+					if err := c.Disable(s.ID); err != nil {
+						return err
+					}
+				}
+				return nil
+			case len(pos) != 1 || *all:
+				return usageError("want one SESSION, --attachment ID or --all")
+			}
+			id, err := strconv.ParseUint(pos[0], 10, 64)
+			if err != nil {
+				return usageError(fmt.Sprintf("session %q: want a session id", pos[0]))
+			}
+			return c.Disable(id)
+		}
+	})
+
+var traceStatsCmd = traceCommand("stats", "[PATTERN]", "show the counters of an application's tracepoints and sessions",
+	`Trace stats prints the counters (fired, matched, recorded, dropped, errors)
+of the tracepoints matching PATTERN (all without one) and of every
+session with its attachments.`,
+	func(fs *flag.FlagSet, t *target) func(*control.Client, []string, streams) error {
+		return func(c *control.Client, pos []string, st streams) error {
+			if len(pos) > 1 {
+				return usageError("want at most one PATTERN")
+			}
+			tps, sessions, err := c.Stats(strings.Join(pos, ""))
+			if err != nil {
+				return err
+			}
+			if t.jsonMode {
+				return printJSON(st.stdout, struct {
+					Tracepoints []control.TracepointInfo `json:"tracepoints"`
+					Sessions    []control.SessionInfo    `json:"sessions"`
+				}{tps, sessions})
+			}
+			tw := tabwriter.NewWriter(st.stdout, 0, 8, 2, ' ', 0)
+			fmt.Fprintln(tw, "\tFIRED\tMATCHED\tRECORDED\tDROPPED\tERRORS")
+			row := func(name string, s control.Stats) {
+				fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\n", name, s.Fired, s.Matched, s.Recorded, s.Dropped, s.Errors)
+			}
+			for _, tp := range tps {
+				row(tp.Name, tp.Stats)
+			}
+			for _, s := range sessions {
+				row(fmt.Sprintf("session %d", s.ID), s.Stats)
+				for _, a := range s.Attachments {
+					row(fmt.Sprintf("  attachment %d %s", a.ID, a.Tracepoint), a.Stats)
+				}
+			}
+			return tw.Flush()
+		}
+	})
+
+var traceStreamCmd = traceCommand("stream", "", "print the events an application's sessions record",
+	`Trace stream prints the events recorded by session --session ID, or by
+every session of the application, as they come: one line per event like
+'lttng view' (wall time, time since the previous event, tracepoint,
+context, fields), or one JSON object per line with --json. It stops at
+--count events, after --duration, at Ctrl-C, or when the sessions are
+disabled; then it prints to standard error how many events it printed
+and how many the sessions dropped (their rings full because the stream
+fell behind). The sessions keep recording after it stops.`,
+	func(fs *flag.FlagSet, t *target) func(*control.Client, []string, streams) error {
+		session := fs.Uint64("session", 0, "stream only the session with this `id`")
+		count := fs.Int("count", 0, "stop after `n` events")
+		duration := fs.Duration("duration", 0, "stop after this `time`")
+		return func(c *control.Client, pos []string, st streams) error {
+			if len(pos) > 0 {
+				return usageError("trace stream takes no arguments; --session ID picks a session")
+			}
+			ids := []uint64{*session}
+			if *session == 0 {
+				_, sessions, err := c.Stats("")
+				if err != nil {
+					return err
+				}
+				if len(sessions) == 0 {
+					return fmt.Errorf("trace stream: the application has no session: enable a tracepoint first (uebpf trace enable)")
+				}
+				ids = ids[:0]
+				for _, s := range sessions {
+					ids = append(ids, s.ID)
+				}
+			}
+			ctx, stop := interrupted(*duration)
+			defer stop()
+			return streamSessions(ctx, c, ids, *count, t.jsonMode, st)
+		}
+	})
+
+// streamSessions prints the events of sessions until ctx is done, count
+// events were printed (if count > 0) or every stream ended.
+func streamSessions(ctx context.Context, c *control.Client, ids []uint64, count int, jsonMode bool, st streams) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		mu      sync.Mutex
+		printed int
+		prev    uint64 // the timestamp of the event printed last
+		errs    = make([]error, len(ids))
+		dropped = make([]uint64, len(ids))
+		wg      sync.WaitGroup
+	)
+	streams := make([]*control.Stream, len(ids))
+	for i, id := range ids {
+		s, err := c.Stream(id)
+		if err != nil {
+			for _, s := range streams[:i] {
+				s.Stop()
+			}
+			return err
+		}
+		streams[i] = s
+	}
+	for i, s := range streams {
+		wg.Go(func() {
+			for {
+				ev, err := s.Next(ctx)
+				if err != nil {
+					if !errors.Is(err, io.EOF) && ctx.Err() == nil {
+						errs[i] = err
+					}
+					mu.Lock()
+					dropped[i] = s.Stats().Dropped
+					mu.Unlock()
+					return
+				}
+				mu.Lock()
+				if count > 0 && printed >= count {
+					mu.Unlock()
+					cancel()
+					continue
+				}
+				if jsonMode {
+					errs[i] = printJSON(st.stdout, ev)
+				} else {
+					_, errs[i] = fmt.Fprintln(st.stdout, eventText(&ev, prev, c))
+				}
+				prev = ev.TimestampNs
+				printed++
+				if count > 0 && printed >= count {
+					cancel()
+				}
+				mu.Unlock()
+				if errs[i] != nil {
+					cancel()
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for _, s := range streams {
+		s.Stop() // the sessions go on recording; a stream that ended answers not_found
+	}
+	var lost uint64
+	for _, d := range dropped {
+		lost += d
+	}
+	fmt.Fprintf(st.stderr, "%d events, %d dropped by the sessions\n", printed, lost)
+	return errors.Join(errs...)
+}
+
+// eventText writes an event as 'lttng view' does: wall time (the
+// application's clock), time since the previous event, name, context and
+// fields.
+func eventText(ev *control.Event, prev uint64, c *control.Client) string {
+	var b strings.Builder
+	wall := time.Unix(0, int64(ev.TimestampNs)+c.ClockOffset())
+	fmt.Fprintf(&b, "[%s] ", wall.Format("15:04:05.000000000"))
+	if prev != 0 && ev.TimestampNs >= prev {
+		d := ev.TimestampNs - prev
+		fmt.Fprintf(&b, "(+%d.%09d) ", d/1e9, d%1e9)
+	} else {
+		b.WriteString("(+?.?????????) ")
+	}
+	fmt.Fprintf(&b, "%s: { vpid = %d, vtid = %d, procname = %q }, { ", ev.Tracepoint, ev.Vpid, ev.Vtid, ev.Procname)
+	for i, f := range ev.Fields {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		if s, ok := f.Value.(string); ok {
+			fmt.Fprintf(&b, "%s = %q", f.Name, s)
+		} else {
+			fmt.Fprintf(&b, "%s = %v", f.Name, f.Value)
+		}
+	}
+	b.WriteString(" }")
+	return b.String()
+}
+
+var traceRecordCmd = traceCommand("record", "[TRACEPOINT]", "write an application's events into a CTF trace (LTTng's format)",
+	`Trace record writes the events of session --session ID into a CTF 1.8
+trace in --output DIR, which babeltrace2 prints and Trace Compass opens.
+With TRACEPOINT and --filter instead of --session, it enables them in a
+new session first and disables it at the end. It records until
+--duration, Ctrl-C, or the session is disabled.`,
+	func(fs *flag.FlagSet, t *target) func(*control.Client, []string, streams) error {
+		session := fs.Uint64("session", 0, "record the session with this `id`")
+		filter := fs.String("filter", "", "enable TRACEPOINT with this filter `expression` in a new session")
+		output := fs.String("output", "", "the trace's `directory` (created; must not hold a trace)")
+		duration := fs.Duration("duration", 0, "stop after this `time`")
+		return func(c *control.Client, pos []string, st streams) error {
+			switch {
+			case *output == "":
+				return usageError("--output DIR is needed")
+			case len(pos) > 1:
+				return usageError("want at most one TRACEPOINT")
+			case (len(pos) == 1) != (*filter != ""):
+				return usageError("TRACEPOINT and --filter go together")
+			case (len(pos) == 1) == (*session != 0):
+				return usageError("say what to record: --session ID, or TRACEPOINT --filter EXPR")
+			}
+			id := *session
+			if id == 0 {
+				s, err := c.Enable(control.EnableOptions{Tracepoint: pos[0], Filter: *filter})
+				if err != nil {
+					return err
+				}
+				id = s.ID
+				defer c.Disable(id)
+				fmt.Fprintf(st.stderr, "recording session %d into %s\n", id, *output)
+			}
+			ctx, stop := interrupted(*duration)
+			defer stop()
+			return c.Record(ctx, id, *output)
+		}
+	})
+
+var tracePsCmd = &command{
+	name:    "trace ps",
+	summary: "list the processes with a control socket you may open",
+	detail: `Trace ps lists the processes that serve a control socket (control.Listen)
+the caller may open: pid, name and socket path. With --ssh, those of
+another machine.`,
+	setup: func(fs *flag.FlagSet) func([]string, streams) error {
+		ssh := fs.String("ssh", "", "list those on `[user@]host`")
+		sshBin := fs.String("ssh-uebpf", "uebpf", "the uebpf `command` on the ssh host")
+		return func(pos []string, st streams) error {
+			if len(pos) > 0 {
+				return usageError("trace ps takes no arguments")
+			}
+			if *ssh != "" {
+				cmd := exec.Command("ssh", "-T", "-o", "BatchMode=yes", "--", *ssh, shellQuote(*sshBin), "trace", "ps")
+				cmd.Stdout, cmd.Stderr = st.stdout, st.stderr
+				return cmd.Run()
+			}
+			socks, err := control.Sockets()
+			if err != nil {
+				return err
+			}
+			tw := tabwriter.NewWriter(st.stdout, 0, 8, 2, ' ', 0)
+			fmt.Fprintln(tw, "PID\tNAME\tSOCKET")
+			for _, s := range socks {
+				name, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", s.PID))
+				fmt.Fprintf(tw, "%d\t%s\t%s\n", s.PID, strings.TrimSpace(string(name)), s.Path)
+			}
+			return tw.Flush()
+		}
+	},
+}
+
+// traceStdioCmd is the far end of --ssh: "uebpf trace --stdio --pid PID"
+// carries one control connection over its standard input and output.
+var traceStdioCmd = &command{
+	name:    "trace stdio",
+	summary: "carry a control connection over standard input and output (what --ssh runs)",
+	detail: `Trace stdio, also spelled 'uebpf trace --stdio', connects to the control
+socket of --pid PID or --socket PATH and carries one connection over its
+standard input and output, until either side closes: it is what the
+trace commands run on the remote machine for --ssh. The socket's checks
+apply to the user it runs as.`,
+	setup: func(fs *flag.FlagSet) func([]string, streams) error {
+		t := &target{}
+		fs.IntVar(&t.pid, "pid", 0, "the application's `pid`")
+		fs.StringVar(&t.socket, "socket", "", "the application's control socket `path`")
+		return func(pos []string, st streams) error {
+			if len(pos) > 0 {
+				return usageError("trace --stdio takes no arguments")
+			}
+			if _, err := t.where(); err != nil {
+				return err
+			}
+			path, err := socketPath(t.pid, t.socket)
+			if err != nil {
+				return err
+			}
+			ctx, stop := interrupted(0)
+			defer stop()
+			return control.ServeStdio(ctx, path, st.stdin, st.stdout)
+		}
+	},
+}

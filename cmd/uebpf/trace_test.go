@@ -1,0 +1,150 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/uebpf/uebpf/control"
+	"github.com/uebpf/uebpf/tracepoint"
+)
+
+// The end-to-end tests of the trace commands against a separate process
+// are examples/http-service's (trace_test.go); these check the command
+// line and the ssh transport against a server in the test process.
+
+type testEvent struct {
+	Code  uint32
+	Label [12]byte
+}
+
+var testPoint = tracepoint.New[testEvent]("clitest", "event")
+
+// serve starts a control server on a socket whose path needs quoting in a
+// shell.
+func serve(t *testing.T) string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	path := filepath.Join(t.TempDir(), "it's a dir", "ctl.sock")
+	srv, err := control.Listen(ctx, &control.Options{Path: path})
+	if errors.Is(err, control.ErrUnsupported) {
+		t.Skip("no control socket on this platform")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	return srv.Path()
+}
+
+func TestTraceErrors(t *testing.T) {
+	sock := serve(t)
+	tests := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"trace", "list"}, 2, "say which application: --pid PID or --socket PATH"},
+		{[]string{"trace", "list", "--pid", "1", "--socket", sock}, 2, "--pid and --socket exclude each other"},
+		{[]string{"trace", "list", "--pid", "-3"}, 2, "--pid -3: want a process id"},
+		{[]string{"trace", "list", "--socket", sock, "--ssh", "h", "--remote", "x"}, 2, "--ssh and --remote exclude each other"},
+		{[]string{"trace", "list", "--socket", sock + ".missing"}, 1, "no such file or directory"},
+		{[]string{"trace", "enable", "--socket", sock, "clitest:event"}, 2, "say what to attach"},
+		{[]string{"trace", "enable", "--socket", sock, "--filter", "code == 1"}, 2, "a filter needs a TRACEPOINT"},
+		{[]string{"trace", "enable", "--socket", sock, "clitest:event", "--filter", "code == 1", "--object", "x.o"}, 2, "exclude each other"},
+		{[]string{"trace", "enable", "--socket", sock, "clitest:event", "--filter", "nope == 1"}, 2, "column 1"},
+		{[]string{"trace", "enable", "--socket", sock, "clitest:event", "--filter", "label < \"a*\""}, 2, "column"},
+		{[]string{"trace", "enable", "--socket", sock, "no:such", "--filter", "x == 1"}, 2, "no:such"},
+		{[]string{"trace", "disable", "--socket", sock}, 2, "want one SESSION"},
+		{[]string{"trace", "disable", "--socket", sock, "x"}, 2, `session "x": want a session id`},
+		{[]string{"trace", "disable", "--socket", sock, "99"}, 1, "99"},
+		{[]string{"trace", "stream", "--socket", sock}, 1, "no session"},
+		{[]string{"trace", "stream", "--socket", sock, "--session", "7"}, 1, "7"},
+		{[]string{"trace", "record", "--socket", sock}, 2, "--output DIR is needed"},
+		{[]string{"trace", "record", "--socket", sock, "--output", "d"}, 2, "say what to record"},
+		{[]string{"trace", "record", "--socket", sock, "--output", "d", "clitest:event"}, 2, "TRACEPOINT and --filter go together"},
+		{[]string{"trace", "ps", "x"}, 2, "takes no arguments"},
+		{[]string{"trace", "--stdio"}, 2, "say which application"},
+		{[]string{"trace"}, 2, "want one of: list, enable, disable, stream, stats, record, ps, stdio"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			code, stdout, stderr := runCLI(t, "", tt.args...)
+			if code != tt.code || !strings.Contains(stdout+stderr, tt.want) {
+				t.Errorf("exit %d, want %d; output lacks %q:\n%s%s", code, tt.code, tt.want, stdout, stderr)
+			}
+		})
+	}
+}
+
+// TestTraceSSH runs the trace commands through --ssh with an ssh that
+// runs the remote command in a local shell, as sshd does: the arguments
+// must survive the remote shell (the socket path has a quote and a space).
+func TestTraceSSH(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("control sockets need Linux")
+	}
+	sock := serve(t)
+	bin := t.TempDir()
+	fake := "#!/bin/sh\n" +
+		"while [ \"$1\" != -- ]; do shift; done\n" +
+		"shift; echo \"$1\" > \"$FAKE_SSH_HOST\"; shift\n" +
+		"exec sh -c \"$*\"\n"
+	if err := os.WriteFile(filepath.Join(bin, "ssh"), []byte(fake), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	t.Setenv("FAKE_SSH_HOST", filepath.Join(bin, "host"))
+	t.Setenv(asCommandEnv, "1") // the test binary is the remote uebpf
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	remote := []string{"--ssh", "me@board", "--ssh-uebpf", self, "--socket", sock}
+
+	code, out, errs := runCLI(t, "", append([]string{"trace", "list"}, remote...)...)
+	if code != 0 || !strings.Contains(out, "clitest:event { code:u32, label:string[12] }") {
+		t.Fatalf("trace list --ssh: exit %d\n%s%s", code, out, errs)
+	}
+	if host, _ := os.ReadFile(filepath.Join(bin, "host")); string(host) != "me@board\n" {
+		t.Errorf("ssh got host %q", host)
+	}
+	code, out, errs = runCLI(t, "", append([]string{"trace", "enable", "clitest:event", "--filter", `label == "b*" && code > 1`}, remote...)...)
+	if code != 0 || !strings.HasPrefix(out, "session 1: attachment ") {
+		t.Fatalf("trace enable --ssh: exit %d\n%s%s", code, out, errs)
+	}
+	for i, label := range []string{"a", "bx", "by", "b"} {
+		var ev testEvent
+		ev.Code = uint32(i)
+		copy(ev.Label[:], label)
+		testPoint.Fire(&ev)
+	}
+	code, out, errs = runCLI(t, "", append([]string{"trace", "stream", "--json", "--count", "2", "--duration", "1m"}, remote...)...)
+	want := `{"tp":"clitest:event",` // then the context, then the fields:
+	if code != 0 || strings.Count(out, want) != 2 || !strings.Contains(out, `"fields":{"code":3,"label":"b"}}`) || !strings.Contains(out, `"fields":{"code":2,"label":"by"}}`) {
+		t.Errorf("trace stream --ssh: exit %d\n%s%s", code, out, errs)
+	}
+	if code, out, errs = runCLI(t, "", append([]string{"trace", "disable", "--all"}, remote...)...); code != 0 {
+		t.Errorf("trace disable --ssh: exit %d\n%s%s", code, out, errs)
+	}
+}
+
+func TestShellQuote(t *testing.T) {
+	for in, want := range map[string]string{
+		"uebpf":           "uebpf",
+		"/usr/bin/uebpf":  "/usr/bin/uebpf",
+		"a b":             "'a b'",
+		"it's":            `'it'\''s'`,
+		"":                "''",
+		"$HOME;rm -rf /x": "'$HOME;rm -rf /x'",
+	} {
+		if got := shellQuote(in); got != want {
+			t.Errorf("shellQuote(%q) = %s, want %s", in, got, want)
+		}
+	}
+}
