@@ -81,6 +81,14 @@
 // maps are what the map operations read and write, and they are closed
 // with it.
 //
+// # Export
+//
+// Client.Record writes a session streamed from another process into a
+// CTF trace (package tracepoint/ctf, which babeltrace2 and Trace Compass
+// read); WriteJSON writes a session of this process as JSON lines, one
+// Event per line. The uebpf command's "trace" subcommands are a client of
+// this package.
+//
 // Nothing a client sends can make the server panic or leak: requests are
 // checked and bounded (sessions, buffer sizes, connections, frame sizes,
 // map iterations), and a connection's streams end with it.

@@ -42,6 +42,8 @@ func FuzzDecode(f *testing.F) {
 		`{"a":1,"b":"x\u00e9\ud83d","c":-0.5e3,"d":true,"e":null,"a":18446744073709551615}`,
 		`{"tp":"p:n","ts":5,"vtid":-1,"vpid":2,"goid":3,"procname":"x","fields":{"s":"\"","n":1},"extra":1}`,
 		`{"id":11,"events":[{"tp":"a:b","ts":1,"vtid":0,"vpid":9,"goid":0,"procname":"p","fields":{"x":-12,"y":"s"}}],"stats":{"fired":1,"matched":1,"recorded":1,"dropped":0,"errors":0}}`,
+		`{"name":"a:b","size":16,"fields":[{"name":"x","type":"u32","offset":4,"size":4},{"name":"s","type":"string[4]","offset":8,"size":4}]}`,
+		`{"tp":"a:b","ts":1,"fields":{"x":7,"s":"abcd"}}`,
 		`{"id":10,"events":[{"tp":"a:b","ts":1,"fields":{"x":1,"y":"s","z":-1.5,"w":true}}],"end":true}`,
 	} {
 		f.Add(frame(body))
@@ -92,6 +94,16 @@ func FuzzDecode(f *testing.F) {
 				// What a client would make of it must re-encode.
 				if _, err := json.Marshal(&resp); err != nil {
 					t.Fatalf("response %q decodes but does not encode: %v", body, err)
+				}
+			}
+			// A tracepoint's layout and an event, as Client.Record reads
+			// them from a server it does not trust.
+			var ti TracepointInfo
+			if json.Unmarshal(body, &ti) == nil {
+				if info, err := ti.Info(); err == nil {
+					if payload, _, err := encodeEvent(info, &e); err == nil && len(payload) != info.Size {
+						t.Fatalf("layout %q: %d-byte payload, want %d", body, len(payload), info.Size)
+					}
 				}
 			}
 			req, err := decodeRequest(body)

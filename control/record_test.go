@@ -144,3 +144,45 @@ func TestRecord(t *testing.T) {
 		t.Errorf("babeltrace2 read\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// WriteJSON writes a session's events as JSON lines that decode to the
+// events fired, and returns when its context ends.
+func TestWriteJSON(t *testing.T) {
+	provider, tps := declare[reqEvent](t, "request")
+	s, err := tracepoint.NewSession(1 << 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Enable(tps[0], tracepoint.Filter("status >= 500")); err != nil {
+		t.Fatal(err)
+	}
+	var fired []reqEvent
+	for i := range 10 {
+		ev := event(uint64(i), uint16(200+100*(i%4)), "PUT", int64(i))
+		tps[0].Fire(&ev)
+		if ev.Status >= 500 {
+			fired = append(fired, ev)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	var out bytes.Buffer
+	if err := WriteJSON(ctx, s, &out); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	for l := range strings.Lines(out.String()) {
+		var e Event
+		if err := json.Unmarshal([]byte(l), &e); err != nil {
+			t.Fatalf("%v: %q", err, l)
+		}
+		if n < len(fired) {
+			checkEvent(t, e, provider+":request", fired[n])
+		}
+		n++
+	}
+	if n != len(fired) {
+		t.Errorf("%d lines, want %d:\n%s", n, len(fired), out.String())
+	}
+}
