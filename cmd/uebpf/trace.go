@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -127,11 +128,19 @@ func dialCommand(cmd *exec.Cmd, stderr io.Writer) (*control.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd.Stderr = stderr
+	conn := &commandConn{cmd: cmd, in: in, out: out}
+	if f, ok := stderr.(*os.File); ok {
+		cmd.Stderr = f // the child writes it directly
+	} else {
+		// Another writer (a test's buffer) is not the child's to write
+		// while this process writes it: its stderr is copied at Close.
+		conn.stderr, conn.errBuf = stderr, new(bytes.Buffer)
+		cmd.Stderr = conn.errBuf
+	}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("trace: %s: %w", cmd.Path, err)
 	}
-	c, err := control.NewClient(&commandConn{cmd: cmd, in: in, out: out})
+	c, err := control.NewClient(conn)
 	if err != nil {
 		return nil, fmt.Errorf("trace: through %s: %w", strings.Join(cmd.Args, " "), err)
 	}
@@ -145,6 +154,9 @@ type commandConn struct {
 	in   io.WriteCloser
 	out  io.Reader
 	once sync.Once
+	// stderr receives errBuf, the child's standard error, at Close.
+	stderr io.Writer
+	errBuf *bytes.Buffer
 }
 
 func (c *commandConn) Read(p []byte) (int, error)  { return c.out.Read(p) }
@@ -162,6 +174,9 @@ func (c *commandConn) Close() error {
 		case <-time.After(5 * time.Second):
 			c.cmd.Process.Kill()
 			<-done
+		}
+		if c.errBuf != nil {
+			c.stderr.Write(c.errBuf.Bytes())
 		}
 	})
 	return nil
