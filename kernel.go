@@ -65,7 +65,7 @@ func loadKernel(spec *ebpf.CollectionSpec, opts *Options) (*kernelSide, map[stri
 	for _, ms := range ks.Maps {
 		// Pinned maps keep their flags: an existing pin must match.
 		if ms.Type == ebpf.Array && ms.Pinning == ebpf.PinNone {
-			ms.Flags |= unix.BPF_F_MMAPABLE
+			ms.Flags |= uemaps.FlagMmapable
 		}
 	}
 	var kopts ebpf.CollectionOptions

@@ -3,11 +3,13 @@ package helpers
 import (
 	"golang.org/x/sys/unix"
 
+	linuxerr "github.com/uebpf/uebpf/internal/errno"
 	"github.com/uebpf/uebpf/maps"
 )
 
 // errno is the r0 of a helper failing with e: -e as a 64-bit value.
-func errno(e unix.Errno) uint64 { return uint64(-int64(e)) }
+// Programs see Linux's numbers whatever the host.
+func errno(e unix.Errno) uint64 { return uint64(-linuxerr.Linux(e)) }
 
 // Return values of failing helpers, computed once.
 var (

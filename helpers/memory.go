@@ -96,10 +96,7 @@ func readProcess(dst []byte, addr uint64) bool {
 	}
 	switch readVia.Load() {
 	case viaVMReadv:
-		local := []unix.Iovec{{Base: &dst[0]}}
-		local[0].SetLen(len(dst))
-		remote := []unix.RemoteIovec{{Base: uintptr(addr), Len: len(dst)}}
-		n, err := unix.ProcessVMReadv(pid, local, remote, 0)
+		n, err := processVMReadv(dst, addr)
 		if err == unix.ENOSYS || err == unix.EPERM {
 			readVia.CompareAndSwap(viaVMReadv, viaProcMem)
 			return readProcess(dst, addr)

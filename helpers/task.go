@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"os"
 	"sync"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -24,7 +23,7 @@ var pid = os.Getpid()
 // getCurrentPidTgid is bpf_get_current_pid_tgid: tgid << 32 | tid. The
 // kernel's "tgid" is the process id, its "pid" the thread id.
 func getCurrentPidTgid(*vm.Env, uint64, uint64, uint64, uint64, uint64) uint64 {
-	return uint64(uint32(pid))<<32 | uint64(uint32(unix.Gettid()))
+	return uint64(uint32(pid))<<32 | uint64(uint32(gettid()))
 }
 
 // getCurrentUidGid is bpf_get_current_uid_gid: gid << 32 | uid. The
@@ -46,7 +45,7 @@ var comm = sync.OnceValue(func() []byte {
 		return b[:min(len(b), taskCommLen-1)]
 	}
 	var buf [taskCommLen]byte
-	if err := unix.Prctl(unix.PR_GET_NAME, uintptr(unsafe.Pointer(&buf[0])), 0, 0, 0); err == nil {
+	if err := threadName(&buf); err == nil {
 		if i := bytes.IndexByte(buf[:], 0); i >= 0 {
 			return append([]byte(nil), buf[:i]...)
 		}

@@ -34,17 +34,17 @@ func (c *clocks) monotonic(env *vm.Env, _, _, _, _, _ uint64) uint64 {
 // boot is bpf_ktime_get_boot_ns: CLOCK_BOOTTIME, which also counts time
 // spent suspended.
 func (c *clocks) boot(env *vm.Env, _, _, _, _, _ uint64) uint64 {
-	return c.read(env, unix.CLOCK_BOOTTIME)
+	return c.read(env, clockBoottime)
 }
 
 // coarse is bpf_ktime_get_coarse_ns: CLOCK_MONOTONIC_COARSE.
 func (c *clocks) coarse(env *vm.Env, _, _, _, _, _ uint64) uint64 {
-	return c.read(env, unix.CLOCK_MONOTONIC_COARSE)
+	return c.read(env, clockMonotonicCoarse)
 }
 
 // tai is bpf_ktime_get_tai_ns: CLOCK_TAI.
 func (c *clocks) tai(env *vm.Env, _, _, _, _, _ uint64) uint64 {
-	return c.read(env, unix.CLOCK_TAI)
+	return c.read(env, clockTAI)
 }
 
 // read reads a clock that the Go runtime does not expose. x/sys/unix makes

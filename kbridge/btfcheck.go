@@ -7,7 +7,6 @@ import (
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/btf"
-	"golang.org/x/sys/unix"
 )
 
 // ErrBTFMismatch is wrapped by the errors of CheckMap and CheckTypes: the
@@ -154,10 +153,8 @@ func kernelTypes(m *ebpf.Map) (key, value btf.Type, err error) {
 		fd, infoLen uint32
 		info        uint64
 	}{uint32(m.FD()), uint32(unsafe.Sizeof(info)), uint64(uintptr(unsafe.Pointer(&info)))}
-	const bpfObjGetInfoByFD = 15
-	_, _, errno := unix.Syscall(unix.SYS_BPF, bpfObjGetInfoByFD, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr))
-	if errno != 0 {
-		return nil, nil, fmt.Errorf("BPF_OBJ_GET_INFO_BY_FD: %w", errno)
+	if err := objGetInfoByFD(unsafe.Pointer(&attr), unsafe.Sizeof(attr)); err != nil {
+		return nil, nil, fmt.Errorf("BPF_OBJ_GET_INFO_BY_FD: %w", err)
 	}
 	if info.btfID == 0 {
 		return nil, nil, nil

@@ -8,11 +8,9 @@ import (
 	"github.com/cilium/ebpf"
 	"golang.org/x/sys/unix"
 
+	"github.com/uebpf/uebpf/internal/errno"
 	"github.com/uebpf/uebpf/maps"
 )
-
-// errnoENOTSUPP is the kernel-internal ENOTSUPP (524).
-const errnoENOTSUPP = unix.Errno(524)
 
 // sentinelOf maps an error from cilium/ebpf or the bpf() syscall to the
 // sentinel of package maps that stands for the same condition, so callers
@@ -33,7 +31,7 @@ func sentinelOf(err error) error {
 		return maps.ErrNoMemory
 	case errors.Is(err, unix.EPERM), errors.Is(err, unix.EACCES):
 		return maps.ErrPermission
-	case errors.Is(err, ebpf.ErrNotSupported), errors.Is(err, errnoENOTSUPP),
+	case errors.Is(err, ebpf.ErrNotSupported), errors.Is(err, errno.ENOTSUPP),
 		errors.Is(err, unix.EOPNOTSUPP):
 		return maps.ErrNotSupported
 	}

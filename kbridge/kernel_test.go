@@ -1,3 +1,5 @@
+//go:build linux
+
 package kbridge_test
 
 import (
@@ -13,6 +15,7 @@ import (
 	uasm "github.com/uebpf/uebpf/asm"
 	"github.com/uebpf/uebpf/helpers"
 	"github.com/uebpf/uebpf/kbridge"
+	uemaps "github.com/uebpf/uebpf/maps"
 	"github.com/uebpf/uebpf/vm"
 )
 
@@ -69,7 +72,7 @@ func openMap(tb testing.TB, m *ebpf.Map) kbridge.Map {
 func newMmapArray(tb testing.TB, name string, valueSize, entries uint32) *kbridge.Array {
 	tb.Helper()
 	m := newKernelMap(tb, &ebpf.MapSpec{Name: name, Type: ebpf.Array, KeySize: 4,
-		ValueSize: valueSize, MaxEntries: entries, Flags: unix.BPF_F_MMAPABLE})
+		ValueSize: valueSize, MaxEntries: entries, Flags: uemaps.FlagMmapable})
 	a, ok := openMap(tb, m).(*kbridge.Array)
 	if !ok {
 		tb.Fatalf("Open of an mmapable array did not return *kbridge.Array")

@@ -1,10 +1,11 @@
+//go:build linux
+
 package kbridge_test
 
 import (
 	"testing"
 
 	"github.com/cilium/ebpf"
-	"golang.org/x/sys/unix"
 
 	"github.com/uebpf/uebpf/kbridge"
 	"github.com/uebpf/uebpf/maps"
@@ -13,7 +14,7 @@ import (
 func TestFromCollection(t *testing.T) {
 	requireKernel(t)
 	coll, err := ebpf.NewCollection(&ebpf.CollectionSpec{Maps: map[string]*ebpf.MapSpec{
-		"counters": {Name: "counters", Type: ebpf.Array, KeySize: 4, ValueSize: 12, MaxEntries: 3, Flags: unix.BPF_F_MMAPABLE},
+		"counters": {Name: "counters", Type: ebpf.Array, KeySize: 4, ValueSize: 12, MaxEntries: 3, Flags: maps.FlagMmapable},
 		"state":    {Name: "state", Type: ebpf.Hash, KeySize: 4, ValueSize: 4, MaxEntries: 8},
 		"events":   {Name: "events", Type: ebpf.RingBuf, MaxEntries: 4096},
 	}})

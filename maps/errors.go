@@ -6,12 +6,9 @@ import (
 	"os"
 
 	"golang.org/x/sys/unix"
-)
 
-// errnoENOTSUPP is the kernel-internal ENOTSUPP (524) that bpf(2) returns for
-// operations a map type does not implement. golang.org/x/sys has no name for
-// it.
-const errnoENOTSUPP = unix.Errno(524)
+	"github.com/uebpf/uebpf/internal/errno"
+)
 
 // sentinel is an error that carries the errno Linux returns for the same
 // condition. errors.Is(err, unix.ENOENT) holds for ErrKeyNotExist and for
@@ -65,7 +62,7 @@ var (
 	errInvalid      = &sentinel{msg: "invalid argument", errno: unix.EINVAL}
 	errNoMemory     = &sentinel{msg: "cannot allocate memory", errno: unix.ENOMEM}
 	errPermission   = &sentinel{msg: "operation not permitted", errno: unix.EPERM}
-	errNotSupported = &sentinel{msg: "operation not supported", errno: errnoENOTSUPP}
+	errNotSupported = &sentinel{msg: "operation not supported", errno: errno.ENOTSUPP}
 	errEmpty        = &sentinel{msg: "map is empty", errno: unix.ENOENT, parent: errKeyNotExist}
 	errRingBufFull  = &sentinel{msg: "ring buffer is full", errno: unix.EAGAIN}
 	// errTrieFull: Linux's LPM trie reports a full map with ENOSPC.
@@ -107,23 +104,23 @@ func Errno(err error) int64 {
 	case nil:
 		return 0
 	case *mapError:
-		return -int64(e.err.errno)
+		return -errno.Linux(e.err.errno)
 	case *sentinel:
-		return -int64(e.errno)
+		return -errno.Linux(e.errno)
 	case unix.Errno:
-		return -int64(e)
+		return -errno.Linux(e)
 	}
-	var errno unix.Errno
-	if errors.As(err, &errno) {
-		return -int64(errno)
+	var n unix.Errno
+	if errors.As(err, &n) {
+		return -errno.Linux(n)
 	}
 	if errors.Is(err, os.ErrDeadlineExceeded) {
-		return -int64(unix.ETIMEDOUT)
+		return -errno.Linux(unix.ETIMEDOUT)
 	}
 	if errors.Is(err, os.ErrClosed) {
-		return -int64(unix.EBADF)
+		return -errno.Linux(unix.EBADF)
 	}
-	return -int64(unix.EINVAL)
+	return -errno.Linux(unix.EINVAL)
 }
 
 // wrapf builds a Go-side error: `map "name": <what>: <sentinel>`.

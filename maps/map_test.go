@@ -7,6 +7,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/uebpf/uebpf/internal/errno"
 )
 
 func mustNew(t testing.TB, spec *Spec) Map {
@@ -138,7 +140,7 @@ func TestErrno(t *testing.T) {
 		{"ringbuf full", ErrRingBufFull, ErrRingBufFull, unix.EAGAIN},
 		{"permission", ErrPermission, ErrPermission, unix.EPERM},
 		{"no memory", ErrNoMemory, ErrNoMemory, unix.ENOMEM},
-		{"not supported", ErrNotSupported, ErrNotSupported, errnoENOTSUPP},
+		{"not supported", ErrNotSupported, ErrNotSupported, errno.ENOTSUPP},
 		{"trie full", errTrieFull, ErrMapFull, unix.ENOSPC},
 	}
 	for _, tt := range tests {

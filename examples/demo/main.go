@@ -71,10 +71,10 @@ func workload() []event {
 	}
 	for i := range 300 {
 		worker := uint32(i%3 + 1)
-		timed(worker, unix.SYS_GETPID, func() { unix.Getpid() })
-		timed(worker, unix.SYS_NEWFSTATAT, func() { os.Stat("/") })
+		timed(worker, sysGetpid, func() { unix.Getpid() })
+		timed(worker, sysNewfstatat, func() { os.Stat("/") })
 		if worker != 3 && i%50 < 6 { // workers 1 and 2 sleep now and then, worker 3 never does
-			timed(worker, unix.SYS_NANOSLEEP, func() { time.Sleep(2 * time.Millisecond) })
+			timed(worker, sysNanosleep, func() { time.Sleep(2 * time.Millisecond) })
 		}
 	}
 	return events

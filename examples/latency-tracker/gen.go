@@ -1,3 +1,5 @@
+//go:build linux
+
 package tracker
 
 //go:generate go run github.com/uebpf/uebpf/internal/bpfbuild/cmd/bpfbuild tracker.bpf.c

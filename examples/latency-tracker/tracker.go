@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package tracker is the adaptive syscall latency tracker: kernel eBPF
 // programs on the raw tracepoints sys_enter/sys_exit measure the system
 // calls of tracked threads, and userspace eBPF programs, run by uebpf in

@@ -23,6 +23,10 @@ type kernelSide struct {
 	m *ebpf.Map // owned by the kbridge.Array
 }
 
+// bpfFTestStateFreq is BPF_F_TEST_STATE_FREQ of linux/bpf.h, which x/sys
+// names only on Linux.
+const bpfFTestStateFreq = 1 << 3
+
 // NewKernelTarget creates the array in the kernel (BPF_F_MMAPABLE) and
 // opens it with kbridge, so that uebpf programs and kernel programs use
 // the same memory. It needs CAP_BPF (root); the error says what failed.
@@ -83,7 +87,7 @@ func FetchPrecisionBug() (bool, error) {
 	// BPF_F_TEST_STATE_FREQ: a state at every pruning point, so that the
 	// pruning does not depend on the verifier's heuristics.
 	prog, err := ebpf.NewProgram(&ebpf.ProgramSpec{Name: "kdiff_probe", Type: ebpf.SocketFilter,
-		Instructions: kinsns, License: "GPL", Flags: unix.BPF_F_TEST_STATE_FREQ})
+		Instructions: kinsns, License: "GPL", Flags: bpfFTestStateFreq})
 	if err != nil {
 		return false, fmt.Errorf("fetch precision probe: %w", err)
 	}

@@ -1,3 +1,5 @@
+//go:build linux
+
 package ctf_test
 
 import (

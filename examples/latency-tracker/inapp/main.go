@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command inapp is the in-application side of the latency tracker: a small
 // request server instrumented with uebpf. Each worker thread marks itself
 // tracked (through the UeBPF program uebpf/register, which sets a bit in a

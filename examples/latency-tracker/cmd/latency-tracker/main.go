@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command latency-tracker reports the system calls of chosen processes or
 // threads that take longer than their usual latency. Kernel eBPF programs
 // measure, userspace eBPF programs (run by uebpf in this process, over the

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command gensyscalls writes the x86-64 system call name table of the
 // latency tracker from the kernel's uapi header (asm/unistd_64.h, Debian
 // package linux-libc-dev).
