@@ -1,8 +1,10 @@
 package kerneldiff
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -53,5 +55,50 @@ func TestCompare(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A corpus gives back the programs and outcomes written to it, and
+// refuses what is not one.
+func TestCorpusRoundTrip(t *testing.T) {
+	target, err := NewUserspaceTarget()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer target.Close()
+	var buf bytes.Buffer
+	var want []Recorded
+	for seed := range uint64(20) {
+		p := Generate(seed, Config{V4: true})
+		outs, err := target.RunUserspace(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		k := outs[0]
+		k.Engine, k.R0Bits = EngineKernel, 32
+		if seed == 3 {
+			k.Err = errors.New("refused")
+		}
+		if err := WriteRecorded(&buf, p, k); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, Recorded{p, k})
+	}
+	got, err := ReadCorpus(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var again bytes.Buffer
+	for _, r := range got {
+		WriteRecorded(&again, r.Program, r.Kernel)
+	}
+	if len(got) != len(want) || !bytes.Equal(again.Bytes(), buf.Bytes()) || !reflect.DeepEqual(got[5].Program.Insns, want[5].Program.Insns) ||
+		got[3].Kernel.Err == nil || got[3].Kernel.Err.Error() != "refused" || got[4].Kernel.Err != nil {
+		t.Errorf("read back %d programs, differing from the %d written", len(got), len(want))
+	}
+	for _, bad := range []string{"{", `{"program":null}`, `{"program":{"Seed":1},"r0_bits":32,"value":""}`} {
+		if _, err := ReadCorpus(strings.NewReader(bad)); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
 	}
 }

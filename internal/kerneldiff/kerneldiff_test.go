@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -23,6 +24,8 @@ var (
 	flagFirst    = flag.Uint64("kerneldiff.first", 0, "first seed")
 	flagNoV4     = flag.Bool("kerneldiff.nov4", false, "generate without cpu v4 instructions, as for kernels before 6.6")
 	flagFetch    = flag.Bool("kerneldiff.stackfetch", false, "generate atomic fetches on the stack even if the kernel has FetchPrecisionBug")
+	flagRecord   = flag.String("kerneldiff.record", "", "TestKernelAgreement writes the programs it compares and the kernel's outcomes to this corpus `file`")
+	flagCorpus   = flag.String("kerneldiff.corpus", "", "TestRecordedAgreement compares this platform's engines with the kernel outcomes of this corpus `file`")
 )
 
 var (
@@ -101,6 +104,17 @@ func TestKernelAgreement(t *testing.T) {
 			programs = 2000
 		}
 	}
+	var record *os.File
+	if *flagRecord != "" {
+		if record, err = os.Create(*flagRecord); err != nil {
+			t.Fatal(err)
+		}
+		defer func() {
+			if err := record.Close(); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
 	start := time.Now()
 	refused := map[string][]uint64{}
 	nRefused, compared, mismatches := 0, 0, 0
@@ -117,6 +131,11 @@ func TestKernelAgreement(t *testing.T) {
 		}
 		if err != nil {
 			t.Fatal(err)
+		}
+		if record != nil {
+			if err := WriteRecorded(record, p, kout); err != nil {
+				t.Fatal(err)
+			}
 		}
 		outs, err := target.RunUserspace(p)
 		if err != nil {
@@ -157,6 +176,50 @@ func refusals(byReason map[string][]uint64) string {
 		fmt.Fprintf(&b, "  %q: seeds %v\n", r, byReason[r])
 	}
 	return b.String()
+}
+
+// TestRecordedAgreement compares this platform's engines with the kernel
+// outcomes of a corpus TestKernelAgreement recorded (-kerneldiff.record),
+// for a platform that cannot run the kernel side: .ci/run records on
+// amd64 and replays under qemu-aarch64, which has no bpf(2).
+func TestRecordedAgreement(t *testing.T) {
+	if *flagCorpus == "" {
+		t.Skip("no corpus: -kerneldiff.corpus FILE (written by TestKernelAgreement -kerneldiff.record FILE)")
+	}
+	f, err := os.Open(*flagCorpus)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	corpus, err := ReadCorpus(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	target, err := NewUserspaceTarget()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer target.Close()
+	start, mismatches := time.Now(), 0
+	var engines []string
+	for _, rec := range corpus {
+		outs, err := target.RunUserspace(rec.Program)
+		if err != nil {
+			t.Fatal(err)
+		}
+		engines = engines[:0]
+		for _, o := range outs {
+			engines = append(engines, o.Engine)
+		}
+		if m := Compare(rec.Program, append([]Outcome{rec.Kernel}, outs...)); m != nil {
+			t.Error(m)
+			if mismatches++; mismatches >= 3 {
+				t.Fatalf("stopping after %d mismatches", mismatches)
+			}
+		}
+	}
+	t.Logf("%d recorded programs on %s/%s (%s) against the kernel's outcomes: %d mismatches, %v",
+		len(corpus), runtime.GOOS, runtime.GOARCH, strings.Join(engines, ", "), mismatches, time.Since(start).Round(time.Millisecond))
 }
 
 // TestEnginesAgree compares uebpf's engines on generated programs without
