@@ -14,6 +14,7 @@ import (
 	"github.com/uebpf/uebpf/asm"
 	"github.com/uebpf/uebpf/internal/conformance"
 	"github.com/uebpf/uebpf/internal/racebuild"
+	"github.com/uebpf/uebpf/jit"
 )
 
 // asCommandEnv makes the test binary the uebpf command (TestMain): tests
@@ -142,28 +143,39 @@ func TestRunAndDisasm(t *testing.T) {
 		args []string
 		code int
 		want string
+		log  string // in stderr
 	}{
-		{[]string{"run", "--mem-hex", "01020304", src}, 0, "0xa\n"},
-		{[]string{"run", "--mem-hex", "01 02", src}, 0, "0x3\n"},
-		{[]string{"run", "--mem", mem, raw}, 0, "0x3\n"},
-		{[]string{"run", src, "--mem", mem, "--repeat", "50"}, 0, "median"},
-		{[]string{"disasm", src}, 0, "jlt %r1, %r2, L2\n"},
-		{[]string{"run", "--engine", "nope", src}, 2, ""},
-		{[]string{"run", "--mem", mem, "--mem-hex", "00", src}, 2, ""},
-		{[]string{"run", filepath.Join(dir, "missing")}, 1, ""},
-		{[]string{"frobnicate"}, 2, ""},
+		{[]string{"run", "--mem-hex", "01020304", src}, 0, "0xa\n", ""},
+		{[]string{"run", "--mem-hex", "01 02", src}, 0, "0x3\n", ""},
+		{[]string{"run", "--mem", mem, raw}, 0, "0x3\n", ""},
+		{[]string{"run", src, "--mem", mem, "--repeat", "50"}, 0, "median", ""},
+		{[]string{"disasm", src}, 0, "jlt %r1, %r2, L2\n", ""},
+		{[]string{"run", "--engine", "nope", src}, 2, "", ""},
+		{[]string{"run", "--mem", mem, "--mem-hex", "00", src}, 2, "", ""},
+		{[]string{"run", filepath.Join(dir, "missing")}, 1, "", ""},
+		{[]string{"frobnicate"}, 2, "", ""},
 		// prime.bpf.o counts the primes below the u32 in its memory,
 		// verified (its loops are proved to end) or not.
-		{[]string{"run", "--mem-hex", "10270000", "../../internal/benchset/c/prime.bpf.o"}, 0, "0x4cd\n"},
-		{[]string{"run", "--mem-hex", "10270000", "--no-verify", "../../internal/benchset/c/prime.bpf.o"}, 0, "0x4cd\n"},
+		{[]string{"run", "--mem-hex", "10270000", "../../internal/benchset/c/prime.bpf.o"}, 0, "0x4cd\n", ""},
+		{[]string{"run", "--mem-hex", "10270000", "--no-verify", "../../internal/benchset/c/prime.bpf.o"}, 0, "0x4cd\n", ""},
 		// memory_a_plus_b.bpf.o is verified with its BTF context size (8).
-		{[]string{"run", "--mem-hex", "0100000002000000", "../../internal/benchset/c/memory_a_plus_b.bpf.o"}, 0, "0x3\n"},
-		{[]string{"run", "--mem-hex", "01000000", "../../internal/benchset/c/memory_a_plus_b.bpf.o"}, 1, ""},
-		{[]string{"run", "--mem-hex", "10270000", "--program", "nope", "../../internal/benchset/c/prime.bpf.o"}, 2, ""},
+		{[]string{"run", "--mem-hex", "0100000002000000", "../../internal/benchset/c/memory_a_plus_b.bpf.o"}, 0, "0x3\n", ""},
+		{[]string{"run", "--mem-hex", "01000000", "../../internal/benchset/c/memory_a_plus_b.bpf.o"}, 1, "", ""},
+		{[]string{"run", "--mem-hex", "10270000", "--program", "nope", "../../internal/benchset/c/prime.bpf.o"}, 2, "", ""},
+		// Bytecode on the JIT: verified for the memory's size and unchecked
+		// when that passes, checked otherwise, and said which.
+		{[]string{"run", "--engine", "jit", "--mem", mem, raw}, 0, "0x3\n", "verified for a 3-byte memory: running unchecked"},
+		{[]string{"run", "--engine", "jit", "--mem", mem, "--no-verify", raw}, 0, "0x3\n", "not verified (--no-verify): running checked"},
+		{[]string{"run", "--engine", "jit", "--mem-hex", "01", src}, 0, "0x1\n", "not verified for a 1-byte memory, running checked: verifier:"},
+		{[]string{"run", src, "--mem", mem, "--repeat", "50", "--reset"}, 0, " per run (CPU ", ""},
+		{[]string{"run", src, "--mem", mem, "--reset"}, 2, "", "--reset goes with --repeat"},
 	}
 	for _, tc := range cases {
+		if strings.Contains(tc.log, "verified") && !jit.Supported {
+			continue
+		}
 		code, out, stderr := runCLI(t, "", tc.args...)
-		if code != tc.code || !strings.Contains(out, tc.want) {
+		if code != tc.code || !strings.Contains(out, tc.want) || !strings.Contains(stderr, tc.log) {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q", tc.args, code, out, stderr)
 		}
 	}

@@ -7,18 +7,23 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/cilium/ebpf"
+	"golang.org/x/sys/unix"
 
 	"github.com/uebpf/uebpf"
 	"github.com/uebpf/uebpf/asm"
 	"github.com/uebpf/uebpf/elf"
 	"github.com/uebpf/uebpf/helpers"
 	"github.com/uebpf/uebpf/internal/conformance"
+	"github.com/uebpf/uebpf/jit"
+	"github.com/uebpf/uebpf/verifier"
+	"github.com/uebpf/uebpf/vm"
 )
 
 var runCmd = &command{
@@ -31,16 +36,26 @@ length, and prints r0 in hex.
 PROGRAM is raw bytecode (8-byte little-endian slots), a file in the
 conformance suite's assembler dialect (see 'uebpf help asm'), or a
 clang-built ELF object. An object's programs are verified first, with
-the context size from BTF, and run with the standard helpers; bytecode
-and assembly are not verified, run in checked mode and have the
-conformance suite's helpers.`,
+the context size from BTF, and run with the standard helpers. Bytecode
+and assembly have the conformance suite's helpers; on the JIT they are
+verified for a context of the memory's size and run unchecked when the
+verifier accepts them (as an object's programs do), checked when it does
+not or with --no-verify; a line on standard error says which.
+
+--repeat N times N more runs and prints the median time per run, wall
+and CPU (the thread's): only the program is timed. The runs share the
+memory the first run left (programs such as memcpy do the same work
+again) unless --reset restores it before each run, outside the timing;
+with --reset each run is timed alone, so its clock reads (about 0.1 µs)
+count: use it for runs of microseconds.`,
 	setup: func(fs *flag.FlagSet) func([]string, streams) error {
 		engine := engineFlag(fs)
 		memFile := fs.String("mem", "", "read the program's memory from `file`")
 		memHex := fs.String("mem-hex", "", "the program's memory as `hex` bytes: \"0a0b0c\" or \"0a 0b 0c\"")
-		repeat := fs.Int("repeat", 0, "also run `N` more times and print the median time per run")
+		repeat := fs.Int("repeat", 0, "also run `N` more times and print the median time per run, wall and CPU")
+		reset := fs.Bool("reset", false, "with --repeat, restore the memory before each timed run (outside the timing)")
 		progName := fs.String("program", "", "the program to run, by function `name`, when PROGRAM is an ELF object\nwith more than one")
-		noVerify := fs.Bool("no-verify", false, "load an ELF object's programs without the verifier, in checked mode")
+		noVerify := fs.Bool("no-verify", false, "load the program without the verifier, in checked mode")
 		return func(pos []string, st streams) error {
 			if len(pos) != 1 {
 				return usageError("run takes one program")
@@ -63,18 +78,23 @@ conformance suite's helpers.`,
 					return badArgument{fmt.Errorf("--mem-hex: %w", err)}
 				}
 			}
-			p, closeProg, err := loadRunProgram(pos[0], *progName, *engine, *noVerify)
+			if *reset && *repeat == 0 {
+				return usageError("--reset goes with --repeat")
+			}
+			p, closeProg, err := loadRunProgram(pos[0], *progName, *engine, *noVerify, len(mem), st.stderr)
 			if err != nil {
 				return err
 			}
 			defer closeProg()
-			r0, err := p.Run(slices.Clone(mem))
+			work := slices.Clone(mem)
+			r0, err := p.Run(work)
 			if err != nil {
 				return err
 			}
 			fmt.Fprintf(st.stdout, "%#x\n", r0)
 			if *repeat > 0 {
-				fmt.Fprintf(st.stdout, "median %.1f ns per run over %d runs\n", medianRunTime(p, mem, *repeat), *repeat)
+				t := timeRuns(p, mem, work, *repeat, *reset)
+				fmt.Fprintf(st.stdout, "median %s per run (CPU %s) over %d runs\n", nsText(t.wall), nsText(t.cpu), *repeat)
 			}
 			return nil
 		}
@@ -180,8 +200,10 @@ func pickProgram[P any](path, name string, progs map[string]P) (P, error) {
 
 // loadRunProgram loads what run runs: a program of an ELF object (every
 // section, with the standard helpers, verified unless noVerify) or raw
-// bytecode or assembly (with the conformance suite's helper, checked).
-func loadRunProgram(path, progName, engineName string, noVerify bool) (conformance.Program, func(), error) {
+// bytecode or assembly (with the conformance suite's helper; on the JIT,
+// verified for a memSize-byte context and unchecked when that passes). It
+// says on log how bytecode runs.
+func loadRunProgram(path, progName, engineName string, noVerify bool, memSize int, log io.Writer) (conformance.Program, func(), error) {
 	data, err := readFile(path)
 	if err != nil {
 		return nil, nil, err
@@ -197,6 +219,15 @@ func loadRunProgram(path, progName, engineName string, noVerify bool) (conforman
 		insns, err := decodeProgram(path, data)
 		if err != nil {
 			return nil, nil, err
+		}
+		if jit.Supported && (engineName == "jit" || engineName == "auto") {
+			p, err := verifiedJIT(insns, noVerify, memSize, log)
+			if err != nil {
+				return nil, nil, fmt.Errorf("%s: %w", path, err)
+			}
+			if p != nil {
+				return p, func() { p.Close() }, nil
+			}
 		}
 		p, err := engine(insns, conformance.Helpers())
 		if err != nil {
@@ -236,24 +267,84 @@ func isELF(data []byte) bool {
 	return bytes.HasPrefix(data, []byte(magic)) || len(data) > 0 && len(data) < len(magic) && strings.HasPrefix(magic, string(data))
 }
 
-// medianRunTime times n runs in up to 21 batches and returns the median of
-// the batches' time per run: batching keeps the clock's own cost out of
-// short runs, and the median keeps a noisy batch out of the figure.
-func medianRunTime(p conformance.Program, mem []byte, n int) float64 {
-	batches := min(n, 21)
-	perBatch := n / batches
-	times := make([]float64, batches)
-	work := slices.Clone(mem)
-	for b := range times {
-		start := time.Now()
-		for range perBatch {
+// verifiedJIT compiles bytecode unchecked when the verifier proves it
+// safe for a memSize-byte context, and says so on log; nil when it runs
+// checked (noVerify, or the verifier refused it: log says why).
+func verifiedJIT(insns []asm.Instruction, noVerify bool, memSize int, log io.Writer) (*jit.Program, error) {
+	if noVerify {
+		fmt.Fprintln(log, "not verified (--no-verify): running checked")
+		return nil, nil
+	}
+	vp, err := vm.Load(&vm.ProgramSpec{Instructions: insns}, &vm.Options{Helpers: conformance.Helpers()})
+	if err != nil {
+		return nil, err
+	}
+	proof, err := verifier.Verify(vp, &verifier.Options{ContextSize: memSize, ContextLengthInR2: true, AllowPointerLeaks: true, LoopsBoundedByBudget: true})
+	if err != nil {
+		fmt.Fprintf(log, "not verified for a %d-byte memory, running checked: %v\n", memSize, err)
+		return nil, nil
+	}
+	p, err := jit.Compile(vp, &jit.Options{Unchecked: true, Verified: proof})
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(log, "verified for a %d-byte memory: running unchecked\n", memSize)
+	return p, nil
+}
+
+// runTimes are the median times of one run, in ns.
+type runTimes struct{ wall, cpu float64 }
+
+// timeRuns times n runs of p on work and returns the medians per run.
+// Without reset, the runs go in up to 21 batches on the memory as the
+// runs leave it, and a batch's time per run is what is compared:
+// batching keeps the clocks' own cost out of short runs, the median keeps
+// a noisy batch out of the figure. With reset, mem is copied into work
+// before each run, untimed, and each run is timed alone.
+func timeRuns(p conformance.Program, mem, work []byte, n int, reset bool) runTimes {
+	runtime.LockOSThread() // the CPU clock is the thread's
+	defer runtime.UnlockOSThread()
+	batches, perBatch := min(n, 21), n/min(n, 21)
+	if reset {
+		batches, perBatch = n, 1
+	}
+	wall := make([]float64, batches)
+	cpu := make([]float64, batches)
+	for b := range batches {
+		if reset {
 			copy(work, mem)
+		}
+		c0, w0 := threadCPU(), time.Now()
+		for range perBatch {
 			p.Run(work)
 		}
-		times[b] = float64(time.Since(start).Nanoseconds()) / float64(perBatch)
+		w1, c1 := time.Now(), threadCPU()
+		wall[b] = float64(w1.Sub(w0).Nanoseconds()) / float64(perBatch)
+		cpu[b] = float64(c1-c0) / float64(perBatch)
 	}
-	slices.Sort(times)
-	return times[len(times)/2]
+	slices.Sort(wall)
+	slices.Sort(cpu)
+	return runTimes{wall[len(wall)/2], cpu[len(cpu)/2]}
+}
+
+// threadCPU is the calling thread's CPU time in ns.
+func threadCPU() int64 {
+	var ts unix.Timespec
+	if unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts) != nil {
+		return 0
+	}
+	return ts.Nano()
+}
+
+// nsText writes a time in ns with a unit that keeps it short.
+func nsText(ns float64) string {
+	switch {
+	case ns >= 1e6:
+		return fmt.Sprintf("%.3f ms", ns/1e6)
+	case ns >= 1e4:
+		return fmt.Sprintf("%.2f µs", ns/1e3)
+	}
+	return fmt.Sprintf("%.1f ns", ns)
 }
 
 var disasmCmd = &command{
