@@ -1,0 +1,329 @@
+// Command benchtable times the benchmark set (package benchset) on every
+// uebpf engine, as native C (the same C source compiled by clang-19 -O2
+// with native/driver.c) and as native Go (benchset's Native functions),
+// in one interleaved run, and prints a Markdown table with ratios to
+// native C and their geometric means: the table of BENCHMARKS.md.
+//
+//	go run ./internal/benchset/cmd/benchtable [-rounds 5] [-only NAME,...]
+//
+// Each figure is the median over the rounds of the thread's CPU time per
+// run, a round being as many runs as take about 100 ms; the rounds go
+// through every variant of a program in turn, so that a machine's noise
+// falls on all of them alike. Without clang-19 the native C column says
+// why it is empty.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/uebpf/uebpf"
+	"github.com/uebpf/uebpf/internal/benchset"
+	"github.com/uebpf/uebpf/internal/bpfbuild"
+	"github.com/uebpf/uebpf/jit"
+)
+
+func main() {
+	rounds := flag.Int("rounds", 5, "rounds per variant (the median is reported)")
+	only := flag.String("only", "", "comma-separated benchmark `names` (default: every one with a C source)")
+	flag.Parse()
+	if err := run(*rounds, *only); err != nil {
+		fmt.Fprintln(os.Stderr, "benchtable:", err)
+		os.Exit(1)
+	}
+}
+
+// variant is one way of running a program: a column of the table.
+type variant struct {
+	name string
+	run  func(rounds int) ([]float64, uint64, error) // ns per run for each round, the result
+}
+
+var columns = []string{"interpreter", "JIT checked", "JIT unchecked", "native C", "native Go"}
+
+func run(rounds int, only string) error {
+	root, err := bpfbuild.ModuleRoot(".")
+	if err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp("", "benchtable-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	clang, clangErr := exec.LookPath(bpfbuild.Clang)
+	if !jit.Supported {
+		return fmt.Errorf("%w: the table compares the JIT", jit.ErrUnsupportedArch)
+	}
+
+	fmt.Printf("%s, %s/%s, %d rounds, medians of CPU time per run\n\n", cpuName(), runtime.GOOS, runtime.GOARCH, rounds)
+	fmt.Println("| program | interpreter | JIT checked | JIT unchecked | native C | native Go | interpreter / C | JIT checked / C | JIT unchecked / C | native Go / C |")
+	fmt.Println("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	logRatios := make([][]float64, 4)
+	var notes []string
+	for _, bm := range benchset.Set {
+		src := filepath.Join(root, "internal/benchset/c", bm.Object+".bpf.c")
+		if strings.HasPrefix(bm.Name, "map_") || (only != "" && !slices.Contains(strings.Split(only, ","), bm.Name)) {
+			continue // the map programs call helpers: no native C of them
+		}
+		vs, err := variants(bm)
+		if err != nil {
+			return err
+		}
+		var native *variant
+		if clangErr == nil {
+			bin, err := buildNative(clang, root, tmp, bm, src)
+			if err != nil {
+				return err
+			}
+			native = nativeC(bin, tmp, bm)
+		}
+		times := make([][]float64, len(columns))
+		results := make([]uint64, len(columns))
+		for range rounds { // interleaved: one round of each variant in turn
+			for i, v := range append(vs[:3:3], native, vs[3]) {
+				if v == nil {
+					continue
+				}
+				ns, r, err := v.run(1)
+				if err != nil {
+					return fmt.Errorf("%s %s: %w", bm.Name, v.name, err)
+				}
+				times[i], results[i] = append(times[i], ns...), r
+			}
+		}
+		med := make([]float64, len(columns))
+		for i := range columns {
+			if len(times[i]) > 0 {
+				med[i] = median(times[i])
+				if results[i] != bm.Want {
+					notes = append(notes, fmt.Sprintf("%s: %s returned %d, want %d", bm.Name, columns[i], results[i], bm.Want))
+				}
+			}
+		}
+		row := []string{bm.Name}
+		for _, m := range med {
+			row = append(row, nsText(m))
+		}
+		for i, col := range []int{0, 1, 2, 4} {
+			if med[3] == 0 {
+				row = append(row, "")
+				continue
+			}
+			r := med[col] / med[3]
+			logRatios[i] = append(logRatios[i], math.Log(r))
+			row = append(row, fmt.Sprintf("%.2f", r))
+		}
+		fmt.Println("| " + strings.Join(row, " | ") + " |")
+	}
+	geo := []string{"**geomean**", "", "", "", "", ""}
+	for _, l := range logRatios {
+		if len(l) == 0 {
+			geo = append(geo, "")
+			continue
+		}
+		var sum float64
+		for _, x := range l {
+			sum += x
+		}
+		geo = append(geo, fmt.Sprintf("**%.2f**", math.Exp(sum/float64(len(l)))))
+	}
+	fmt.Println("| " + strings.Join(geo, " | ") + " |")
+	if clangErr != nil {
+		fmt.Printf("\nno native C column: %v (install clang-19)\n", clangErr)
+	}
+	if len(notes) > 0 {
+		return errors.New("wrong results:\n" + strings.Join(notes, "\n"))
+	}
+	return nil
+}
+
+// variants are the uebpf engines and native Go for bm.
+func variants(bm *benchset.Benchmark) ([]*variant, error) {
+	var vs []*variant
+	for _, e := range []struct {
+		name   string
+		engine uebpf.Engine
+		skip   bool // SkipVerification: the JIT checks every access
+	}{
+		{"interpreter", uebpf.EngineInterpreter, false},
+		{"JIT checked", uebpf.EngineJIT, true},
+		{"JIT unchecked", uebpf.EngineJIT, false},
+	} {
+		coll, p, err := bm.Load(e.engine)
+		if e.skip {
+			if err == nil {
+				coll.Close()
+			}
+			coll, p, err = loadUnverified(bm)
+		}
+		if err != nil {
+			return nil, err
+		}
+		_ = coll // lives as long as the command
+		ctx := bm.Input()
+		vs = append(vs, &variant{e.name, func(rounds int) ([]float64, uint64, error) {
+			var r0 uint64
+			var err error
+			ns := timeRounds(rounds, func(n int) {
+				for range n {
+					r0, err = p.Run(ctx)
+				}
+			})
+			return ns, r0, err
+		}})
+	}
+	ctx := bm.Input()
+	vs = append(vs, &variant{"native Go", func(rounds int) ([]float64, uint64, error) {
+		var r uint64
+		ns := timeRounds(rounds, func(n int) {
+			for range n {
+				r = bm.Native(ctx)
+			}
+		})
+		return ns, r, nil
+	}})
+	return vs, nil
+}
+
+// loadUnverified loads bm for the JIT without the verifier: checked mode.
+func loadUnverified(bm *benchset.Benchmark) (*uebpf.Collection, *uebpf.Program, error) {
+	obj, err := benchset.Object(bm.Object)
+	if err != nil {
+		return nil, nil, err
+	}
+	coll, err := uebpf.Load(strings.NewReader(string(obj)), &uebpf.Options{Engine: uebpf.EngineJIT, SkipVerification: true, Timeout: -1})
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", bm.Name, err)
+	}
+	return coll, coll.Program(bm.Program), nil
+}
+
+// timeRounds runs f(n) for rounds rounds with n calibrated to about
+// 100 ms of CPU, and returns the CPU time per call of each.
+func timeRounds(rounds int, f func(n int)) []float64 {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	n := 1
+	for {
+		t := cpuTime(f, n)
+		if t > 1e8 || n > 1<<40 {
+			break
+		}
+		if t < 1e6 {
+			n *= 100
+		} else {
+			n = int(float64(n) * 1.2e8 / t)
+		}
+	}
+	ns := make([]float64, rounds)
+	for i := range ns {
+		ns[i] = cpuTime(f, n) / float64(n)
+	}
+	return ns
+}
+
+func cpuTime(f func(int), n int) float64 {
+	c0 := threadCPU()
+	f(n)
+	return float64(threadCPU() - c0)
+}
+
+func threadCPU() int64 {
+	var ts unix.Timespec
+	unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts)
+	return ts.Nano()
+}
+
+// buildNative compiles bm's C source with the driver into a native
+// executable.
+func buildNative(clang, root, tmp string, bm *benchset.Benchmark, src string) (string, error) {
+	code, err := os.ReadFile(src)
+	if err != nil {
+		return "", err
+	}
+	m := regexp.MustCompile(`(?m)^(\S+)\s+` + regexp.QuoteMeta(bm.Program) + `\(`).FindSubmatch(code)
+	if m == nil {
+		return "", fmt.Errorf("%s: no definition of %s", src, bm.Program)
+	}
+	bin := filepath.Join(tmp, bm.Name)
+	cmd := exec.Command(clang, "-O2", "-DBENCH_FN="+bm.Program, "-DBENCH_RET="+string(m[1]),
+		"-I", filepath.Join(root, "examples/include"),
+		filepath.Join(root, "internal/benchset/native/driver.c"), src, "-o", bin)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("%s: %v\n%s", strings.Join(cmd.Args, " "), err, out)
+	}
+	return bin, nil
+}
+
+// nativeC runs the native executable, one process per round.
+func nativeC(bin, tmp string, bm *benchset.Benchmark) *variant {
+	input := filepath.Join(tmp, bm.Name+".input")
+	return &variant{"native C", func(rounds int) ([]float64, uint64, error) {
+		if err := os.WriteFile(input, bm.Input(), 0o644); err != nil {
+			return nil, 0, err
+		}
+		out, err := exec.Command(bin, input, strconv.Itoa(rounds)).Output()
+		if err != nil {
+			return nil, 0, fmt.Errorf("%s: %w", bin, err)
+		}
+		var ns []float64
+		var result uint64
+		for l := range strings.Lines(string(out)) {
+			k, v, _ := strings.Cut(strings.TrimSpace(l), " ")
+			switch k {
+			case "result":
+				result, err = strconv.ParseUint(v, 10, 64)
+			case "ns":
+				var x float64
+				x, err = strconv.ParseFloat(v, 64)
+				ns = append(ns, x)
+			}
+			if err != nil {
+				return nil, 0, fmt.Errorf("%s: %q: %w", bin, l, err)
+			}
+		}
+		return ns, result, nil
+	}}
+}
+
+func median(xs []float64) float64 {
+	s := slices.Sorted(slices.Values(xs))
+	return s[len(s)/2]
+}
+
+func nsText(ns float64) string {
+	switch {
+	case ns == 0:
+		return ""
+	case ns >= 1e6:
+		return fmt.Sprintf("%.2f ms", ns/1e6)
+	case ns >= 1e3:
+		return fmt.Sprintf("%.1f µs", ns/1e3)
+	}
+	return fmt.Sprintf("%.1f ns", ns)
+}
+
+// cpuName is the processor's model, from /proc/cpuinfo where there is one.
+func cpuName() string {
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for l := range strings.Lines(string(b)) {
+			if k, v, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(k) == "model name" {
+				return strings.TrimSpace(v) + fmt.Sprintf(" (%d CPUs)", runtime.NumCPU())
+			}
+		}
+	}
+	return runtime.GOARCH
+}
