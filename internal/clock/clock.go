@@ -8,12 +8,20 @@ import (
 )
 
 // anchor maps counter readings to CLOCK_MONOTONIC: ns + (tsc-t0)*mult/2^32
-// for readings less than span ticks after t0.
+// for readings from t0 to end. Successive anchors meet: the next one
+// starts (its t0) where this one ends, on this one's line, so the time
+// read never goes back whichever anchor a reader happened to load.
 type anchor struct {
 	t0   uint64
 	ns   int64
 	mult uint64 // nanoseconds per tick, times 2^32
-	span uint64
+	// end is the first counter value this anchor does not cover: t0 plus
+	// a span at first, moved back to the successor's t0 when there is one.
+	end atomic.Uint64
+	// prev covers the readings before t0 (a successor's t0 is a little in
+	// the future when it is published): a copy of the anchor this one
+	// follows, without its own prev.
+	prev *anchor
 }
 
 func (a *anchor) at(t uint64) int64 {
@@ -28,6 +36,10 @@ const (
 	// maxSlew is the largest error an anchor corrects by slewing over
 	// its span; a larger one (a suspended machine, a migrated VM) steps.
 	maxSlew = 1_000_000 // ns
+	// switchAhead is how far in the future (in ns) a new anchor takes
+	// over: readers that loaded the old one before it was cut short must
+	// all have read the counter before the switch.
+	switchAhead = 20_000
 )
 
 var (
@@ -41,33 +53,50 @@ var (
 )
 
 // Now returns CLOCK_MONOTONIC in nanoseconds, within a few microseconds
-// of runtime.nanotime, and never going back unless the counter does.
+// of runtime.nanotime, and never going back unless the counter does (or
+// the clock steps by more than maxSlew, which a slew cannot hide).
 func Now() int64 {
 	if a := current.Load(); a != nil {
-		t := rdtsc()
-		if d := t - a.t0; d < a.span {
+		t := rdtsc() // after the load: t is at least a's publication
+		if d := t - a.t0; d < a.end.Load()-a.t0 {
 			hi, lo := bits.Mul64(d, a.mult)
 			return a.ns + int64(hi<<32|lo>>32)
 		}
-		return calibrate(a, t)
+		return slow(a, t)
 	}
 	if disabled.Load() {
 		return nanotime()
 	}
-	return calibrate(nil, 0)
+	return calibrate()
 }
 
-// calibrate is Now when anchor a (nil if none) does not cover counter
-// reading t: when no other goroutine is at it, it measures the counter's
-// rate against nanotime and publishes a new anchor.
-func calibrate(a *anchor, t uint64) int64 {
+// slow is Now for a reading t that anchor a does not cover: before its
+// t0 (its predecessor's), or past its end.
+func slow(a *anchor, t uint64) int64 {
+	if p := a.prev; t < a.t0 && p != nil && t >= p.t0 {
+		return p.at(t)
+	}
+	if t < a.t0 {
+		return a.ns // TSCs of two CPUs a few ticks apart
+	}
+	return calibrate()
+}
+
+// calibrate is Now when no anchor covers the present: when no other
+// goroutine is at it, it measures the counter's rate against nanotime
+// and publishes a new anchor; otherwise it reads the present on the
+// anchor there is or, past its end, waits for the new one (nanotime could
+// be behind readings on the line, and the old line ahead of the new).
+func calibrate() int64 {
 	if !mu.TryLock() {
-		// Another goroutine calibrates: extrapolating a little past the
-		// span keeps the line that readings follow.
-		if a != nil && t-a.t0 < 2*a.span {
-			return a.at(t)
+		if a := current.Load(); a != nil {
+			if t := rdtsc(); t-a.t0 < a.end.Load()-a.t0 {
+				return a.at(t)
+			}
 		}
-		return nanotime()
+		mu.Lock() // rarely: a calibration late by more than switchAhead
+		mu.Unlock()
+		return Now()
 	}
 	defer mu.Unlock()
 	if !checked {
@@ -79,9 +108,17 @@ func calibrate(a *anchor, t uint64) int64 {
 	if disabled.Load() {
 		return nanotime()
 	}
+	a := current.Load()
+	if a != nil {
+		// Another goroutine may have published an anchor since this one
+		// missed.
+		if t := rdtsc(); t-a.t0 < a.end.Load()-a.t0 {
+			return a.at(t)
+		}
+	}
 	t, now, ok := sample()
 	if !ok {
-		return now
+		return onLine()
 	}
 	dns := now - lastNs
 	if lastTSC == 0 || t <= lastTSC || dns <= 0 {
@@ -91,32 +128,75 @@ func calibrate(a *anchor, t uint64) int64 {
 		return now
 	}
 	if dns < minCalibration {
-		return now
+		return onLine()
 	}
 	// The rate over the last interval, in ns per tick times 2^32.
 	rate, _ := bits.Div64(uint64(dns)>>32, uint64(dns)<<32, t-lastTSC)
 	lastTSC, lastNs = t, now
 	if rate == 0 {
+		return onLine()
+	}
+	span, _ := bits.Div64(anchorSpan>>32, anchorSpan<<32, rate)
+	ahead, _ := bits.Div64(switchAhead>>32, switchAhead<<32, rate)
+	if a == nil {
+		next := &anchor{t0: t, ns: now, mult: rate}
+		next.end.Store(t + span)
+		current.Store(next)
 		return now
 	}
-	next := &anchor{t0: t, ns: now, mult: rate}
-	next.span, _ = bits.Div64(anchorSpan>>32, anchorSpan<<32, rate)
-	if a := current.Load(); a != nil {
-		// Continue the old line from here and slew towards the true
-		// clock over the next span, so that readings never jump back.
-		pred := a.at(t)
-		if e := now - pred; e > -maxSlew && e < maxSlew {
-			next.ns = pred
-			adj := (uint64(max(e, -e)) << 32) / next.span
-			if e > 0 {
-				next.mult += adj
-			} else {
-				next.mult -= min(adj, next.mult/2)
-			}
+	// Continue a's line from a switch point a little ahead and slew
+	// towards the true clock over the next span, so that readings never
+	// jump back. a must end there for every reader: one that read a's end
+	// before it moved read the counter before, which must be before the
+	// switch, so a slow store (a preempted calibration) takes a later
+	// switch point.
+	var sw uint64
+	for {
+		sw = rdtsc() + ahead
+		a.end.Store(sw)
+		// Half the margin is for readers' counter reads, which the CPU
+		// may perform after their load of end, and for CPUs' counters
+		// being a few ticks apart.
+		if rdtsc()+ahead/2 < sw {
+			break
 		}
 	}
+	prev := &anchor{t0: a.t0, ns: a.ns, mult: a.mult}
+	prev.end.Store(sw)
+	next := &anchor{t0: sw, ns: a.at(sw), mult: rate, prev: prev}
+	next.end.Store(sw + span)
+	trueNs := now + int64((uint64(sw-t)*rate)>>32) // where nanotime will be at sw, at this rate
+	if e := trueNs - next.ns; e > -maxSlew && e < maxSlew {
+		adj := (uint64(max(e, -e)) << 32) / span
+		if e > 0 {
+			next.mult += adj
+		} else {
+			next.mult -= min(adj, next.mult/2)
+		}
+	} else {
+		// Too far to slew: step. Readings may go back by the error.
+		next.ns = trueNs
+	}
 	current.Store(next)
-	return next.ns
+	return onLine()
+}
+
+// onLine reads the present on the current anchor's line, extrapolated
+// past its end (the next anchor will start from there), or nanotime
+// without an anchor. The calibrating goroutine calls it.
+func onLine() int64 {
+	a := current.Load()
+	if a == nil {
+		return nanotime()
+	}
+	t := rdtsc()
+	if t < a.t0 {
+		if p := a.prev; p != nil && t >= p.t0 {
+			return p.at(t)
+		}
+		return a.ns
+	}
+	return a.at(t)
 }
 
 // sample reads the counter and nanotime together: the counter on both

@@ -1,6 +1,7 @@
 package clock
 
 import (
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -16,8 +17,11 @@ func TestNowFollowsMonotonic(t *testing.T) {
 	const runFor = 250 * time.Millisecond // five anchor spans
 	var wg sync.WaitGroup
 	var worstAll atomic.Int64 // not exact under contention: for the log
-	errs := make(chan string, 4)
-	for range 4 {
+	// More goroutines than CPUs: some are preempted between reading the
+	// anchor and the counter, across anchor switches.
+	n := 4 * runtime.GOMAXPROCS(0)
+	errs := make(chan string, n)
+	for range n {
 		wg.Go(func() {
 			last := Now()
 			var worst int64
