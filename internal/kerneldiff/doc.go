@@ -20,7 +20,10 @@
 // movsx and bswap with cpu v4), shifts by immediates and registers,
 // loads (sign-extending with v4) and stores of every size, atomics on the
 // stack and on the map value, jmp and jmp32 conditions, if/else with ja
-// (gotol with v4), bounded loops of four shapes, bpf-to-bpf calls (some
+// (gotol with v4), bounded loops of four shapes, byte loops
+// (copy, compare, find and fill over bytes to double words, as clang emits
+// memcpy/strcmp/strlen/memset-style code), dense switch trees (a binary
+// search on one register, which the JIT dispatches through a table), bpf-to-bpf calls (some
 // passing a pointer to the caller's stack), bpf_map_lookup_elem (hit and
 // miss), bpf_map_update_elem and bpf_map_delete_elem with every flag,
 // lddw of constants, maps and map values, LD_ABS/LD_IND in programs

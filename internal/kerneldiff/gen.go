@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/uebpf/uebpf/asm"
 )
@@ -118,6 +119,7 @@ type gen struct {
 	loopDepth  int  // depth of the body of the loop being generated
 	loopCalled bool // the loop being generated calls the leaf
 	callsLeft  int
+	switched   bool // the function has its switch tree (one at most: each forks every path)
 }
 
 type localCall struct{ at, callee int }
@@ -250,7 +252,7 @@ func (g *gen) function(f int) {
 // beginFunc starts function f: picks its registers and stack area.
 // Programs with packet loads keep r6 free for the context.
 func (g *gen) beginFunc(f int, bases []int) {
-	g.fn, g.depth, g.inLoop, g.callsLeft = f, 0, false, 2
+	g.fn, g.depth, g.inLoop, g.callsLeft, g.switched = f, 0, false, 2, false
 	roles := []uint8{6, 7, 8, 9}
 	if g.packets {
 		roles = roles[1:]
@@ -294,7 +296,11 @@ func (g *gen) statement() {
 	case k < 76 && g.depth < 3 && (!g.inLoop || g.depth == g.loopDepth):
 		g.ifElse()
 	case k < 81 && !g.inLoop && g.depth < 2 && (g.fn == 0 || g.fn < g.funcs):
-		g.loop()
+		if g.rnd.IntN(3) == 0 {
+			g.byteLoop()
+		} else {
+			g.loop()
+		}
 	case k < 86 && g.fn < g.funcs && g.callsLeft > 0 && !(g.inLoop && g.loopCalled):
 		g.callsLeft--
 		callee := g.fn + 1 + g.rnd.IntN(g.funcs-g.fn)
@@ -315,6 +321,9 @@ func (g *gen) statement() {
 		g.packetLoad()
 	case k < 97 && g.fn == 0 && g.tails > 0:
 		g.tailCall()
+	case k < 97 && !g.inLoop && g.depth == 0 && !g.switched:
+		g.switched = true
+		g.switchTree()
 	case k < 97:
 		g.lddw(g.dstReg(), g.value64())
 	default:
@@ -901,4 +910,158 @@ func (g *gen) tailCall() {
 	// r0 is unreadable after a failed tail call, r1..r5 clobbered.
 	g.initReg(0, g.others(6, 7, 8, 9))
 	g.reinitArgs(g.others(0, 6, 7, 8, 9))
+}
+
+// switchTree emits what clang makes of a dense C switch: a binary search
+// on one register against sorted constants (JMP or JMP32 throughout, the
+// register often masked into the cases' range), runs of equality tests at
+// the leaves, a body per case and a default. The JIT dispatches such trees
+// through a table; the kernel runs the tree.
+func (g *gen) switchTree() {
+	x := g.dstReg()
+	class := uint8(asm.ClassJMP)
+	if g.rnd.IntN(2) == 0 {
+		class = asm.ClassJMP32
+	}
+	n := 4 + g.rnd.IntN(9)
+	step := int32(1 + g.rnd.IntN(2))
+	base := int32(g.rnd.IntN(48)) - 8
+	if g.rnd.IntN(4) != 0 { // mostly in range, sometimes around it
+		g.aluImm(asm.ClassALU64|asm.AluAND, x, 31)
+		g.aluImm(asm.ClassALU64|asm.AluADD, x, base-2)
+	}
+	signed := base < 0 || g.rnd.IntN(2) == 0
+	val := func(i int) int32 { return base + int32(i)*step }
+	var toDefault, toEnd []int
+	var tree func(lo, hi int)
+	tree = func(lo, hi int) {
+		if hi-lo <= 2 {
+			for i := lo; i < hi; i++ {
+				at := len(g.insns)
+				g.emit(asm.Instruction{Opcode: class | asm.JmpJNE, Dst: x, Imm: val(i)})
+				g.caseBody()
+				toEnd = append(toEnd, g.ja())
+				g.jumpHere(at)
+			}
+			toDefault = append(toDefault, g.ja())
+			return
+		}
+		mid := (lo + hi) / 2
+		op := uint8(asm.JmpJGE)
+		if signed {
+			op = asm.JmpJSGE
+		}
+		at := len(g.insns)
+		g.emit(asm.Instruction{Opcode: class | op, Dst: x, Imm: val(mid)})
+		tree(lo, mid)
+		g.jumpHere(at)
+		tree(mid, hi)
+	}
+	g.depth++
+	tree(0, n)
+	for _, at := range toDefault {
+		g.jumpHere(at)
+	}
+	g.caseBody()
+	for _, at := range toEnd {
+		g.jumpHere(at)
+	}
+	g.depth--
+}
+
+// caseBody is what a case of a switch does: set a register, store into
+// the data area, or compute.
+func (g *gen) caseBody() {
+	switch g.rnd.IntN(3) {
+	case 0:
+		g.aluImm(asm.ClassALU64|asm.AluMOV, g.dstReg(), g.imm32())
+	case 1:
+		g.emit(asm.Instruction{Opcode: asm.ClassST | asm.ModeMEM | asm.SizeW, Dst: g.vreg,
+			Offset: int16(4 * g.rnd.IntN(DataSize/4)), Imm: g.imm32()})
+	default:
+		g.alu()
+	}
+}
+
+// byteLoop emits a copy, compare, find or fill loop over the data area as
+// clang emits them for memcpy, memcmp/strcmp, strlen/memchr and memset
+// style code: pointers into the element advanced by the unit (1, 2, 4 or
+// 8 bytes) each iteration, a count in creg, and for compare and find an
+// early exit. The pointers hold numbers again afterwards.
+func (g *gen) byteLoop() {
+	sz := sizes[g.rnd.IntN(len(sizes))]
+	unit := sz.bytes
+	count := 1 + g.rnd.IntN(16)
+	span := count * unit
+	off := func() int32 { return int32(unit * g.rnd.IntN((DataSize-span)/unit+1)) }
+	regs := g.scratch(3)
+	p1, p2, t := regs[0], regs[1], regs[2]
+	g.inLoop = true
+	g.depth++
+	g.loopDepth, g.loopCalled = g.depth, false
+	g.mov(p1, g.vreg)
+	g.aluImm(asm.ClassALU64|asm.AluADD, p1, off())
+	g.mov(p2, g.vreg)
+	g.aluImm(asm.ClassALU64|asm.AluADD, p2, off())
+	g.aluImm(asm.ClassALU64|asm.AluMOV, g.creg, int32(count))
+	kind := g.rnd.IntN(4)
+	var exits []int
+	start := len(g.insns)
+	load := func(dst, src uint8) {
+		g.emit(asm.Instruction{Opcode: asm.ClassLDX | asm.ModeMEM | sz.code, Dst: dst, Src: src})
+	}
+	switch kind {
+	case 0: // copy
+		load(t, p1)
+		g.emit(asm.Instruction{Opcode: asm.ClassSTX | asm.ModeMEM | sz.code, Dst: p2, Src: t})
+	case 1: // compare: leave at the first difference, t the difference
+		load(t, p1)
+		r := g.scratchOther(p1, p2, t)
+		load(r, p2)
+		g.emit(asm.Instruction{Opcode: asm.ClassALU64 | asm.AluSUB | asm.SourceX, Dst: t, Src: r})
+		exits = append(exits, len(g.insns))
+		g.emit(asm.Instruction{Opcode: asm.ClassJMP | asm.JmpJNE, Dst: t})
+	case 2: // find: leave at the first unit equal to a constant
+		load(t, p1)
+		exits = append(exits, len(g.insns))
+		g.emit(asm.Instruction{Opcode: asm.ClassJMP | asm.JmpJEQ, Dst: t, Imm: int32(g.rnd.IntN(4))})
+	default: // fill
+		g.emit(asm.Instruction{Opcode: asm.ClassST | asm.ModeMEM | sz.code, Dst: p2, Imm: int32(int8(g.rnd.Uint32()))})
+	}
+	g.aluImm(asm.ClassALU64|asm.AluADD, p1, int32(unit))
+	g.aluImm(asm.ClassALU64|asm.AluADD, p2, int32(unit))
+	g.aluImm(asm.ClassALU64|asm.AluADD, g.creg, -1)
+	g.emit(asm.Instruction{Opcode: asm.ClassJMP | asm.JmpJNE, Dst: g.creg, Offset: int16(start - len(g.insns) - 1)})
+	for _, at := range exits {
+		g.jumpHere(at)
+	}
+	g.depth--
+	g.inLoop = false
+	// Where the loop stopped is in creg; the pointers hold numbers again.
+	g.initReg(p1, nil)
+	g.initReg(p2, nil)
+}
+
+// scratch returns n distinct registers holding numbers, none of them
+// vreg or creg.
+func (g *gen) scratch(n int) []uint8 {
+	var out []uint8
+	for len(out) < n {
+		r := uint8(g.rnd.IntN(10))
+		if r != g.vreg && r != g.creg && !slices.Contains(out, r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// scratchOther returns a register holding a number that is none of rs,
+// vreg or creg.
+func (g *gen) scratchOther(rs ...uint8) uint8 {
+	for {
+		r := uint8(g.rnd.IntN(10))
+		if r != g.vreg && r != g.creg && !slices.Contains(rs, r) {
+			return r
+		}
+	}
 }
