@@ -10,3 +10,8 @@ package maps
 //
 //go:noescape
 func storeRelease(p *uint32, v uint32)
+
+// storeRelease64 is storeRelease for a uint64 (8-byte aligned).
+//
+//go:noescape
+func storeRelease64(p *uint64, v uint64)

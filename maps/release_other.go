@@ -7,3 +7,6 @@ import "sync/atomic"
 // storeRelease stores v at p with release semantics (see the amd64
 // version).
 func storeRelease(p *uint32, v uint32) { atomic.StoreUint32(p, v) }
+
+// storeRelease64 is storeRelease for a uint64.
+func storeRelease64(p *uint64, v uint64) { atomic.StoreUint64(p, v) }
