@@ -19,7 +19,9 @@ import (
 type Session struct {
 	ring   maps.RingBufMap
 	reader *maps.Reader
-	stats  counters
+	// tally sums the counters of the session's attachments, which count
+	// what they record and drop.
+	tally tally
 
 	mu     sync.Mutex
 	atts   map[*Attachment]struct{}
@@ -108,16 +110,12 @@ func (s *Session) recordPayload(p *Point, payload unsafe.Pointer, ts int64) bool
 // recordHeader is the header a session writes in front of a record of p.
 func recordHeader(p *Point) [2]uint32 { return [2]uint32{p.id, uint32(p.recordSize)} }
 
-// write writes one record into the ring and counts it, recorded or
-// dropped. The ring copies the parts and keeps no pointer to them: the
-// callers' header and context stay on their stacks (noescape).
+// write writes one record into the ring; false when it is full. The
+// attachment counts it (the session's Stats sum its attachments'). The
+// ring copies the parts and keeps no pointer to them: the callers' header
+// and context stay on their stacks (noescape).
 func (s *Session) write(parts *maps.RecordParts) bool {
-	if s.ring.Write(*parts, 0) != nil {
-		s.stats.dropped.Add(1)
-		return false
-	}
-	s.stats.recorded.Add(1)
-	return true
+	return s.ring.Write(*parts, 0) == nil
 }
 
 // Record is one recorded event.
@@ -169,7 +167,10 @@ func (s *Session) SetDeadline(t time.Time) { s.reader.SetDeadline(t) }
 
 // Stats returns the session's counters: Matched counts events its
 // attachments kept, Recorded and Dropped how many of them the ring took.
-func (s *Session) Stats() Stats { return s.stats.load() }
+func (s *Session) Stats() Stats {
+	st := s.tally.load()
+	return Stats{Matched: st.Recorded + st.Dropped, Recorded: st.Recorded, Dropped: st.Dropped}
+}
 
 // Close detaches every program of the session and closes its ring. Close
 // is idempotent.

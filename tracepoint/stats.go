@@ -1,6 +1,9 @@
 package tracepoint
 
-import "sync/atomic"
+import (
+	"sync"
+	"sync/atomic"
+)
 
 // Stats are the counters of a tracepoint, an attachment or a session.
 type Stats struct {
@@ -19,9 +22,10 @@ type Stats struct {
 	Errors uint64
 }
 
-// counters are Stats updated atomically by firing goroutines. matched
-// counts the kept events that no session recorded or dropped: Matched is
-// the sum of the three, so that a recorded event costs one add less.
+// counters are Stats updated atomically by firing goroutines: an
+// attachment's (a tracepoint keeps only fired; see tally). matched counts
+// the kept events that no session recorded or dropped: Matched is the sum
+// of the three, so that a recorded event costs one add less.
 type counters struct {
 	fired, matched, recorded, dropped, errors atomic.Uint64
 }
@@ -34,5 +38,74 @@ func (c *counters) load() Stats {
 		Recorded: recorded,
 		Dropped:  dropped,
 		Errors:   c.errors.Load(),
+	}
+}
+
+func (s *Stats) add(t Stats) {
+	s.Fired += t.Fired
+	s.Matched += t.Matched
+	s.Recorded += t.Recorded
+	s.Dropped += t.Dropped
+	s.Errors += t.Errors
+}
+
+// tally sums the counters of attachments, for a tracepoint or a session:
+// each kept event is counted once, by its attachment, and the tracepoint's
+// and the session's figures are sums, where a second and a third atomic
+// add per event cost more than a recorded event's ring write.
+//
+// An attachment's counters stay in live until the attachment is
+// collected, and only then are folded into folded: a Fire that started
+// before Close may still count into them, but no Fire can once nothing
+// reaches the attachment. So every count is in exactly one of the two, at
+// every moment.
+type tally struct {
+	mu     sync.Mutex
+	live   map[*counters]struct{}
+	folded Stats
+}
+
+// add starts counting c, the counters of a new attachment.
+func (t *tally) add(c *counters) {
+	t.mu.Lock()
+	if t.live == nil {
+		t.live = map[*counters]struct{}{}
+	}
+	t.live[c] = struct{}{}
+	t.mu.Unlock()
+}
+
+// fold moves c, whose attachment was collected, into the totals.
+func (t *tally) fold(c *counters) {
+	t.mu.Lock()
+	if _, ok := t.live[c]; ok {
+		delete(t.live, c)
+		t.folded.add(c.load())
+	}
+	t.mu.Unlock()
+}
+
+// load sums the counters (Fired is not counted per attachment).
+func (t *tally) load() Stats {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	st := t.folded
+	for c := range t.live {
+		st.add(c.load())
+	}
+	return st
+}
+
+// tallies are the tallies an attachment counts into, for its cleanup.
+type tallies struct {
+	point, session *tally
+	c              *counters
+}
+
+// foldTallies is the cleanup of a collected attachment.
+func foldTallies(t tallies) {
+	t.point.fold(t.c)
+	if t.session != nil {
+		t.session.fold(t.c)
 	}
 }
