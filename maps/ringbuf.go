@@ -34,6 +34,12 @@ type RingBufMap interface {
 	// producer lock twice and track the reservation in between. flags
 	// are Output's. It fails with ErrRingBufFull when there is no room.
 	Write(parts RecordParts, flags uint64) error
+	// WriteCounted is Write that also adds one to *count when it writes
+	// the record, under the producer lock, where an atomic add of the
+	// caller's would be one more locked instruction per record. Only
+	// WriteCounted calls of this one ring may change *count (8-byte
+	// aligned); read it with atomic.LoadUint64.
+	WriteCounted(parts RecordParts, flags uint64, count *uint64) error
 	// Query is bpf_ringbuf_query: RBAvailData, RBRingSize, RBConsPos,
 	// RBProdPos; 0 for unknown flags.
 	Query(flag uint64) uint64
@@ -202,6 +208,10 @@ func (r *ringBuf) claim(size uint64) (prod, newProd uint64, ok bool) {
 }
 
 func (r *ringBuf) Write(parts RecordParts, flags uint64) error {
+	return r.WriteCounted(parts, flags, nil)
+}
+
+func (r *ringBuf) WriteCounted(parts RecordParts, flags uint64, count *uint64) error {
 	if flags&^(RBNoWakeup|RBForceWakeup) != 0 {
 		return r.errs.invalid
 	}
@@ -237,6 +247,9 @@ func (r *ringBuf) Write(parts RecordParts, flags uint64) error {
 	*r.hdr(off) = uint32(size)
 	if r.resvHead < len(r.resv) {
 		r.resv = append(r.resv, reservation{pos: prod, size: uint32(size), committed: true})
+	}
+	if count != nil {
+		addLocked(count)
 	}
 	// A release (a plain store on amd64, where a locked exchange is most
 	// of the cost of a small record): readers load producer_pos, then the

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"runtime"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unsafe"
@@ -396,5 +397,47 @@ func TestRingBufWriteGathers(t *testing.T) {
 	}
 	if err := rb.Write(RecordParts{}, 1<<5); !errors.Is(err, ErrInvalid) {
 		t.Errorf("unknown flags: %v", err)
+	}
+}
+
+// TestRingBufWriteCounted checks that WriteCounted counts the records it
+// writes, from several goroutines, and not the ones it drops.
+func TestRingBufWriteCounted(t *testing.T) {
+	rb, _ := newRing(t, 1)
+	var count uint64
+	data := make([]byte, 24)
+	var parts RecordParts
+	parts[0].Src, parts[0].Len = unsafe.Pointer(&data[0]), uintptr(len(data))
+	const goroutines = 4
+	var written, dropped [goroutines]uint64
+	done := make(chan struct{})
+	for g := range goroutines {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for range 1000 {
+				if err := rb.WriteCounted(parts, RBNoWakeup, &count); err == nil {
+					written[g]++
+				} else if errors.Is(err, ErrRingBufFull) {
+					dropped[g]++
+				} else {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	for range goroutines {
+		<-done
+	}
+	var w, d uint64
+	for g := range goroutines {
+		w += written[g]
+		d += dropped[g]
+	}
+	if got := atomic.LoadUint64(&count); got != w || w == 0 || d == 0 || w+d != goroutines*1000 {
+		t.Errorf("count %d, written %d, dropped %d", got, w, d)
+	}
+	if got := rb.Dropped(); got != d {
+		t.Errorf("Dropped() = %d, want %d", got, d)
 	}
 }

@@ -22,18 +22,22 @@ type Stats struct {
 	Errors uint64
 }
 
-// counters are Stats updated atomically by firing goroutines: an
-// attachment's (a tracepoint keeps only fired; see tally). matched counts
-// the kept events that no session recorded or dropped: Matched is the sum
-// of the three, so that a recorded event costs one add less.
+// counters are an attachment's Stats, updated by firing goroutines (a
+// tracepoint counts only its firings; see tally). matched counts the kept
+// events that no session recorded or dropped: Matched is the sum of the
+// three, so that a recorded event costs one add less.
 type counters struct {
-	fired, matched, recorded, dropped, errors atomic.Uint64
+	// recorded is added to by the session's ring as it writes a record,
+	// under its producer lock (maps.RingBufMap.WriteCounted), so that a
+	// recorded event costs no atomic add of its own: first, for 8-byte
+	// alignment everywhere; read with atomic.LoadUint64.
+	recorded                 uint64
+	matched, dropped, errors atomic.Uint64
 }
 
 func (c *counters) load() Stats {
-	recorded, dropped := c.recorded.Load(), c.dropped.Load()
+	recorded, dropped := atomic.LoadUint64(&c.recorded), c.dropped.Load()
 	return Stats{
-		Fired:    c.fired.Load(),
 		Matched:  c.matched.Load() + recorded + dropped,
 		Recorded: recorded,
 		Dropped:  dropped,

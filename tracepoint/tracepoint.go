@@ -241,7 +241,7 @@ func (p *Point) fire(s *attachSet, payload unsafe.Pointer) {
 		}
 		var ok bool
 		if rec == nil {
-			ok = a.session.recordPayload(p, ev, ts)
+			ok = a.session.recordPayload(p, ev, ts, &a.stats.recorded)
 		} else {
 			if filled&needTimestamp == 0 {
 				ctx := (*Context)(unsafe.Add(rec, p.ctxOffset))
@@ -251,11 +251,9 @@ func (p *Point) fire(s *attachSet, payload unsafe.Pointer) {
 				ctx.TimestampNs = uint64(ts)
 				filled |= needStatic | needTimestamp
 			}
-			ok = a.session.record(p, rec)
+			ok = a.session.record(p, rec, &a.stats.recorded)
 		}
-		if ok {
-			a.stats.recorded.Add(1)
-		} else {
+		if !ok { // counted by the ring if recorded
 			a.stats.dropped.Add(1)
 		}
 	}
@@ -278,9 +276,7 @@ func (p *Point) kept(a *Attachment, ev unsafe.Pointer, r0 uint64, err error, ts 
 		if ts == 0 {
 			ts = clock.Now()
 		}
-		if a.session.recordPayload(p, ev, ts) {
-			a.stats.recorded.Add(1)
-		} else {
+		if !a.session.recordPayload(p, ev, ts, &a.stats.recorded) { // counted by the ring if recorded
 			a.stats.dropped.Add(1)
 		}
 	}
