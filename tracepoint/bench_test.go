@@ -164,6 +164,7 @@ func BenchmarkAttachFilters(b *testing.B) {
 		b.ReportMetric(float64(elapsed.Nanoseconds())/n, "ns/attach")
 		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/n, "heap-B/attach")
 		b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/n, "alloc-B/attach")
+		b.ReportMetric(float64(after.Mallocs-before.Mallocs)/n, "allocs/attach")
 		for _, l := range links {
 			l.Close()
 		}

@@ -1,6 +1,7 @@
 package tracepoint
 
 import (
+	"slices"
 	"sync"
 	"sync/atomic"
 )
@@ -64,26 +65,28 @@ func (s *Stats) add(t Stats) {
 // reaches the attachment. So every count is in exactly one of the two, at
 // every moment.
 type tally struct {
-	mu     sync.Mutex
-	live   map[*counters]struct{}
+	mu sync.Mutex
+	// live is a slice, not a set: most tracepoints have an attachment or
+	// two, and a slice of one costs 8 bytes where a map costs hundreds.
+	live   []*counters
 	folded Stats
 }
 
 // add starts counting c, the counters of a new attachment.
 func (t *tally) add(c *counters) {
 	t.mu.Lock()
-	if t.live == nil {
-		t.live = map[*counters]struct{}{}
-	}
-	t.live[c] = struct{}{}
+	t.live = append(t.live, c)
 	t.mu.Unlock()
 }
 
 // fold moves c, whose attachment was collected, into the totals.
 func (t *tally) fold(c *counters) {
 	t.mu.Lock()
-	if _, ok := t.live[c]; ok {
-		delete(t.live, c)
+	if i := slices.Index(t.live, c); i >= 0 {
+		last := len(t.live) - 1
+		t.live[i] = t.live[last]
+		t.live[last] = nil
+		t.live = t.live[:last]
 		t.folded.add(c.load())
 	}
 	t.mu.Unlock()
@@ -94,7 +97,7 @@ func (t *tally) load() Stats {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	st := t.folded
-	for c := range t.live {
+	for _, c := range t.live {
 		st.add(c.load())
 	}
 	return st
