@@ -216,8 +216,8 @@ func (r *ringBuf) WriteCounted(parts RecordParts, flags uint64, count *uint64) e
 		return r.errs.invalid
 	}
 	var size uint64
-	for _, p := range parts {
-		size += uint64(p.Len)
+	for i := range parts {
+		size += uint64(parts[i].Len)
 	}
 	prod, newProd, ok := r.claim(size)
 	if !ok {
@@ -229,10 +229,13 @@ func (r *ringBuf) WriteCounted(parts RecordParts, flags uint64, count *uint64) e
 	// is still reserved (pending_pos stays there).
 	off := prod & r.mask
 	dst := unsafe.Add(r.data, off+RingBufHeaderSize)
-	for _, p := range parts {
-		if p.Src == nil {
+	for i := range parts {
+		p := &parts[i]
+		switch {
+		case p.Len == 0: // no call
+		case p.Src == nil:
 			clear(bytesAt(dst, p.Len))
-		} else {
+		default:
 			copy(bytesAt(dst, p.Len), bytesAt(p.Src, p.Len))
 		}
 		dst = unsafe.Add(dst, p.Len)
