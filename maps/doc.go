@@ -69,8 +69,11 @@
 //     return the value of a reused slot. See hash.go and lru.go.
 //   - The LPM trie looks up without locking under a sequence counter
 //     (retrying if a writer changed the trie's shape); writers take a mutex.
-//   - Queues and stacks use one mutex; ring buffer producers one mutex for
-//     reservation, commits are lock-free (the kernel's protocol).
+//   - Queues and stacks use one mutex. Ring buffer producers take one spin
+//     lock to reserve, commit or write a record, released with a plain
+//     store on amd64 (a release there), and publish records with release
+//     stores of the positions and headers, so that a record written by
+//     RingBufMap.Write costs one locked instruction.
 //   - Program arrays are slots read with one atomic load.
 //
 // # Lifetime of value pointers
