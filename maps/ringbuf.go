@@ -258,8 +258,11 @@ func (r *ringBuf) WriteCounted(parts RecordParts, flags uint64, count *uint64) e
 	// of the cost of a small record): readers load producer_pos, then the
 	// header and the data.
 	storeRelease64(r.prodPos, newProd)
+	wake := r.wakes(off, flags)
 	r.mu.Unlock()
-	r.wakeFor(off, flags)
+	if wake {
+		r.wake()
+	}
 	return nil
 }
 
@@ -321,8 +324,11 @@ func (r *ringBuf) commit(p unsafe.Pointer, flags uint64, discard bool) error {
 	rec.committed = true
 	r.popCommitted()
 	idle := r.closed && r.resvHead == len(r.resv)
+	wake := r.wakes(off, flags)
 	r.mu.Unlock()
-	r.wakeFor(off, flags)
+	if wake {
+		r.wake()
+	}
 	if idle {
 		r.release()
 	}
@@ -359,13 +365,32 @@ func (r *ringBuf) unwrap(off, total uint64) {
 	}
 }
 
-// wakeFor wakes the reader after the record at offset off was committed:
-// if flags force it, or unless they forbid it, when the reader waits for
-// that record.
-func (r *ringBuf) wakeFor(off, flags uint64) {
-	if flags&RBForceWakeup != 0 || (flags&RBNoWakeup == 0 && atomic.LoadUint64(r.consPos)&r.mask == off) {
-		r.wake()
+// wakes reports whether the commit of the record at offset off must wake
+// the reader: if flags force it, or unless they forbid it, when the
+// reader waits for that record. Caller holds mu, and has published the
+// record.
+//
+// Producers publish with plain stores and release mu with one (amd64), so
+// nothing orders their publication before this load of consumer_pos: on
+// its own, a reader could miss the record and a producer miss the
+// reader's new position, and the reader sleep with a record ready. So a
+// reader makes its last check before sleeping under mu too (ready): it
+// either sees the record, or this sees its position.
+func (r *ringBuf) wakes(off, flags uint64) bool {
+	return flags&RBForceWakeup != 0 || (flags&RBNoWakeup == 0 && atomic.LoadUint64(r.consPos)&r.mask == off)
+}
+
+// ready reports, under the producer lock, whether the record at the
+// consumer position is committed: the reader's last check before it waits
+// for a wakeup (see wakes).
+func (r *ringBuf) ready() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.data == nil { // released: the reader's wait ends on done
+		return false
 	}
+	cons, prod := atomic.LoadUint64(r.consPos), atomic.LoadUint64(r.prodPos)
+	return cons < prod && atomic.LoadUint32(r.hdr(cons&r.mask))&RingBufBusyBit == 0
 }
 
 func (r *ringBuf) wake() {
