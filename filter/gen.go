@@ -30,6 +30,12 @@ type gen struct {
 // generate compiles a type-checked expression.
 func generate(n *node) ([]asm.Instruction, error) {
 	g := &gen{}
+	// Room for a few predicates, so that the usual filter's code does
+	// not grow the slices five times over (filters are compiled on every
+	// attach).
+	g.emitter.code = make([]asm.Instruction, 0, 32)
+	g.emitter.target = make([]label, 0, 32)
+	g.emitter.labels = make([]int, 0, 8)
 	g.drop = g.newLabel()
 	g.jumpIf(n, 0, g.drop, false)
 	g.alu(asm.AluMOV, asm.R0, 1)

@@ -24,6 +24,12 @@ func enter(s *runState, stub uintptr)
 // arguments in place, so that uebpf.Program.Run inlines as well.
 func run(p *Program, ctx []byte) (r0 uint64, err error)
 
+// runShort is run of a context shorter than the one p was verified for
+// (Program.minContext): an error, and no run.
+func runShort(p *Program, ctx []byte) (uint64, error) {
+	return 0, p.shortContext(uint64(len(ctx)))
+}
+
 // runPointer is run with the size bytes at ctx as the context: the same
 // frame layout, and the same code.
 func runPointer(p *Program, ctx unsafe.Pointer, size, _ uintptr) (r0 uint64, err error)

@@ -90,9 +90,16 @@ failed:
 // func run(p *Program, ctx []byte) (r0 uint64, err error)
 //
 // run continues where p.path says, with its arguments and results where
-// they are: runFramePlain, runFrame and runEnv have its signature.
+// they are: runFramePlain, runFrame and runEnv have its signature. A
+// context shorter than the one p was verified for goes to runShort
+// instead: checked here rather than in Program.Run, whose Go check made
+// it too costly to inline.
 TEXT ·run(SB), NOSPLIT|NOFRAME, $0-56
 	MOVQ p+0(FP), AX
+	MOVQ ctx_len+16(FP), CX
+	CMPQ CX, Program_minContext(AX)
+	JGE 2(PC)
+	JMP ·runShort(SB)
 	CMPB Program_path(AX), $const_pathPlain
 	JLT 2(PC)
 	JMP ·runFramePlain(SB) // pathPlain or pathStackless

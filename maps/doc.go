@@ -69,8 +69,14 @@
 //     return the value of a reused slot. See hash.go and lru.go.
 //   - The LPM trie looks up without locking under a sequence counter
 //     (retrying if a writer changed the trie's shape); writers take a mutex.
-//   - Queues and stacks use one mutex; ring buffer producers one mutex for
-//     reservation, commits are lock-free (the kernel's protocol).
+//   - Queues and stacks use one mutex. Ring buffer producers take one spin
+//     lock to reserve, commit or write a record, released with a plain
+//     store on amd64 (a release there), and publish records with release
+//     stores of the positions and headers, so that a record written by
+//     RingBufMap.Write costs one locked instruction. With no fence on that
+//     path, producers decide whether to wake the reader under the lock,
+//     and a reader makes its last check before sleeping under it too, so
+//     that no wakeup is lost.
 //   - Program arrays are slots read with one atomic load.
 //
 // # Lifetime of value pointers

@@ -34,6 +34,12 @@ type RingBufMap interface {
 	// producer lock twice and track the reservation in between. flags
 	// are Output's. It fails with ErrRingBufFull when there is no room.
 	Write(parts RecordParts, flags uint64) error
+	// WriteCounted is Write that also adds one to *count when it writes
+	// the record, under the producer lock, where an atomic add of the
+	// caller's would be one more locked instruction per record. Only
+	// WriteCounted calls of this one ring may change *count (8-byte
+	// aligned); read it with atomic.LoadUint64.
+	WriteCounted(parts RecordParts, flags uint64, count *uint64) error
 	// Query is bpf_ringbuf_query: RBAvailData, RBRingSize, RBConsPos,
 	// RBProdPos; 0 for unknown flags.
 	Query(flag uint64) uint64
@@ -77,7 +83,10 @@ type RecordParts [4]struct {
 // checks each length against what was produced before copying.
 type ringBuf struct {
 	base
-	mu     sync.Mutex // producers: positions, resv, closed
+	// mu serializes producers (positions, resv, closed): a spin lock
+	// released with a plain store on amd64 (stripeLock), where a
+	// sync.Mutex's unlock is one more locked instruction per record.
+	mu     stripeLock
 	consMu sync.Mutex // consumers
 	pos    []uint64   // the two position pages
 	// consPos, prodPos and pendPos point into pos.
@@ -159,12 +168,12 @@ func (r *ringBuf) Reserve(size uint64) unsafe.Pointer {
 	r.resv = append(r.resv, reservation{pos: prod, size: uint32(size)})
 	off := prod & r.mask
 	pgOff := uint32(ringBufKernelPgOff + off/uint64(hostPageSize))
-	atomic.StoreUint32((*uint32)(unsafe.Add(r.data, off+4)), pgOff)
-	atomic.StoreUint32(r.hdr(off), uint32(size)|RingBufBusyBit)
+	storeRelease((*uint32)(unsafe.Add(r.data, off+4)), pgOff)
+	storeRelease(r.hdr(off), uint32(size)|RingBufBusyBit)
 	if r.resvHead == len(r.resv)-1 { // the only one: pending_pos moves to it
-		atomic.StoreUint64(r.pendPos, prod)
+		storeRelease64(r.pendPos, prod)
 	}
-	atomic.StoreUint64(r.prodPos, newProd)
+	storeRelease64(r.prodPos, newProd)
 	r.mu.Unlock()
 	return unsafe.Add(r.data, off+RingBufHeaderSize)
 }
@@ -199,12 +208,16 @@ func (r *ringBuf) claim(size uint64) (prod, newProd uint64, ok bool) {
 }
 
 func (r *ringBuf) Write(parts RecordParts, flags uint64) error {
+	return r.WriteCounted(parts, flags, nil)
+}
+
+func (r *ringBuf) WriteCounted(parts RecordParts, flags uint64, count *uint64) error {
 	if flags&^(RBNoWakeup|RBForceWakeup) != 0 {
 		return r.errs.invalid
 	}
 	var size uint64
-	for _, p := range parts {
-		size += uint64(p.Len)
+	for i := range parts {
+		size += uint64(parts[i].Len)
 	}
 	prod, newProd, ok := r.claim(size)
 	if !ok {
@@ -216,16 +229,19 @@ func (r *ringBuf) Write(parts RecordParts, flags uint64) error {
 	// is still reserved (pending_pos stays there).
 	off := prod & r.mask
 	dst := unsafe.Add(r.data, off+RingBufHeaderSize)
-	for _, p := range parts {
-		if p.Src == nil {
+	for i := range parts {
+		p := &parts[i]
+		switch {
+		case p.Len == 0: // no call
+		case p.Src == nil:
 			clear(bytesAt(dst, p.Len))
-		} else {
+		default:
 			copy(bytesAt(dst, p.Len), bytesAt(p.Src, p.Len))
 		}
 		dst = unsafe.Add(dst, p.Len)
 	}
 	r.unwrap(off, total)
-	// Plain stores: the atomic store of producer_pos below publishes the
+	// Plain stores: the release store of producer_pos below publishes the
 	// header with the record (readers load producer_pos first). Locked
 	// instructions are most of a record's cost, so pending_pos is left
 	// alone too: with nothing reserved, producers take it to be
@@ -235,9 +251,18 @@ func (r *ringBuf) Write(parts RecordParts, flags uint64) error {
 	if r.resvHead < len(r.resv) {
 		r.resv = append(r.resv, reservation{pos: prod, size: uint32(size), committed: true})
 	}
-	atomic.StoreUint64(r.prodPos, newProd)
+	if count != nil {
+		addLocked(count)
+	}
+	// A release (a plain store on amd64, where a locked exchange is most
+	// of the cost of a small record): readers load producer_pos, then the
+	// header and the data.
+	storeRelease64(r.prodPos, newProd)
+	wake := r.wakes(off, flags)
 	r.mu.Unlock()
-	r.wakeFor(off, flags)
+	if wake {
+		r.wake()
+	}
 	return nil
 }
 
@@ -295,12 +320,15 @@ func (r *ringBuf) commit(p unsafe.Pointer, flags uint64, discard bool) error {
 	if discard {
 		nl |= RingBufDiscardBit
 	}
-	atomic.StoreUint32(r.hdr(off), nl)
+	storeRelease(r.hdr(off), nl)
 	rec.committed = true
 	r.popCommitted()
 	idle := r.closed && r.resvHead == len(r.resv)
+	wake := r.wakes(off, flags)
 	r.mu.Unlock()
-	r.wakeFor(off, flags)
+	if wake {
+		r.wake()
+	}
 	if idle {
 		r.release()
 	}
@@ -316,14 +344,14 @@ func (r *ringBuf) popCommitted() {
 	switch {
 	case r.resvHead == len(r.resv):
 		r.resv, r.resvHead = r.resv[:0], 0
-		atomic.StoreUint64(r.pendPos, atomic.LoadUint64(r.prodPos))
+		storeRelease64(r.pendPos, atomic.LoadUint64(r.prodPos))
 		return
 	case r.resvHead >= 64 && 2*r.resvHead >= len(r.resv):
 		// A record held long behind many others: reuse the front.
 		n := copy(r.resv, r.resv[r.resvHead:])
 		r.resv, r.resvHead = r.resv[:n], 0
 	}
-	atomic.StoreUint64(r.pendPos, r.resv[r.resvHead].pos)
+	storeRelease64(r.pendPos, r.resv[r.resvHead].pos)
 }
 
 // unwrap copies the part of the record of total bytes at offset off that
@@ -337,13 +365,32 @@ func (r *ringBuf) unwrap(off, total uint64) {
 	}
 }
 
-// wakeFor wakes the reader after the record at offset off was committed:
-// if flags force it, or unless they forbid it, when the reader waits for
-// that record.
-func (r *ringBuf) wakeFor(off, flags uint64) {
-	if flags&RBForceWakeup != 0 || (flags&RBNoWakeup == 0 && atomic.LoadUint64(r.consPos)&r.mask == off) {
-		r.wake()
+// wakes reports whether the commit of the record at offset off must wake
+// the reader: if flags force it, or unless they forbid it, when the
+// reader waits for that record. Caller holds mu, and has published the
+// record.
+//
+// Producers publish with plain stores and release mu with one (amd64), so
+// nothing orders their publication before this load of consumer_pos: on
+// its own, a reader could miss the record and a producer miss the
+// reader's new position, and the reader sleep with a record ready. So a
+// reader makes its last check before sleeping under mu too (ready): it
+// either sees the record, or this sees its position.
+func (r *ringBuf) wakes(off, flags uint64) bool {
+	return flags&RBForceWakeup != 0 || (flags&RBNoWakeup == 0 && atomic.LoadUint64(r.consPos)&r.mask == off)
+}
+
+// ready reports, under the producer lock, whether the record at the
+// consumer position is committed: the reader's last check before it waits
+// for a wakeup (see wakes).
+func (r *ringBuf) ready() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.data == nil { // released: the reader's wait ends on done
+		return false
 	}
+	cons, prod := atomic.LoadUint64(r.consPos), atomic.LoadUint64(r.prodPos)
+	return cons < prod && atomic.LoadUint32(r.hdr(cons&r.mask))&RingBufBusyBit == 0
 }
 
 func (r *ringBuf) wake() {
@@ -444,16 +491,16 @@ func (r *ringBuf) consume(buf []byte) (sample []byte, remaining int, ok bool, er
 		// inside the data area and its copy.
 		n := uint64(l &^ RingBufDiscardBit)
 		if avail := prod - cons; avail > r.size || recordTotal(n) > avail {
-			atomic.StoreUint64(r.consPos, prod)
+			storeRelease64(r.consPos, prod)
 			r.dropped.Add(1)
 			return buf, 0, false, r.wrapf(ErrInvalid, "ring buffer record at position %d: header length %#x, but only %d bytes were produced", cons, l, prod-cons)
 		}
 		next := cons + recordTotal(n)
 		if l&RingBufDiscardBit == 0 {
 			buf = append(buf[:0], bytesAt(unsafe.Add(r.data, off+RingBufHeaderSize), uintptr(n))...)
-			atomic.StoreUint64(r.consPos, next)
+			storeRelease64(r.consPos, next)
 			return buf, int(prod - next), true, nil
 		}
-		atomic.StoreUint64(r.consPos, next)
+		storeRelease64(r.consPos, next)
 	}
 }

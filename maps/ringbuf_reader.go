@@ -130,6 +130,9 @@ func (r *Reader) readLocked(rec *Record) error {
 		if ok {
 			return nil
 		}
+		if r.rb.ready() { // committed since consume looked (see ringBuf.wakes)
+			continue
+		}
 		if err := r.wait(); err != nil {
 			return err
 		}

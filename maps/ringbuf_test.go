@@ -3,8 +3,10 @@ package maps
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"runtime"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unsafe"
@@ -396,5 +398,105 @@ func TestRingBufWriteGathers(t *testing.T) {
 	}
 	if err := rb.Write(RecordParts{}, 1<<5); !errors.Is(err, ErrInvalid) {
 		t.Errorf("unknown flags: %v", err)
+	}
+}
+
+// TestRingBufWriteCounted checks that WriteCounted counts the records it
+// writes, from several goroutines, and not the ones it drops.
+func TestRingBufWriteCounted(t *testing.T) {
+	rb, _ := newRing(t, 1)
+	var count uint64
+	data := make([]byte, 24)
+	var parts RecordParts
+	parts[0].Src, parts[0].Len = unsafe.Pointer(&data[0]), uintptr(len(data))
+	const goroutines = 4
+	var written, dropped [goroutines]uint64
+	done := make(chan struct{})
+	for g := range goroutines {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for range 1000 {
+				if err := rb.WriteCounted(parts, RBNoWakeup, &count); err == nil {
+					written[g]++
+				} else if errors.Is(err, ErrRingBufFull) {
+					dropped[g]++
+				} else {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	for range goroutines {
+		<-done
+	}
+	var w, d uint64
+	for g := range goroutines {
+		w += written[g]
+		d += dropped[g]
+	}
+	if got := atomic.LoadUint64(&count); got != w || w == 0 || d == 0 || w+d != goroutines*1000 {
+		t.Errorf("count %d, written %d, dropped %d", got, w, d)
+	}
+	if got := rb.Dropped(); got != d {
+		t.Errorf("Dropped() = %d, want %d", got, d)
+	}
+}
+
+// TestRingBufNoLostWakeup has a reader block for every record a producer
+// writes one at a time, each waiting for the reader to catch up: a
+// wakeup lost between the producer's publication and the reader going
+// to sleep leaves the reader asleep until its deadline. Producers release
+// the ring's lock and publish with plain stores on amd64 (no fence), so
+// the reader's last check before sleeping is made under that lock.
+func TestRingBufNoLostWakeup(t *testing.T) {
+	rb, rd := newRing(t, 1)
+	n := 20000
+	if testing.Short() {
+		n = 2000
+	}
+	var consumed atomic.Uint64
+	errc := make(chan error, 1)
+	go func() {
+		for i := range n {
+			rd.SetDeadline(time.Now().Add(2 * time.Second))
+			if _, err := rd.Read(); err != nil {
+				errc <- fmt.Errorf("record %d: %w", i, err)
+				return
+			}
+			consumed.Add(1)
+		}
+		errc <- nil
+	}()
+	var parts RecordParts
+	b := []byte("12345678")
+	parts[0].Src, parts[0].Len = unsafe.Pointer(&b[0]), uintptr(len(b))
+	for i := range n {
+		// Wait for the reader to take the previous record, so that it
+		// is about to block on this one.
+		for consumed.Load() < uint64(i) {
+			select {
+			case err := <-errc:
+				t.Fatal(err)
+			default:
+			}
+			runtime.Gosched()
+		}
+		var err error
+		if i%2 == 0 {
+			err = rb.Write(parts, 0)
+		} else {
+			p := rb.Reserve(8)
+			if p == nil {
+				t.Fatal("Reserve failed")
+			}
+			err = rb.Submit(p, 0)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := <-errc; err != nil {
+		t.Fatal(err)
 	}
 }

@@ -3,6 +3,7 @@ package tracepoint
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"sync/atomic"
 	"unsafe"
@@ -46,7 +47,10 @@ type Attachment struct {
 	needs   needs
 	session *Session
 	closed  atomic.Bool
-	stats   counters
+	// stats are the attachment's counters, which its tracepoint's and
+	// session's figures sum (tally): a separate object, which outlives
+	// the attachment until its cleanup folds it into the sums.
+	stats *counters
 	// keep holds what run uses (a program, native code), so that it lives
 	// as long as the attachment: a Fire in flight may still run it after
 	// Close.
@@ -75,7 +79,7 @@ func attach(p *Point, s *Session, opts []Option) (*Attachment, error) {
 	if len(cfg.sources) > 1 {
 		return nil, fmt.Errorf("tracepoint %s: %d programs in one attachment: give one of Filter, Program, VMProgram", p.Name(), len(cfg.sources))
 	}
-	a := &Attachment{point: p, session: s, needs: cfg.needs}
+	a := &Attachment{point: p, session: s, needs: cfg.needs, stats: new(counters)}
 	if len(cfg.sources) == 0 {
 		if s == nil {
 			return nil, fmt.Errorf("tracepoint %s: %w", p.Name(), ErrNoProgram)
@@ -89,6 +93,15 @@ func attach(p *Point, s *Session, opts []Option) (*Attachment, error) {
 	if s != nil && !s.add(p, a) {
 		return nil, fmt.Errorf("tracepoint %s: %w", p.Name(), ErrSessionClosed)
 	}
+	// Counted by the tracepoint (and the session) from now on, and until
+	// nothing reaches a: then no Fire can count into a.stats any more.
+	t := tallies{point: &p.tally, c: a.stats}
+	p.tally.add(a.stats)
+	if s != nil {
+		t.session = &s.tally
+		s.tally.add(a.stats)
+	}
+	runtime.AddCleanup(a, foldTallies, t)
 	p.publish(append(p.current(), a))
 	return a, nil
 }

@@ -60,6 +60,12 @@
 // returns never runs the program. Memory of a closed filter's native code is
 // released by the garbage collector once no Fire in flight can still run it.
 //
+// Each attachment counts what its program did (Attachment.Stats); the
+// figures of a tracepoint and of a session are sums over their
+// attachments, closed ones included, so that a recorded event is counted
+// once rather than three times (each an atomic add, which costs more than
+// the rest of the bookkeeping).
+//
 // # C programs
 //
 // Header writes a C header for tracepoints (WriteHeader for registered ones,

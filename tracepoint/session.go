@@ -19,7 +19,9 @@ import (
 type Session struct {
 	ring   maps.RingBufMap
 	reader *maps.Reader
-	stats  counters
+	// tally sums the counters of the session's attachments, which count
+	// what they record and drop.
+	tally tally
 
 	mu     sync.Mutex
 	atts   map[*Attachment]struct{}
@@ -81,19 +83,21 @@ func (s *Session) remove(a *Attachment) {
 	s.mu.Unlock()
 }
 
-// record writes rec, the record of p, into the ring; false when it is full.
-func (s *Session) record(p *Point, rec unsafe.Pointer) bool {
+// record writes rec, the record of p, into the ring and counts it in
+// *count; false when it is full.
+func (s *Session) record(p *Point, rec unsafe.Pointer, count *uint64) bool {
 	h := recordHeader(p)
 	var parts maps.RecordParts
 	parts[0].Src, parts[0].Len = noescape(unsafe.Pointer(&h)), recordHeaderSize
 	parts[1].Src, parts[1].Len = rec, uintptr(p.recordSize)
-	return s.write(&parts)
+	return s.write(&parts, count)
 }
 
 // recordPayload writes a record of p made of payload and a context block
-// with timestamp ts into the ring, without a record built first: the
-// payload is copied once, into the ring. false when the ring is full.
-func (s *Session) recordPayload(p *Point, payload unsafe.Pointer, ts int64) bool {
+// with timestamp ts into the ring, without a record built first (the
+// payload is copied once, into the ring), and counts it in *count. false
+// when the ring is full.
+func (s *Session) recordPayload(p *Point, payload unsafe.Pointer, ts int64, count *uint64) bool {
 	h := recordHeader(p)
 	ctx := processContext
 	ctx.TimestampNs = uint64(ts)
@@ -102,22 +106,19 @@ func (s *Session) recordPayload(p *Point, payload unsafe.Pointer, ts int64) bool
 	parts[1].Src, parts[1].Len = payload, uintptr(p.info.Size)
 	parts[2].Len = uintptr(p.ctxOffset - p.info.Size) // zeros, not what the ring held before
 	parts[3].Src, parts[3].Len = noescape(unsafe.Pointer(&ctx)), uintptr(ContextSize)
-	return s.write(&parts)
+	return s.write(&parts, count)
 }
 
 // recordHeader is the header a session writes in front of a record of p.
 func recordHeader(p *Point) [2]uint32 { return [2]uint32{p.id, uint32(p.recordSize)} }
 
-// write writes one record into the ring and counts it, recorded or
-// dropped. The ring copies the parts and keeps no pointer to them: the
-// callers' header and context stay on their stacks (noescape).
-func (s *Session) write(parts *maps.RecordParts) bool {
-	if s.ring.Write(*parts, 0) != nil {
-		s.stats.dropped.Add(1)
-		return false
-	}
-	s.stats.recorded.Add(1)
-	return true
+// write writes one record into the ring, which adds it to *count, the
+// recording attachment's counter (the session's Stats sum its
+// attachments'); false when it is full. The ring copies the parts and
+// keeps no pointer to them: the callers' header and context stay on their
+// stacks (noescape).
+func (s *Session) write(parts *maps.RecordParts, count *uint64) bool {
+	return s.ring.WriteCounted(*parts, 0, count) == nil
 }
 
 // Record is one recorded event.
@@ -169,7 +170,10 @@ func (s *Session) SetDeadline(t time.Time) { s.reader.SetDeadline(t) }
 
 // Stats returns the session's counters: Matched counts events its
 // attachments kept, Recorded and Dropped how many of them the ring took.
-func (s *Session) Stats() Stats { return s.stats.load() }
+func (s *Session) Stats() Stats {
+	st := s.tally.load()
+	return Stats{Matched: st.Recorded + st.Dropped, Recorded: st.Recorded, Dropped: st.Dropped}
+}
 
 // Close detaches every program of the session and closes its ring. Close
 // is idempotent.

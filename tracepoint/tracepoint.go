@@ -32,7 +32,10 @@ type Point struct {
 	// that find it taken.
 	spare atomic.Pointer[recordBuf]
 	bufs  sync.Pool // *recordBuf
-	stats counters
+	// fired counts firings; what the attachments did is counted by
+	// each, and tally sums it.
+	fired atomic.Uint64
+	tally tally
 
 	// mu serializes attaching and detaching, which copy active.
 	mu sync.Mutex
@@ -148,7 +151,11 @@ func (p *Point) Name() string { return p.info.FullName() }
 func (p *Point) PayloadType() reflect.Type { return p.typ }
 
 // Stats returns the tracepoint's counters.
-func (p *Point) Stats() Stats { return p.stats.load() }
+func (p *Point) Stats() Stats {
+	st := p.tally.load()
+	st.Fired = p.fired.Load()
+	return st
+}
 
 // recordBuf is one record being built: 8-byte aligned words, so that
 // programs may load 8-byte context fields aligned.
@@ -162,7 +169,7 @@ func (b *recordBuf) ptr() unsafe.Pointer { return unsafe.Pointer(unsafe.SliceDat
 // caller's payload when they only read it (Attachment.direct), else on a
 // record: a copy of the payload followed by the context block.
 func (p *Point) fire(s *attachSet, payload unsafe.Pointer) {
-	p.stats.fired.Add(1)
+	p.fired.Add(1)
 	// Programs that run on the payload itself read it during the call
 	// only, and sessions copy it: it does not escape, but escape analysis
 	// cannot see through the calls to native code, and would move every
@@ -213,7 +220,6 @@ func (p *Point) fire(s *attachSet, payload unsafe.Pointer) {
 		}
 		if err != nil {
 			a.stats.errors.Add(1)
-			p.stats.errors.Add(1)
 			continue
 		}
 		if r0 == 0 {
@@ -221,7 +227,6 @@ func (p *Point) fire(s *attachSet, payload unsafe.Pointer) {
 		}
 		if a.session == nil {
 			a.stats.matched.Add(1)
-			p.stats.matched.Add(1)
 			continue
 		}
 		// A recorded or dropped event counts as matched too (counters.load):
@@ -236,7 +241,7 @@ func (p *Point) fire(s *attachSet, payload unsafe.Pointer) {
 		}
 		var ok bool
 		if rec == nil {
-			ok = a.session.recordPayload(p, ev, ts)
+			ok = a.session.recordPayload(p, ev, ts, &a.stats.recorded)
 		} else {
 			if filled&needTimestamp == 0 {
 				ctx := (*Context)(unsafe.Add(rec, p.ctxOffset))
@@ -246,14 +251,10 @@ func (p *Point) fire(s *attachSet, payload unsafe.Pointer) {
 				ctx.TimestampNs = uint64(ts)
 				filled |= needStatic | needTimestamp
 			}
-			ok = a.session.record(p, rec)
+			ok = a.session.record(p, rec, &a.stats.recorded)
 		}
-		if ok {
-			a.stats.recorded.Add(1)
-			p.stats.recorded.Add(1)
-		} else {
+		if !ok { // counted by the ring if recorded
 			a.stats.dropped.Add(1)
-			p.stats.dropped.Add(1)
 		}
 	}
 	if b != nil {
@@ -269,20 +270,14 @@ func (p *Point) kept(a *Attachment, ev unsafe.Pointer, r0 uint64, err error, ts 
 	switch {
 	case err != nil:
 		a.stats.errors.Add(1)
-		p.stats.errors.Add(1)
 	case a.session == nil:
 		a.stats.matched.Add(1)
-		p.stats.matched.Add(1)
 	default:
 		if ts == 0 {
 			ts = clock.Now()
 		}
-		if a.session.recordPayload(p, ev, ts) {
-			a.stats.recorded.Add(1)
-			p.stats.recorded.Add(1)
-		} else {
+		if !a.session.recordPayload(p, ev, ts, &a.stats.recorded) { // counted by the ring if recorded
 			a.stats.dropped.Add(1)
-			p.stats.dropped.Add(1)
 		}
 	}
 	return ts

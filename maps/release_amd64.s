@@ -8,3 +8,10 @@ TEXT ·storeRelease(SB), NOSPLIT, $0-12
 	MOVL	v+8(FP), BX
 	MOVL	BX, 0(AX)
 	RET
+
+// func storeRelease64(p *uint64, v uint64)
+TEXT ·storeRelease64(SB), NOSPLIT, $0-16
+	MOVQ	p+0(FP), AX
+	MOVQ	v+8(FP), BX
+	MOVQ	BX, 0(AX)
+	RET
