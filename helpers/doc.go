@@ -95,7 +95,10 @@
 //     touched. The committed record leaves the run (vm.Env.RemoveRegion),
 //     so the program cannot rewrite it, or the header of a later record
 //     in the same place, once the reader owns it. The reader checks every
-//     header length against what was produced before copying.
+//     header length against what was produced before copying. A record
+//     the run still holds when it ends (it failed after reserving, or an
+//     unverified program never committed) is discarded then
+//     (vm.Env.Hold), so that the reader does not wait behind it for ever.
 //   - ringbuf_output/reserve/query: the size is an argument, bounded by
 //     the ring; the data is a checked region.
 //   - map helpers: key and value sizes come from the map, never from the

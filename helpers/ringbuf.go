@@ -55,6 +55,7 @@ func ringbufReserve(env *vm.Env, r1, r2, r3, _, _ uint64) uint64 {
 		return 0
 	}
 	env.AddRegion(p, uintptr(r2), true)
+	env.Hold(r, p) // discarded if the run ends without committing it
 	return uint64(uintptr(p))
 }
 
@@ -108,6 +109,7 @@ func commitRecord(env *vm.Env, name string, addr, flags uint64, discard bool) {
 		return
 	}
 	env.RemoveRegion(p, 1)
+	env.Unhold(p)
 }
 
 // ringbufQuery is bpf_ringbuf_query(ringbuf, flags): BPF_RB_AVAIL_DATA,

@@ -314,3 +314,45 @@ fail:
 		}
 	}
 }
+
+// A record a run reserved and never committed, because the run failed
+// after reserving or because an unverified program forgot it, is
+// discarded when the run ends: the records after it reach the reader.
+func TestRingbufAbandonedRecord(t *testing.T) {
+	tests := []struct {
+		name, src string
+		wantErr   error
+	}{
+		{"exit without commit", reserve256 + `
+	stb [%r7+0], 0x61
+	mov %r0, 0
+	exit`, nil},
+		{"fault after reserve", reserve256 + `
+	stb [%r7+0], 0x61
+	mov %r1, 0
+	ldxdw %r0, [%r1+0]
+	exit`, vm.ErrMemoryAccess},
+		{"budget after reserve", reserve256 + `
+loop:
+	ja loop`, vm.ErrBudgetExceeded},
+	}
+	for _, e := range ringEngines() {
+		for _, tc := range tests {
+			t.Run(e.name+"/"+tc.name, func(t *testing.T) {
+				ms, rds := newRings(t, 1)
+				p := load(t, tc.src, helpers.Standard(nil), ms...)
+				env := vm.NewEnv()
+				env.SetBudget(10000)
+				if _, err := e.run(t, p, env); !errors.Is(err, tc.wantErr) && (err != nil || tc.wantErr != nil) {
+					t.Fatalf("run: %v, want %v", err, tc.wantErr)
+				}
+				if err := ms[0].(maps.RingBufMap).Output([]byte("next"), 0); err != nil {
+					t.Fatal(err)
+				}
+				if got := drain(t, rds[0], 256); len(got) != 1 || got[0] != "next" {
+					t.Errorf("read %q after the run, want the record written after it", got)
+				}
+			})
+		}
+	}
+}

@@ -38,11 +38,15 @@ func (e *Env) BeginRun(p *Program) (budget uint64, mark int) {
 	return budget, mark
 }
 
-// EndRun undoes what BeginRun added to e's regions.
+// EndRun undoes what BeginRun added to e's regions, and discards the
+// records the run still holds (Hold).
 func (e *Env) EndRun(mark int) {
 	if len(e.regions) > mark {
 		clear(e.regions[mark:])
 		e.regions = e.regions[:mark]
+	}
+	if len(e.held) != 0 {
+		e.discardHeld()
 	}
 }
 

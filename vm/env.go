@@ -78,6 +78,10 @@ type Env struct {
 	faultSize int
 	faultErr  error
 
+	// held are the ring buffer records the run reserved and has not
+	// committed (Hold).
+	held []heldRecord
+
 	// Data is free for the embedder and its helpers (for example the
 	// tracepoint that fired); the engines never look at it.
 	Data any
@@ -110,6 +114,9 @@ func NewEnv() *Env {
 // Reset forgets the arguments, regions, packet, budget and Data of the last
 // run so that the Env can be reused. It keeps allocated capacity.
 func (e *Env) Reset() {
+	if len(e.held) != 0 {
+		e.discardHeld()
+	}
 	e.args = [5]uint64{}
 	clear(e.regions)
 	e.regions = e.regions[:0]

@@ -24,7 +24,11 @@ func (p *Program) Exec(e *Env) (uint64, error) {
 	}
 	if len(p.regions) == 0 {
 		e.fixed = len(e.regions)
-		return run(budget)
+		r0, err := run(budget)
+		if len(e.held) != 0 {
+			e.discardHeld()
+		}
+		return r0, err
 	}
 	own := len(e.regions)
 	e.regions = append(e.regions, p.regions...)
@@ -32,6 +36,9 @@ func (p *Program) Exec(e *Env) (uint64, error) {
 	r0, err := run(budget)
 	clear(e.regions[own:])
 	e.regions = e.regions[:own]
+	if len(e.held) != 0 {
+		e.discardHeld()
+	}
 	return r0, err
 }
 
