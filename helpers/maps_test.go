@@ -3,6 +3,7 @@ package helpers_test
 import (
 	"encoding/binary"
 	"errors"
+	"runtime"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -406,5 +407,53 @@ func TestManyMaps(t *testing.T) {
 				t.Fatalf("round %d map %d: %d", round, i, got)
 			}
 		}
+	}
+}
+
+// A loop of lookups over a hash map's elements hands the run the same
+// values again and again: the run's region list grows with the distinct
+// values, not with the calls (a loop of a second grew the heap by
+// hundreds of megabytes before the list had an index).
+func TestLookupLoopMemory(t *testing.T) {
+	m, err := maps.New(&maps.Spec{Name: "h", Type: maps.Hash, KeySize: 4, ValueSize: 8, MaxEntries: 1024})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range uint32(1000) {
+		if err := m.(maps.Map).Update(binary.LittleEndian.AppendUint32(nil, i), make([]byte, 8), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := load(t, `
+	mov %r6, 0
+loop:
+	mov %r1, %r6
+	mod %r1, 1000
+	stxw [%r10-4], %r1
+	lddw %r1, map_by_fd(0)
+	mov %r2, %r10
+	add %r2, -4
+	call 1
+	jeq %r0, 0, out
+	add %r6, 1
+	jlt %r6, 300000, loop
+out:
+	mov %r0, %r6
+	exit`, helpers.Standard(nil), m.(vm.Map))
+	for _, e := range ringEngines() {
+		t.Run(e.name, func(t *testing.T) {
+			env := vm.NewEnv()
+			env.SetTimeout(-1)
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			r0, err := e.run(t, p, env)
+			runtime.ReadMemStats(&after)
+			if err != nil || r0 != 300000 {
+				t.Fatalf("run: r0 = %d, %v", r0, err)
+			}
+			if grown := after.TotalAlloc - before.TotalAlloc; grown > 1<<20 {
+				t.Errorf("300,000 lookups of 1,000 elements allocated %d KB", grown>>10)
+			}
+		})
 	}
 }

@@ -45,9 +45,7 @@ func (e *Env) EndRun(mark int) {
 		clear(e.regions[mark:])
 		e.regions = e.regions[:mark]
 	}
-	if len(e.held) != 0 {
-		e.discardHeld()
-	}
+	e.endRegions()
 }
 
 // Args returns r1..r5 of the next run.

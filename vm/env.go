@@ -81,6 +81,9 @@ type Env struct {
 	// held are the ring buffer records the run reserved and has not
 	// committed (Hold).
 	held []heldRecord
+	// regionIndex finds the regions a run added by address, once it
+	// added many (AddRegion).
+	regionIndex map[uint64]int32
 
 	// Data is free for the embedder and its helpers (for example the
 	// tracepoint that fired); the engines never look at it.
@@ -114,9 +117,7 @@ func NewEnv() *Env {
 // Reset forgets the arguments, regions, packet, budget and Data of the last
 // run so that the Env can be reused. It keeps allocated capacity.
 func (e *Env) Reset() {
-	if len(e.held) != 0 {
-		e.discardHeld()
-	}
+	e.endRegions()
 	e.args = [5]uint64{}
 	clear(e.regions)
 	e.regions = e.regions[:0]
@@ -174,13 +175,46 @@ func (e *Env) AddRegion(p unsafe.Pointer, size uintptr, writable bool) {
 	}
 	// Helpers often hand out the same memory again (a lookup in a loop):
 	// do not grow the list when one of the newest regions covers it.
-	for i := len(e.regions) - 1; i >= max(0, len(e.regions)-4); i-- {
+	n := len(e.regions)
+	for i := n - 1; i >= max(0, n-4); i-- {
 		r := &e.regions[i]
 		if r.contains(lo, uint64(size)) && (r.writable || !writable) {
 			return
 		}
 	}
+	// A loop over many elements hands out the same values again beyond
+	// the newest few: past regionIndexed regions added by the run, an
+	// index by address finds them, so that the list grows with the
+	// distinct values a run was given, not with its calls (which a loop
+	// of lookups would turn into gigabytes). Entries are checked when
+	// used, so removals and truncations need not update the index.
+	if n-e.fixed >= regionIndexed {
+		if e.regionIndex == nil {
+			e.regionIndex = make(map[uint64]int32)
+		}
+		if i, ok := e.regionIndex[lo]; ok && int(i) < n {
+			if r := &e.regions[i]; r.lo == lo && r.contains(lo, uint64(size)) && (r.writable || !writable) {
+				return
+			}
+		}
+		e.regionIndex[lo] = int32(n)
+	}
 	e.regions = append(e.regions, region{lo: lo, hi: hi, writable: writable, keep: p})
+}
+
+// regionIndexed is the number of regions a run adds before AddRegion
+// indexes them.
+const regionIndexed = 32
+
+// endRegions ends a run's use of what it was handed: the records it still
+// holds are discarded and the index of its regions emptied.
+func (e *Env) endRegions() {
+	if len(e.held) != 0 {
+		e.discardHeld()
+	}
+	if len(e.regionIndex) != 0 {
+		clear(e.regionIndex)
+	}
 }
 
 // AddBytes lets the run access b.

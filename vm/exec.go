@@ -25,9 +25,7 @@ func (p *Program) Exec(e *Env) (uint64, error) {
 	if len(p.regions) == 0 {
 		e.fixed = len(e.regions)
 		r0, err := run(budget)
-		if len(e.held) != 0 {
-			e.discardHeld()
-		}
+		e.endRegions()
 		return r0, err
 	}
 	own := len(e.regions)
@@ -36,9 +34,7 @@ func (p *Program) Exec(e *Env) (uint64, error) {
 	r0, err := run(budget)
 	clear(e.regions[own:])
 	e.regions = e.regions[:own]
-	if len(e.held) != 0 {
-		e.discardHeld()
-	}
+	e.endRegions()
 	return r0, err
 }
 
