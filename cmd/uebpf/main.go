@@ -11,7 +11,7 @@
 //	uebpf filter eval --fields SPEC [--engine E] [--] EXPR
 //	uebpf filter explain --fields SPEC [--] EXPR
 //	uebpf tracepoint header --name PROVIDER:NAME --fields SPEC [-o FILE]
-//	uebpf trace list|enable|disable|stream|stats|record (--pid PID | --socket PATH) [--ssh HOST] ...
+//	uebpf trace list|enable|disable|stream|stats|record|map (--pid PID | --socket PATH) [--ssh HOST] ...
 //	uebpf trace ps [--ssh HOST]
 //	uebpf trace --stdio (--pid PID | --socket PATH)
 //	uebpf help [COMMAND]
@@ -65,7 +65,7 @@ func init() {
 		runCmd, verifyCmd, disasmCmd, asmCmd, conformanceCmd, pluginCmd, enginesCmd,
 		filterEvalCmd, filterExplainCmd, tracepointHeaderCmd,
 		traceListCmd, traceEnableCmd, traceDisableCmd, traceStreamCmd, traceStatsCmd,
-		traceRecordCmd, tracePsCmd, traceStdioCmd,
+		traceRecordCmd, traceMapCmd, tracePsCmd, traceStdioCmd,
 	}
 }
 

@@ -640,3 +640,77 @@ apply to the user it runs as.`,
 		}
 	},
 }
+
+var traceMapCmd = traceCommand("map", "MAP [KEY [VALUE]]", "read and write the maps of a session's programs",
+	`Trace map reads and writes map MAP of the objects enabled into session
+--session ID (trace enable --object): with no KEY it prints every entry
+(up to --max), with KEY the value under it, with KEY and VALUE it stores
+VALUE under KEY, and with --delete it removes KEY. Keys and values are
+hex bytes as the map holds them (little-endian numbers: a u32 7 is
+07000000); the output is "KEY VALUE" lines, or JSON with --json. This is
+how a tool changes a threshold a running filter reads.`,
+	func(fs *flag.FlagSet, t *target) func(*control.Client, []string, streams) error {
+		session := fs.Uint64("session", 0, "the session whose objects hold the map (its `id`)")
+		del := fs.Bool("delete", false, "remove KEY")
+		flags := fs.String("flags", "any", "for an update: `any`, noexist (only a new key) or exist (only an existing one)")
+		maxEntries := fs.Int("max", 0, "print at most `n` entries (0: the application's limit)")
+		return func(c *control.Client, pos []string, st streams) error {
+			if *session == 0 || len(pos) == 0 || len(pos) > 3 || (*del && len(pos) != 2) {
+				return usageError("want --session ID MAP [KEY [VALUE]], or --delete with MAP KEY")
+			}
+			updateFlags, ok := map[string]uint64{"any": 0, "noexist": 1, "exist": 2}[*flags]
+			if !ok {
+				return usageError(fmt.Sprintf("--flags %q: want any, noexist or exist", *flags))
+			}
+			hexArg := func(what, s string) ([]byte, error) {
+				b, err := parseHex(s)
+				if err != nil || len(b) == 0 {
+					return nil, badArgument{fmt.Errorf("%s %q: want hex bytes", what, s)}
+				}
+				return b, nil
+			}
+			name := pos[0]
+			if len(pos) == 1 {
+				entries, all, err := c.MapIterate(*session, name, *maxEntries)
+				if err != nil {
+					return err
+				}
+				for _, e := range entries {
+					if t.jsonMode {
+						if err := printJSON(st.stdout, e); err != nil {
+							return err
+						}
+						continue
+					}
+					fmt.Fprintf(st.stdout, "%x %x\n", []byte(e.Key), []byte(e.Value))
+				}
+				if !all {
+					fmt.Fprintf(st.stderr, "%d entries shown; the map holds more (--max)\n", len(entries))
+				}
+				return nil
+			}
+			key, err := hexArg("key", pos[1])
+			if err != nil {
+				return err
+			}
+			switch {
+			case *del:
+				return c.MapDelete(*session, name, key)
+			case len(pos) == 3:
+				value, err := hexArg("value", pos[2])
+				if err != nil {
+					return err
+				}
+				return c.MapUpdate(*session, name, key, value, updateFlags)
+			}
+			value, err := c.MapLookup(*session, name, key)
+			if err != nil {
+				return err
+			}
+			if t.jsonMode {
+				return printJSON(st.stdout, control.Entry{Key: key, Value: value})
+			}
+			_, err = fmt.Fprintf(st.stdout, "%x %x\n", key, value)
+			return err
+		}
+	})

@@ -148,3 +148,57 @@ func TestShellQuote(t *testing.T) {
 		}
 	}
 }
+
+type testSyscallExit struct {
+	Pid       uint32
+	Syscall   uint32
+	LatencyNs uint64
+}
+
+var testSyscalls = tracepoint.New[testSyscallExit]("clitest", "syscall_exit")
+
+// trace map reads, writes and deletes the entries of a map of a
+// session's object: the counts a program keeps, the thresholds it reads.
+func TestTraceMap(t *testing.T) {
+	sock := serve(t)
+	target := []string{"--socket", sock}
+	cli := func(want int, args ...string) string {
+		t.Helper()
+		full := append(append(args[:2:2], target...), args[2:]...)
+		code, out, errs := runCLI(t, "", full...)
+		if code != want {
+			t.Fatalf("uebpf %s: exit %d, want %d\n%s%s", strings.Join(full, " "), code, want, out, errs)
+		}
+		return out + errs
+	}
+	out := cli(0, "trace", "enable", "clitest:syscall_exit", "--object", "../../examples/filter/filter.bpf.o", "--program", "count_slow")
+	if !strings.HasPrefix(out, "session ") {
+		t.Fatalf("enable: %s", out)
+	}
+	session := strings.Fields(out)[1]
+	session = strings.TrimSuffix(session, ":")
+	for _, ev := range []testSyscallExit{{7, 1, 5e6}, {7, 2, 10}, {9, 1, 2e6}, {7, 3, 3e6}} {
+		testSyscalls.Fire(&ev)
+	}
+	if out := cli(0, "trace", "map", "--session", session, "slow_calls"); out != "07000000 0200000000000000\n09000000 0100000000000000\n" &&
+		out != "09000000 0100000000000000\n07000000 0200000000000000\n" {
+		t.Errorf("dump:\n%s", out)
+	}
+	if out := cli(0, "trace", "map", "--session", session, "slow_calls", "07000000"); out != "07000000 0200000000000000\n" {
+		t.Errorf("lookup: %q", out)
+	}
+	cli(0, "trace", "map", "--session", session, "slow_calls", "07000000", "2a00000000000000")
+	if out := cli(0, "trace", "map", "--json", "--session", session, "slow_calls", "07000000"); out != `{"key":"07000000","value":"2a00000000000000"}`+"\n" {
+		t.Errorf("lookup after update: %q", out)
+	}
+	cli(1, "trace", "map", "--session", session, "slow_calls", "0b000000", "01", "--flags", "exist")
+	cli(0, "trace", "map", "--session", session, "--delete", "slow_calls", "07000000")
+	if out := cli(1, "trace", "map", "--session", session, "slow_calls", "07000000"); !strings.Contains(out, "not") {
+		t.Errorf("lookup after delete: %q", out)
+	}
+	cli(2, "trace", "map", "--session", session, "slow_calls", "zz")
+	cli(2, "trace", "map", "slow_calls")
+	cli(2, "trace", "map", "--session", session, "slow_calls", "07000000", "--flags", "sometimes")
+	cli(1, "trace", "map", "--session", session, "no_such_map")
+	cli(0, "trace", "disable", "--all")
+}
