@@ -70,7 +70,7 @@ func TestTraceErrors(t *testing.T) {
 		{[]string{"trace", "record", "--socket", sock, "--output", "d", "clitest:event"}, 2, "TRACEPOINT and --filter go together"},
 		{[]string{"trace", "ps", "x"}, 2, "takes no arguments"},
 		{[]string{"trace", "--stdio"}, 2, "say which application"},
-		{[]string{"trace"}, 2, "want one of: list, enable, disable, stream, stats, record, ps, stdio"},
+		{[]string{"trace"}, 2, "want one of: list, enable, disable, stream, stats, record, map, ps, stdio"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
