@@ -75,6 +75,9 @@ type a64Compiler struct {
 	checked bool
 	lse     bool
 	tag     uint32
+	// blind: program constants are loaded XORed with key (Options.Blind).
+	blind bool
+	key   uint64
 
 	frontend.Analysis
 
@@ -195,7 +198,7 @@ func (c *a64Compiler) emitInsn(pc int, ins *asm.Instruction) error {
 		c.emitStore(pc, ins)
 	case asm.ClassLD:
 		if ins.Opcode == asm.OpLDDW {
-			c.a.MovConst(8, a64Regs[ins.Dst], c.prog.Constant(pc))
+			c.movConst(a64Regs[ins.Dst], c.prog.Constant(pc), 8)
 			return nil
 		}
 		c.emitPacketLoad(pc, ins)
@@ -298,13 +301,22 @@ func (c *a64Compiler) addImm(rd, rn arm64.Reg, imm int64) {
 	c.a.Emit(arm64.ALUReg(arm64.ADD, 8, rd, rn, a64Tmp))
 }
 
-// movImm loads a 32-bit (mov32: zero-extended) or sign-extended immediate.
+// movImm loads a program's immediate, zero-extended from 32 bits (size
+// 4) or sign-extended, blinded when asked; rd must not be x17.
 func (c *a64Compiler) movImm(rd arm64.Reg, imm int32, size int) {
-	if size == 4 {
-		c.a.MovConst(4, rd, uint64(uint32(imm)))
+	c.movConst(rd, immValue(imm, size), size)
+}
+
+// movConst loads a program's constant of size bytes, blinded when asked:
+// the constant never appears in the code, only v^key and key.
+func (c *a64Compiler) movConst(rd arm64.Reg, v uint64, size int) {
+	if !c.blind || v == 0 {
+		c.a.MovConst(size, rd, v)
 		return
 	}
-	c.a.MovConst(8, rd, uint64(int64(imm)))
+	c.a.MovConst(size, rd, v^c.key)
+	c.a.MovConst(size, a64Tmp2, c.key)
+	c.a.Emit(arm64.ALUReg(arm64.EOR, size, rd, rd, a64Tmp2))
 }
 
 // Shared stubs.

@@ -48,7 +48,7 @@ func (c *a64Compiler) emitALU(ins *asm.Instruction) error {
 	switch op := ins.Opcode & 0xf0; op {
 	case asm.AluADD, asm.AluSUB, asm.AluOR, asm.AluAND, asm.AluXOR:
 		o := a64ALUOps[op>>4]
-		if !isX {
+		if !isX && !c.blind {
 			v := immValue(imm, size)
 			if op == asm.AluADD || op == asm.AluSUB {
 				n := int64(imm)
@@ -383,9 +383,10 @@ func (c *a64Compiler) emitJump(pc int, ins *asm.Instruction) error {
 	switch ins.Opcode {
 	case asm.OpExit:
 		c.checkBudget(pc)
-		if c.Local {
-			// Below the native stack's base, the exit returns from a
-			// local call: pop the frame and go back to the caller, which
+		if c.Local || c.Calls {
+			// Above the native stack's base, the exit returns from a
+			// local call (of this program, or of one that tail-called
+			// this one): pop the frame and go back to the caller, which
 			// restores r6-r10.
 			c.ldState(a64Tmp, offSaveArea)
 			a.Emit(arm64.Cmp(8, a64Native, a64Tmp))
@@ -447,7 +448,7 @@ func (c *a64Compiler) emitCompare(ins *asm.Instruction) {
 	var rm arm64.Reg
 	if ins.Opcode&asm.SourceX != 0 {
 		rm = a64Regs[ins.Src]
-	} else {
+	} else if !c.blind {
 		if isSet {
 			if w, ok := arm64.TstImm(size, dst, immValue(ins.Imm, size)); ok {
 				a.Emit(w)
@@ -459,6 +460,9 @@ func (c *a64Compiler) emitCompare(ins *asm.Instruction) {
 				return
 			}
 		}
+		c.movImm(a64Tmp, ins.Imm, size)
+		rm = a64Tmp
+	} else {
 		c.movImm(a64Tmp, ins.Imm, size)
 		rm = a64Tmp
 	}

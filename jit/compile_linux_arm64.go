@@ -2,6 +2,7 @@ package jit
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"runtime"
 	"sync/atomic"
 	"unsafe"
@@ -38,6 +39,9 @@ func (f *family) compile(vp *vm.Program) (*Program, error) {
 		opts.Unchecked = true
 	}
 	c := newA64Compiler(vp, !opts.Unchecked, hasLSE(&opts), tag)
+	if opts.Blind {
+		c.blind, c.key = true, rand.Uint64()|1<<31 // never 0 in the low word
+	}
 	code, err := c.compile()
 	if err != nil {
 		return nil, err
