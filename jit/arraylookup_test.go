@@ -20,6 +20,7 @@ func TestInlineArrayLookup(t *testing.T) {
 	if !jit.Supported {
 		t.Skip(jit.ErrUnsupportedArch)
 	}
+	skipUnoptimised(t)
 	array, err := maps.New(&maps.Spec{Name: "a", Type: maps.Array, KeySize: 4, ValueSize: 12, MaxEntries: 4})
 	if err != nil {
 		t.Fatal(err)
