@@ -477,9 +477,12 @@ func (c *a64Compiler) emitCompare(ins *asm.Instruction) {
 // with the helper's index in Program.helpers.
 func (c *a64Compiler) helperReason(pc int) uint64 {
 	kind := uint64(reasonHelper)
+	// Without inline lookups, Go answers arrays as the interpreter does.
 	switch h := c.prog.Helpers()[c.insns[pc].Imm]; {
 	case h.ArrayLookup && h.HashLookup:
-		kind = reasonHashLookup
+		kind = reasonArrayHashLookup
+	case h.ArrayLookup:
+		kind = reasonArrayLookup
 	case h.HashUpdate:
 		kind = reasonHashUpdate
 	}
@@ -492,7 +495,16 @@ func (c *a64Compiler) helperReason(pc int) uint64 {
 // re-enters right after.
 func (c *a64Compiler) emitHelperExit(pc int, reason uint64) {
 	a := c.a
-	c.checkBudget(pc)
+	if k := reason & 0xff; k == reasonArrayLookup || k == reasonArrayHashLookup {
+		// The interpreter answers arrays without ending the stretch; Go
+		// does too, and charges the stretch (its length in exitSize)
+		// only when the helper runs, refunding it afterwards: this
+		// code charges it again where the block ends.
+		a.MovConst(8, a64Tmp, uint64(pc+1-c.blockStart))
+		c.stState(a64Tmp, offExitSize)
+	} else {
+		c.checkBudget(pc)
+	}
 	c.setExitPC(pc)
 	pos := c.adr()
 	c.stState(a64Tmp, offResumePC)

@@ -73,6 +73,9 @@ func (f *family) compile(vp *vm.Program) (*Program, error) {
 			p.helpers[i] = vp.HelperAt(int(pc))
 		}
 	}
+	if c.Lookups {
+		p.arrayTable, p.arrays = vp.ArrayMaps()
+	}
 	if proved {
 		p.minContext = opts.Verified.ContextSize
 	}

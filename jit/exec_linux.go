@@ -108,13 +108,25 @@ func (p *Program) continueRun(e *vm.Env, s *runState, sl *budgetSlices) (r0 uint
 		switch s.reason & 0xff {
 		case reasonExit:
 			return s.regs[0], nil
-		case reasonHelper, reasonCallX, reasonHashLookup, reasonHashUpdate:
+		case reasonHelper, reasonCallX, reasonHashLookup, reasonHashUpdate, reasonArrayLookup, reasonArrayHashLookup:
 			kind, r := s.reason&0xff, &s.regs
-			if kind == reasonHashLookup || kind == reasonHashUpdate {
+			var refund int64
+			if kind == reasonArrayLookup || kind == reasonArrayHashLookup {
+				if r0, ok := cur.lookupArray(e, r[1], r[2]); ok {
+					r[0] = r0
+					break
+				}
+				if err := cur.chargeStretch(e, s, sl, pc); err != nil {
+					return 0, err
+				}
+				refund = int64(s.exitSize)
+			}
+			if kind == reasonHashLookup || kind == reasonHashUpdate || kind == reasonArrayHashLookup {
 				// Go answers what it can without the helper, as the
 				// interpreter does.
 				if r0, ok := e.CallHash(kind == reasonHashUpdate, r[1], r[2], r[3], r[4]); ok {
 					r[0] = r0
+					s.budget += refund
 					break
 				}
 			}
@@ -144,7 +156,9 @@ func (p *Program) continueRun(e *vm.Env, s *runState, sl *budgetSlices) (r0 uint
 			// record it submitted): forget the ones that allowed the
 			// last accesses.
 			s.hotReadEnd, s.hotWriteEnd = 0, 0
-			if e.HelperStatus() {
+			if !e.HelperStatus() {
+				s.budget += refund
+			} else {
 				next, r0, err := e.HelperResult(pc)
 				if next == nil {
 					return r0, err
@@ -180,6 +194,50 @@ func (p *Program) continueRun(e *vm.Env, s *runState, sl *budgetSlices) (r0 uint
 		}
 		enter(s, p.enter)
 	}
+}
+
+// lookupArray answers a call of an ArrayLookup helper as the interpreter
+// does: when r1 is a map pointer to an array and the 4-byte key at r2 is
+// readable, r0 = the element's address, or 0 past the end. ok is false
+// when the helper must answer.
+func (p *Program) lookupArray(e *vm.Env, r1, r2 uint64) (r0 uint64, ok bool) {
+	const entry = uint64(unsafe.Sizeof(vm.Map(nil)))
+	off := r1 - p.arrayTable
+	m := off / entry
+	if off%entry != 0 || m >= uint64(len(p.arrays)) || p.arrays[m].Base == 0 {
+		return 0, false
+	}
+	key, ok := e.Pointer(r2, 4, false)
+	if !ok {
+		return 0, false
+	}
+	a := &p.arrays[m]
+	if idx := uint64(*(*uint32)(key)); idx < a.N {
+		return a.Base + idx*a.Stride, true
+	}
+	return 0, true
+}
+
+// chargeStretch charges the stretch that ends at the helper call at pc
+// (its length in exitSize), as the interpreter does when the call leaves
+// for the helper, for code that leaves for Go without charging it
+// (reasonArrayLookup). An overdrawn budget ends the slice, or the run.
+func (p *Program) chargeStretch(e *vm.Env, s *runState, sl *budgetSlices, pc int) error {
+	s.budget -= int64(s.exitSize)
+	if s.budget >= 0 {
+		return nil
+	}
+	err := vm.ErrBudgetExceeded
+	if p.resumable {
+		err = sl.next(e, s)
+	}
+	if err != nil {
+		if err == vm.ErrBudgetExceeded {
+			s.reason = s.reason&^0xff | reasonBudget // it executed all of it
+		}
+		return &vm.RunError{PC: pc, Err: err}
+	}
+	return nil
 }
 
 // saveArea gets a save area for the native stack and records it in s. The
