@@ -88,6 +88,9 @@ type a64Compiler struct {
 
 	pc, blockStart int
 	uncharged      bool
+	// stubsDone stubs are emitted; the last island of stubs ended at
+	// islandAt (see flushStubs).
+	stubsDone, islandAt int
 
 	enterOff, startOff, bodyOff             int
 	leaveOff, leaveFinalOff, abortOff       int
@@ -136,6 +139,14 @@ func (c *a64Compiler) compile() (code []byte, err error) {
 	c.emitStart()
 	c.bodyOff = c.a.Len()
 	for pc := 0; pc < len(c.insns); pc++ {
+		if c.a.Len()-c.islandAt > a64IslandEvery && c.stubsDone < len(c.stubs) {
+			// An island of the stubs so far, jumped over, keeps them
+			// within reach of their B.cond (±1 MiB) in large programs.
+			over := c.forward(must64(arm64.B(0)))
+			c.flushStubs()
+			c.here(over)
+			c.islandAt = c.a.Len()
+		}
 		if c.Starts[pc] {
 			if c.blockStart < pc && c.uncharged {
 				// The block falls into a jump target: charge it
@@ -159,9 +170,7 @@ func (c *a64Compiler) compile() (code []byte, err error) {
 		}
 	}
 	c.a.Emit(arm64.Brk(1)) // unreachable: validation forbids falling off the end
-	for i := 0; i < len(c.stubs); i++ {
-		c.stubs[i]()
-	}
+	c.flushStubs()
 	for _, f := range c.fixups {
 		target := int(f.target)
 		if !f.label {
@@ -180,6 +189,19 @@ func (c *a64Compiler) compile() (code []byte, err error) {
 		}
 	}
 	return c.a.Bytes(), nil
+}
+
+// a64IslandEvery is how much code may separate out-of-line stubs from
+// the branches to them.
+const a64IslandEvery = 256 << 10
+
+// flushStubs emits the out-of-line stubs not emitted yet.
+func (c *a64Compiler) flushStubs() {
+	for c.stubsDone < len(c.stubs) {
+		f := c.stubs[c.stubsDone]
+		c.stubsDone++
+		f()
+	}
 }
 
 // emitInsn emits the code of the instruction at slot pc.

@@ -231,7 +231,10 @@ func (c *a64Compiler) emitPacketLoad(pc int, ins *asm.Instruction) {
 	a := c.a
 	c.checkBudget(pc)
 	size := frontend.AccessSize(ins.Opcode)
-	abort := func(cond arm64.Cond) { c.branchTo(must64(arm64.BCond(cond, 0)), c.abortOff, false) }
+	// Out of line: the abort stub may be beyond B.cond's reach.
+	abort := func(cond arm64.Cond) {
+		c.outOfLine(cond, func() { c.branchTo(must64(arm64.B(0)), c.abortOff, false) })
+	}
 	if ins.Opcode&0xe0 == asm.ModeABS {
 		if ins.Imm < 0 {
 			c.branchTo(must64(arm64.B(0)), c.abortOff, false)
