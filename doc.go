@@ -22,7 +22,7 @@
 // # Engines
 //
 // Options.Engine picks the engine: EngineAuto (the default) uses the JIT
-// (package jit: native code on linux/amd64) where it is available and the
+// (package jit: native code on linux/amd64 and linux/arm64) where it is available and the
 // interpreter elsewhere; EngineInterpreter and EngineJIT force one. Both
 // give the same results, and every run is bounded by an instruction
 // budget.

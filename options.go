@@ -23,7 +23,7 @@ const (
 	// platform.
 	EngineInterpreter
 	// EngineJIT compiles programs to native code with package jit. Loading
-	// fails where the JIT has no backend (only linux/amd64 has one).
+	// fails where the JIT has no backend (linux/amd64 and linux/arm64 have one).
 	EngineJIT
 )
 

@@ -13,7 +13,8 @@ import (
 )
 
 // TestInlineArrayLookup: calls to an ArrayLookup helper on an array map are
-// answered in generated code exactly where the interpreter answers them;
+// answered by the engine (in generated code on amd64, in Go on arm64)
+// exactly where the interpreter answers them;
 // anything else reaches the helper. Each case runs on the interpreter and
 // in every JIT mode, with the same r0, helper calls and map memory.
 func TestInlineArrayLookup(t *testing.T) {

@@ -80,14 +80,3 @@ func (f *family) compile(vp *vm.Program) (*Program, error) {
 	f.progs[vp] = p
 	return p, nil
 }
-
-// tailTarget returns the compiled form of vp, a tail-call target,
-// compiling it on first use.
-func (f *family) tailTarget(vp *vm.Program) (*Program, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if m, ok := f.progs[vp]; ok && m.mem != nil {
-		return m, nil
-	}
-	return f.compile(vp)
-}

@@ -1,5 +1,5 @@
-// Package jit compiles vm programs to x86-64 machine code and runs them
-// from Go without cgo.
+// Package jit compiles vm programs to x86-64 or arm64 machine code and
+// runs them from Go without cgo.
 //
 //	vp, _ := vm.Load(spec, &vm.Options{Helpers: hs})
 //	p, err := jit.Compile(vp, nil) // checked mode
@@ -12,7 +12,9 @@
 // vm.ErrBudgetExceeded, vm.ErrCallDepth, vm.ErrUnknownHelper...). Tests
 // check this with the conformance suite, per-instruction-class tables and
 // a differential fuzzer. Compile returns ErrUnsupportedArch on platforms
-// other than linux/amd64; the package builds everywhere.
+// other than linux/amd64 and linux/arm64; the package builds everywhere.
+// What follows describes the amd64 back end; the arm64 one (a64.go)
+// follows the same run protocol without most of its optimisations.
 //
 // # Code generation
 //

@@ -4,7 +4,7 @@ import "errors"
 
 var (
 	// ErrUnsupportedArch is returned by Compile on a platform without a
-	// JIT backend (anything but linux/amd64 for now).
+	// JIT backend (anything but linux/amd64 and linux/arm64).
 	ErrUnsupportedArch = errors.New("jit: no native backend for this platform")
 	// ErrClosed is returned when running a Program after Close.
 	ErrClosed = errors.New("jit: program is closed")

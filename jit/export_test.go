@@ -1,10 +1,17 @@
 package jit
 
 import (
+	"runtime"
 	"unsafe"
 
 	"github.com/uebpf/uebpf/vm"
 )
+
+// Optimised reports whether the back end has the amd64 one's
+// optimisations (inline lookups and hash updates, jump tables, hoisted
+// checks, lean runs), which some tests look for; the arm64 back end
+// leaves them out.
+const Optimised = runtime.GOARCH == "amd64"
 
 // Code returns the program's machine code and the offset of its body, for
 // tests that disassemble it.

@@ -207,6 +207,7 @@ func TestInlineHashUpdateTaken(t *testing.T) {
 	if !jit.Supported {
 		t.Skip(jit.ErrUnsupportedArch)
 	}
+	skipUnoptimised(t)
 	newKeyMap := func(t *testing.T, keySize, entries uint32, typ maps.Type, flags uint32) maps.Map {
 		m, err := maps.New(&maps.Spec{Name: "h", Type: typ, KeySize: keySize, ValueSize: 8, MaxEntries: entries, Flags: flags})
 		if err != nil {
@@ -337,6 +338,7 @@ func TestInlineHashUpdateLock(t *testing.T) {
 	if !jit.Supported {
 		t.Skip(jit.ErrUnsupportedArch)
 	}
+	skipUnoptimised(t)
 	m, err := maps.New(&maps.Spec{Name: "h", Type: maps.Hash, KeySize: 4, ValueSize: 8, MaxEntries: 16})
 	if err != nil {
 		t.Fatal(err)
@@ -376,6 +378,7 @@ func TestInlineHashUpdateProbes(t *testing.T) {
 	if !jit.Supported {
 		t.Skip(jit.ErrUnsupportedArch)
 	}
+	skipUnoptimised(t)
 	m, err := maps.New(&maps.Spec{Name: "h", Type: maps.Hash, KeySize: 4, ValueSize: 8, MaxEntries: 4, Flags: maps.FlagZeroSeed})
 	if err != nil {
 		t.Fatal(err)

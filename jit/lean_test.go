@@ -27,6 +27,7 @@ var leanModes = []struct {
 // which need an Env to come back to Go between slices of their budget:
 // results and errors are the interpreter's on every path.
 func TestLeanRuns(t *testing.T) {
+	skipUnoptimised(t)
 	for _, tc := range []struct {
 		name    string
 		src     string
@@ -206,6 +207,7 @@ func TestLeanNotWithHelpers(t *testing.T) {
 // calls helpers, makes local calls or loops writing other than its stack,
 // and after Close.
 func TestRunPaths(t *testing.T) {
+	skipUnoptimised(t)
 	hs := vm.Helpers{1: {Name: "one", Func: func(*vm.Env, uint64, uint64, uint64, uint64, uint64) uint64 { return 1 }}}
 	tests := []struct {
 		name, src string

@@ -2,8 +2,12 @@ package jit_test
 
 import (
 	"fmt"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/uebpf/uebpf/jit"
 )
 
 // TestLoadsStores covers every load and store size on the stack and the
@@ -69,6 +73,16 @@ func TestLoadsStores(t *testing.T) {
 // TestAtomics covers every atomic operation in both sizes with r0 as
 // source and as the implicit cmpxchg operand, and misaligned and
 // out-of-bounds atomics.
+// llscModes force the load/store-exclusive loops for atomics where the
+// back end also has single instructions (arm64 with LSE); the first is
+// checked.
+var llscModes = func() []jit.Options {
+	if runtime.GOARCH != "arm64" {
+		return nil
+	}
+	return []jit.Options{{ForceLLSC: true}, {ForceLLSC: true, Unchecked: true}}
+}()
+
 func TestAtomics(t *testing.T) {
 	ops := []string{"lock add", "lock fetch add", "lock or", "lock fetch or", "lock and", "lock fetch and",
 		"lock xor", "lock fetch xor", "lock xchg", "lock cmpxchg"}
@@ -77,9 +91,9 @@ func TestAtomics(t *testing.T) {
 			for _, src := range []string{"%r0", "%r2", "%r5"} {
 				for _, where := range []string{"[%r10-16]", "[%r1+8]", "[%r1+3]", "[%r1+64]", "[%r10+8]"} {
 					faults := where == "[%r1+3]" || where == "[%r1+64]" || where == "[%r10+8]"
-					modes := allModes
+					modes := append(slices.Clone(allModes), llscModes...)
 					if faults {
-						modes = checkedModes
+						modes = append(slices.Clone(checkedModes), llscModes[:min(1, len(llscModes))]...)
 					}
 					name := fmt.Sprintf("%s%s_%s_%s", strings.ReplaceAll(op, " ", "_"), w, src, where)
 					t.Run(name, func(t *testing.T) {

@@ -29,6 +29,9 @@ type Options struct {
 	// features, for tests and for comparing code paths.
 	DisableBMI2  bool
 	DisableMOVBE bool
+	// ForceLLSC makes the arm64 back end use load/store-exclusive loops
+	// for atomics even when the CPU has the LSE atomics.
+	ForceLLSC bool
 
 	// trapSlowPaths (tests only): the checked copy of a loop whose
 	// checks are hoisted fails where it is entered, and a hash update

@@ -64,6 +64,10 @@ type Program struct {
 	// bare recycles the Envs of runs of a program that calls no helper,
 	// without Reset (see RunPointer).
 	bare sync.Pool
+	// arrayTable and arrays are vm.Program.ArrayMaps, for the array
+	// lookups Go answers (reasonArrayLookup).
+	arrayTable uint64
+	arrays     []vm.ArrayMapInfo
 }
 
 // family is a compiled program and the tail-call targets compiled for it

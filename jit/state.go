@@ -92,6 +92,11 @@ const (
 	// the jump, call or exit at reasonPC (Program.resumable); Go resumes
 	// at resumePC with the next slice, or ends the run.
 	reasonSlice = 10
+	// Calls of an ArrayLookup helper that Go answers for arrays as the
+	// interpreter does (back ends without inline lookups: arm64), then
+	// with HashLookup as reasonHashLookup, then with the helper.
+	reasonArrayLookup     = 11
+	reasonArrayHashLookup = 12
 )
 
 // Offsets of runState fields for generated code, and of the Env fields

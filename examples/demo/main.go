@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"log"
 	"os"
-	"runtime"
 	"slices"
 	"time"
 	"unsafe"
@@ -23,6 +22,7 @@ import (
 
 	"github.com/uebpf/uebpf"
 	"github.com/uebpf/uebpf/examples/filter"
+	"github.com/uebpf/uebpf/jit"
 )
 
 // event is struct event of filter.bpf.c.
@@ -38,7 +38,7 @@ func main() {
 	events := workload()
 	fmt.Printf("timed %d system calls from 3 workers (only workers 1 and 2 sleep);\nthe filter counts those slower than %v\n\n", len(events), threshold)
 	engines := []uebpf.Engine{uebpf.EngineInterpreter}
-	if runtime.GOARCH == "amd64" {
+	if jit.Supported {
 		engines = append(engines, uebpf.EngineJIT)
 	}
 	for _, engine := range engines {

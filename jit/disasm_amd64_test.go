@@ -2,17 +2,12 @@ package jit_test
 
 import (
 	"fmt"
-	"maps"
 	"os"
-	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
 	"golang.org/x/arch/x86/x86asm"
 
-	"github.com/uebpf/uebpf/elf"
-	"github.com/uebpf/uebpf/helpers"
 	"github.com/uebpf/uebpf/jit"
 	"github.com/uebpf/uebpf/vm"
 )
@@ -37,27 +32,6 @@ func disassemble(code []byte, body int) (string, error) {
 	return s.String(), nil
 }
 
-// setPrograms calls f with each program of the benchmark set's objects,
-// in order. The objects are read as files, so that these tests do not
-// depend on the root package.
-func setPrograms(t *testing.T, f func(name string, vp *vm.Program)) {
-	t.Helper()
-	objs, err := filepath.Glob("../internal/benchset/c/*.bpf.o")
-	if err != nil || len(objs) == 0 {
-		t.Fatalf("no objects: %v", err)
-	}
-	for _, obj := range objs {
-		coll, err := elf.Load(obj, &elf.Options{Helpers: helpers.Standard(nil)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, name := range slices.Sorted(maps.Keys(coll.Programs)) {
-			f(name, coll.Program(name).VM)
-		}
-		coll.Close()
-	}
-}
-
 // The body of every program of the benchmark set's objects decodes; with
 // UEBPF_JIT_DUMP=1 the listings are written to the test log (go test -v
 // -run TestBodyDecodes).
@@ -75,4 +49,16 @@ func TestBodyDecodes(t *testing.T) {
 			}
 		}
 	})
+}
+
+// hasJumpTable reports whether p's code has a switch dispatch (an
+// indirect jump through r11).
+func hasJumpTable(t *testing.T, p *jit.Program) bool {
+	t.Helper()
+	code, body := jit.Code(p)
+	listing, err := disassemble(code, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Contains(listing, "jmp r11")
 }

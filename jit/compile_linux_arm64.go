@@ -1,0 +1,85 @@
+package jit
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/uebpf/uebpf/vm"
+)
+
+// Supported reports whether Compile works on this platform.
+const Supported = true
+
+var nextTag atomic.Uint32
+
+// Compile translates p to native code. Errors are *vm.LoadError values for
+// instructions the JIT cannot translate, or mapping failures.
+func Compile(p *vm.Program, opts *Options) (*Program, error) {
+	if opts == nil {
+		opts = &Options{}
+	}
+	if opts.Verified != nil && opts.Verified.Program() != p {
+		return nil, fmt.Errorf("program %s: %w", p.Name(), ErrNotVerified)
+	}
+	fam := &family{opts: *opts, progs: map[*vm.Program]*Program{}}
+	return fam.compile(p)
+}
+
+// compile compiles a member of the family. The caller holds f.mu or is the
+// only one who can see f.
+func (f *family) compile(vp *vm.Program) (*Program, error) {
+	tag := nextTag.Add(1)
+	// The proof covers its own program only, not tail-call targets.
+	opts := f.opts
+	proved := opts.Verified != nil && opts.Verified.Program() == vp
+	if proved {
+		opts.Unchecked = true
+	}
+	c := newA64Compiler(vp, !opts.Unchecked, hasLSE(&opts), tag)
+	if opts.Blind {
+		c.blind, c.key = true, rand.Uint64()|1<<31 // never 0 in the low word
+	}
+	code, err := c.compile()
+	if err != nil {
+		return nil, err
+	}
+	mem, err := mapCode(code)
+	if err != nil {
+		return nil, fmt.Errorf("program %s: %w", vp.Name(), err)
+	}
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(mem)))
+	p := &Program{
+		path:  pathEnv,
+		vp:    vp,
+		fam:   f,
+		mem:   mem,
+		entry: base + uintptr(c.bodyOff),
+		start: base + uintptr(c.startOff),
+		enter: base + uintptr(c.enterOff),
+		tag:   tag,
+
+		// The native stack of local calls is the save area.
+		needsSave: c.Local,
+		calls:     c.Calls,
+		resumable: c.resumable(),
+		budget:    int64(min(vp.Budget(), maxBudget)),
+	}
+	if len(c.helperExits) != 0 {
+		p.helpers = make([]vm.HelperFunc, len(c.helperExits))
+		for i, pc := range c.helperExits {
+			p.helpers[i] = vp.HelperAt(int(pc))
+		}
+	}
+	if c.Lookups {
+		p.arrayTable, p.arrays = vp.ArrayMaps()
+	}
+	if proved {
+		p.minContext = opts.Verified.ContextSize
+	}
+	p.cleanup = runtime.AddCleanup(p, unmapCode, mem)
+	f.progs[vp] = p
+	return p, nil
+}

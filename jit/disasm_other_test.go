@@ -1,0 +1,13 @@
+//go:build !amd64
+
+package jit_test
+
+import (
+	"testing"
+
+	"github.com/uebpf/uebpf/jit"
+)
+
+// hasJumpTable: jump tables are an amd64 optimisation (see
+// jit.Optimised), and only its code is disassembled.
+func hasJumpTable(*testing.T, *jit.Program) bool { return false }

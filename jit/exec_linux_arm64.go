@@ -1,0 +1,48 @@
+package jit
+
+import (
+	"unsafe"
+
+	"github.com/uebpf/uebpf/vm"
+)
+
+// enter runs generated code with state s until it returns to Go (see
+// trampoline_linux_arm64.s).
+//
+//go:noescape
+func enter(s *runState, stub uintptr)
+
+// syncICache makes the code written to [start, end) visible to
+// instruction fetch.
+//
+//go:noescape
+func syncICache(start, end uintptr)
+
+// run runs the program with ctx as its context (r1 = 0 if it is empty).
+// The arm64 back end has no lean paths: every run has an Env from the
+// program's pools.
+func run(p *Program, ctx []byte) (uint64, error) {
+	if len(ctx) == 0 {
+		return p.runEnv(nil, 0)
+	}
+	return p.runEnv(unsafe.Pointer(unsafe.SliceData(ctx)), uintptr(len(ctx)))
+}
+
+// runPointer is run with the size bytes at ctx as the context.
+func runPointer(p *Program, ctx unsafe.Pointer, size, _ uintptr) (uint64, error) {
+	if size == 0 {
+		ctx = nil
+	}
+	return p.runEnv(ctx, size)
+}
+
+// Exec runs the program with the arguments, regions and budget set on e
+// and returns r0, exactly as vm.Program.Exec does. Errors are
+// *vm.RunError values. A program compiled with Options.Verified refuses
+// an Env whose r2 is shorter than the context it was verified for.
+func (p *Program) Exec(e *vm.Env) (uint64, error) {
+	if e.Args()[1] < uint64(p.minContext) {
+		return 0, p.shortContext(e.Args()[1])
+	}
+	return p.execFull(e)
+}
