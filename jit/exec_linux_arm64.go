@@ -18,10 +18,15 @@ func enter(s *runState, stub uintptr)
 //go:noescape
 func syncICache(start, end uintptr)
 
-// run runs the program with ctx as its context (r1 = 0 if it is empty).
-// The arm64 back end has no lean paths: every run has an Env from the
+// run runs the program with ctx as its context (r1 = 0 if it is empty),
+// refusing one shorter than the program was verified for (Program.Run
+// leaves the check to run, which on amd64 makes it in assembly). The
+// arm64 back end has no lean paths: every run has an Env from the
 // program's pools.
 func run(p *Program, ctx []byte) (uint64, error) {
+	if len(ctx) < p.minContext {
+		return 0, p.shortContext(uint64(len(ctx)))
+	}
 	if len(ctx) == 0 {
 		return p.runEnv(nil, 0)
 	}
