@@ -12,12 +12,6 @@ import (
 //go:noescape
 func enter(s *runState, stub uintptr)
 
-// syncICache makes the code written to [start, end) visible to
-// instruction fetch.
-//
-//go:noescape
-func syncICache(start, end uintptr)
-
 // run runs the program with ctx as its context (r1 = 0 if it is empty),
 // refusing one shorter than the program was verified for (Program.Run
 // leaves the check to run, which on amd64 makes it in assembly). The

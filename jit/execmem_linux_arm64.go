@@ -5,6 +5,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/uebpf/uebpf/jit/internal/arm64"
 )
 
 // Executable memory on arm64: each program gets its own pages, mapped
@@ -26,7 +28,7 @@ func mapCode(code []byte) ([]byte, error) {
 		return nil, fmt.Errorf("jit: mprotect: %w", err)
 	}
 	start := uintptr(unsafe.Pointer(unsafe.SliceData(mem)))
-	syncICache(start, start+uintptr(len(code)))
+	arm64.SyncICache(start, start+uintptr(len(code)))
 	return mem, nil
 }
 

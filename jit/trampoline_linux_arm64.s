@@ -22,29 +22,3 @@ TEXT ·enter(SB), NOSPLIT, $16-16
 	MOVD R14, runState_reason(R12)
 	MOVD R11, runState_budget(R12)
 	RET
-
-// func syncICache(start, end uintptr)
-//
-// syncICache makes freshly written code visible to instruction fetch:
-// clean the data cache and invalidate the instruction cache by address,
-// one word at a time (never larger than a cache line), then synchronize.
-// The system instructions are spelled as words.
-TEXT ·syncICache(SB), NOSPLIT, $0-16
-	MOVD start+0(FP), R0
-	MOVD end+8(FP), R1
-	MOVD R0, R2
-clean:
-	WORD $0xd50b7b22 // dc cvau, x2
-	ADD  $4, R2
-	CMP  R1, R2
-	BLO  clean
-	WORD $0xd5033b9f // dsb ish
-	MOVD R0, R2
-inval:
-	WORD $0xd50b7522 // ic ivau, x2
-	ADD  $4, R2
-	CMP  R1, R2
-	BLO  inval
-	WORD $0xd5033b9f // dsb ish
-	WORD $0xd5033fdf // isb
-	RET

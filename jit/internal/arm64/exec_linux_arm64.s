@@ -1,5 +1,5 @@
-// Test support: lets TestExecute (exec_linux_arm64_test.go) run encoder
-// output. Nothing outside the tests calls these.
+// call lets TestExecute (exec_linux_arm64_test.go) run encoder output;
+// SyncICache is the JIT's too.
 
 #include "textflag.h"
 
@@ -19,7 +19,7 @@ TEXT ·call(SB), NOSPLIT, $16-16
 // cache and invalidate the instruction cache by address, one word at a
 // time (never larger than a cache line), then synchronize. The system
 // instructions are spelled as words.
-TEXT ·syncICache(SB), NOSPLIT, $0-16
+TEXT ·SyncICache(SB), NOSPLIT, $0-16
 	MOVD start+0(FP), R0
 	MOVD end+8(FP), R1
 	MOVD R0, R2

@@ -13,9 +13,6 @@ import (
 // returns what it left in X0 (exec_linux_arm64.s).
 func call(code uintptr) uint64
 
-// syncICache makes code written to [start, end) executable.
-func syncICache(start, end uintptr)
-
 // execPage is a page of machine code, mapped read-write while written and
 // read-execute while run (W^X).
 type execPage struct {
@@ -42,7 +39,7 @@ func (p *execPage) run(t *testing.T, code []byte) uint64 {
 		t.Fatal(err)
 	}
 	start := uintptr(unsafe.Pointer(&p.mem[0]))
-	syncICache(start, start+uintptr(len(code)))
+	SyncICache(start, start+uintptr(len(code)))
 	return call(start)
 }
 
