@@ -62,10 +62,11 @@ func (c *Client) Record(ctx context.Context, session uint64, dir string, opts ..
 		stopLimit time.Time // when a stopped stream is given up on
 	)
 	for {
-		wait, cancel := context.WithTimeout(context.Background(), recordFlushInterval/4)
-		if !stopped {
-			wait, cancel = context.WithTimeout(ctx, recordFlushInterval/4)
+		parent := ctx
+		if stopped { // ctx is done: wait for the events sent before the end
+			parent = context.Background()
 		}
+		wait, cancel := context.WithTimeout(parent, recordFlushInterval/4)
 		ev, err := st.Next(wait)
 		cancel()
 		if d := st.Stats().Dropped; d > dropped {
@@ -111,8 +112,12 @@ func (c *Client) Record(ctx context.Context, session uint64, dir string, opts ..
 }
 
 // Info describes the tracepoint as package tracepoint does, from what the
-// server said: its fields' types, offsets and the payload's size.
+// server said: its fields' types, offsets and the payload's size, which
+// are checked, not trusted (the payload is allocated from them).
 func (t TracepointInfo) Info() (tracepoint.Info, error) {
+	if t.Size <= 0 || t.Size > MaxFrameSize {
+		return tracepoint.Info{}, fmt.Errorf("tracepoint %s: a payload of %d bytes", t.Name, t.Size)
+	}
 	spec := make([]string, len(t.Fields))
 	for i, f := range t.Fields {
 		spec[i] = f.Name + ":" + f.Type

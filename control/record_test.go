@@ -81,6 +81,8 @@ func TestEncodeEventRoundTrip(t *testing.T) {
 		{Name: "a:b", Size: 8, Fields: []FieldInfo{{Name: "x", Type: "u32", Offset: 0, Size: 2}}},
 		{Name: "a:b", Size: 8, Fields: []FieldInfo{{Name: "x", Type: "i32", Offset: 0, Size: 4}}},
 		{Name: "ab", Size: 8, Fields: []FieldInfo{{Name: "x", Type: "u32", Offset: 0, Size: 4}}},
+		{Name: "a:b", Size: 1 << 40, Fields: []FieldInfo{{Name: "x", Type: "u32", Offset: 0, Size: 4}}},
+		{Name: "a:b", Size: -8},
 	} {
 		if _, err := bad.Info(); err == nil {
 			t.Errorf("%+v: no error", bad)
