@@ -322,36 +322,54 @@ func TestRingbufAbandonedRecord(t *testing.T) {
 	tests := []struct {
 		name, src string
 		wantErr   error
+		want      []string // what the reader gets, then the record written after the run
 	}{
 		{"exit without commit", reserve256 + `
 	stb [%r7+0], 0x61
 	mov %r0, 0
-	exit`, nil},
+	exit`, nil, nil},
 		{"fault after reserve", reserve256 + `
 	stb [%r7+0], 0x61
 	mov %r1, 0
 	ldxdw %r0, [%r1+0]
-	exit`, vm.ErrMemoryAccess},
+	exit`, vm.ErrMemoryAccess, nil},
 		{"budget after reserve", reserve256 + `
 loop:
-	ja loop`, vm.ErrBudgetExceeded},
+	ja loop`, vm.ErrBudgetExceeded, nil},
+		// A record the run committed is the reader's: the run's end
+		// leaves it alone, and its second reservation goes.
+		{"fault after submit and a second reserve", reserve256 + `
+	stb [%r7+0], 0x61
+	mov %r1, %r7
+	mov %r2, 0
+	call 132
+	lddw %r1, map_by_fd(0)
+	mov %r2, 8
+	mov %r3, 0
+	call 131
+	stw [%r7+0], 1
+	exit`, vm.ErrMemoryAccess, []string{"a" + strings.Repeat("\x00", 255)}},
 	}
 	for _, e := range ringEngines() {
 		for _, tc := range tests {
-			t.Run(e.name+"/"+tc.name, func(t *testing.T) {
-				ms, rds := newRings(t, 1)
-				p := load(t, tc.src, helpers.Standard(nil), ms...)
-				env := vm.NewEnv()
-				env.SetBudget(10000)
-				if _, err := e.run(t, p, env); !errors.Is(err, tc.wantErr) && (err != nil || tc.wantErr != nil) {
-					t.Fatalf("run: %v, want %v", err, tc.wantErr)
-				}
-				if err := ms[0].(maps.RingBufMap).Output([]byte("next"), 0); err != nil {
-					t.Fatal(err)
-				}
-				if got := drain(t, rds[0], 256); len(got) != 1 || got[0] != "next" {
-					t.Errorf("read %q after the run, want the record written after it", got)
-				}
+			name := e.name + "/" + tc.name
+			t.Run(name, func(t *testing.T) {
+				inChild(t, name, func(t *testing.T) {
+					ms, rds := newRings(t, 1)
+					p := load(t, tc.src, helpers.Standard(nil), ms...)
+					env := vm.NewEnv()
+					env.SetBudget(10000)
+					if _, err := e.run(t, p, env); !errors.Is(err, tc.wantErr) && (err != nil || tc.wantErr != nil) {
+						t.Fatalf("run: %v, want %v", err, tc.wantErr)
+					}
+					if err := ms[0].(maps.RingBufMap).Output([]byte("next"), 0); err != nil {
+						t.Fatal(err)
+					}
+					want := append(tc.want, "next")
+					if got := drain(t, rds[0], 256); strings.Join(got, "|") != strings.Join(want, "|") {
+						t.Errorf("read %q after the run, want %q", got, want)
+					}
+				})
 			})
 		}
 	}
