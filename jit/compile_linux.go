@@ -4,6 +4,7 @@ package jit
 
 import (
 	"fmt"
+	"runtime"
 	"sync/atomic"
 
 	"github.com/uebpf/uebpf/vm"
@@ -26,4 +27,24 @@ func Compile(p *vm.Program, opts *Options) (*Program, error) {
 	}
 	fam := &family{opts: *opts, progs: map[*vm.Program]*Program{}}
 	return fam.compile(p)
+}
+
+// helperTable returns the helpers that a program's exits to Go at the
+// slots exits call, by exit (nil without any).
+func helperTable(vp *vm.Program, exits []int32) []vm.HelperFunc {
+	if len(exits) == 0 {
+		return nil
+	}
+	hs := make([]vm.HelperFunc, len(exits))
+	for i, pc := range exits {
+		hs[i] = vp.HelperAt(int(pc))
+	}
+	return hs
+}
+
+// register ends a back end's compile of p: its code is unmapped once p is
+// collected, and its family finds it by its vm.Program.
+func (f *family) register(p *Program) {
+	p.cleanup = runtime.AddCleanup(p, unmapCode, p.mem)
+	f.progs[p.vp] = p
 }

@@ -3,7 +3,6 @@ package jit
 import (
 	"fmt"
 	"math/rand/v2"
-	"runtime"
 	"unsafe"
 
 	"github.com/uebpf/uebpf/vm"
@@ -47,17 +46,11 @@ func (f *family) compile(vp *vm.Program) (*Program, error) {
 		calls:     c.Calls,
 		resumable: c.resumable(),
 	}
-	if len(c.helperExits) != 0 {
-		p.helpers = make([]vm.HelperFunc, len(c.helperExits))
-		for i, pc := range c.helperExits {
-			p.helpers[i] = vp.HelperAt(int(pc))
-		}
-	}
+	p.helpers = helperTable(vp, c.helperExits)
 	if proved {
 		p.minContext = opts.Verified.ContextSize
 	}
 	p.setRunPath(c)
-	p.cleanup = runtime.AddCleanup(p, unmapCode, mem)
-	f.progs[vp] = p
+	f.register(p)
 	return p, nil
 }

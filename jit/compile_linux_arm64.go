@@ -3,7 +3,6 @@ package jit
 import (
 	"fmt"
 	"math/rand/v2"
-	"runtime"
 	"unsafe"
 
 	"github.com/uebpf/uebpf/vm"
@@ -48,19 +47,13 @@ func (f *family) compile(vp *vm.Program) (*Program, error) {
 		resumable: c.resumable(),
 		budget:    int64(min(vp.Budget(), maxBudget)),
 	}
-	if len(c.helperExits) != 0 {
-		p.helpers = make([]vm.HelperFunc, len(c.helperExits))
-		for i, pc := range c.helperExits {
-			p.helpers[i] = vp.HelperAt(int(pc))
-		}
-	}
+	p.helpers = helperTable(vp, c.helperExits)
 	if c.Lookups {
 		p.arrayTable, p.arrays = vp.ArrayMaps()
 	}
 	if proved {
 		p.minContext = opts.Verified.ContextSize
 	}
-	p.cleanup = runtime.AddCleanup(p, unmapCode, mem)
-	f.progs[vp] = p
+	f.register(p)
 	return p, nil
 }
