@@ -22,19 +22,13 @@ func (p *Program) Exec(e *Env) (uint64, error) {
 	if len(p.helpers) > 0 {
 		run = e.guardedRun
 	}
-	if len(p.regions) == 0 {
-		e.fixed = len(e.regions)
-		r0, err := run(budget)
-		e.endRegions()
-		return r0, err
-	}
 	own := len(e.regions)
-	e.regions = append(e.regions, p.regions...)
+	if len(p.regions) != 0 {
+		e.regions = append(e.regions, p.regions...)
+	}
 	e.fixed = len(e.regions)
 	r0, err := run(budget)
-	clear(e.regions[own:])
-	e.regions = e.regions[:own]
-	e.endRegions()
+	e.EndRun(own)
 	return r0, err
 }
 
