@@ -157,4 +157,37 @@ func BenchmarkRun(b *testing.B) {
 		}
 		stop()
 	})
+	// The same program through its func value (Program.Direct), against
+	// a Go function of the same signature that is not inlined: the floor.
+	b.Run("jit-direct", func(b *testing.B) {
+		run := compile(b, vp, jit.Options{}).Direct()
+		if run == nil {
+			b.Skip("no direct entry on this architecture")
+		}
+		stop := enginebench.CPU(b)
+		for b.Loop() {
+			run(ctx)
+		}
+		stop()
+	})
+	b.Run("go", func(b *testing.B) {
+		stop := enginebench.CPU(b)
+		for b.Loop() {
+			goRun(ctx)
+		}
+		stop()
+	})
+	b.Run("go-func-value", func(b *testing.B) {
+		run := goRunValue
+		stop := enginebench.CPU(b)
+		for b.Loop() {
+			run(ctx)
+		}
+		stop()
+	})
 }
+
+//go:noinline
+func goRun(ctx []byte) (uint64, error) { return 1, nil }
+
+var goRunValue = goRun

@@ -28,6 +28,19 @@ func (f *family) compile(vp *vm.Program) (*Program, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The direct entry is appended to the code, so it is decided before
+	// the code is mapped, on the run path the Program will have.
+	probe := &Program{vp: vp, calls: c.Calls, resumable: c.resumable()}
+	probe.setRunPath(c)
+	direct, minContext := -1, 0
+	if proved {
+		minContext = opts.Verified.ContextSize
+	}
+	var shortErr error
+	if directCapable(probe, c) {
+		shortErr = fmt.Errorf("program %s: context shorter than %d bytes: %w", vp.Name(), minContext, ErrShortContext)
+		code, direct = appendDirect(code, c.bodyOff, probe.budget, minContext, shortErr, keepsRegs(c.insns))
+	}
 	mem, err := mapCode(code)
 	if err != nil {
 		return nil, fmt.Errorf("program %s: %w", vp.Name(), err)
@@ -47,10 +60,12 @@ func (f *family) compile(vp *vm.Program) (*Program, error) {
 		resumable: c.resumable(),
 	}
 	p.helpers = helperTable(vp, c.helperExits)
-	if proved {
-		p.minContext = opts.Verified.ContextSize
-	}
+	p.minContext = minContext
 	p.setRunPath(c)
+	if direct >= 0 {
+		p.direct, p.directCode = directFunc(p, base+uintptr(direct))
+		p.shortErr = shortErr
+	}
 	f.register(p)
 	return p, nil
 }

@@ -401,14 +401,26 @@ func diffRun(vp *vm.Program, p *jit.Program, in diffInput) error {
 		return nil
 	}
 	jit.ZeroFrameStack(p)
-	got := run(p.Run)
-	switch {
-	case got.r0 != want.r0 || got.err != want.err:
-		return fmt.Errorf("Run: jit %v, interpreter %v", got, want)
-	case !bytes.Equal(got.mem, want.mem):
-		return fmt.Errorf("Run: context memory differs (%v)\njit:         %x\ninterpreter: %x", want, got.mem, want.mem)
-	case !slices.EqualFunc(got.maps, want.maps, bytes.Equal):
-		return fmt.Errorf("Run: array maps differ (%v)\njit:         %x\ninterpreter: %x", want, got.maps, want.maps)
+	entries := []struct {
+		name string
+		f    func([]byte) (uint64, error)
+	}{{"Run", p.Run}}
+	if d := p.Direct(); d != nil {
+		entries = append(entries, struct {
+			name string
+			f    func([]byte) (uint64, error)
+		}{"Direct", d})
+	}
+	for _, e := range entries {
+		got := run(e.f)
+		switch {
+		case got.r0 != want.r0 || got.err != want.err:
+			return fmt.Errorf("%s: jit %v, interpreter %v", e.name, got, want)
+		case !bytes.Equal(got.mem, want.mem):
+			return fmt.Errorf("%s: context memory differs (%v)\njit:         %x\ninterpreter: %x", e.name, want, got.mem, want.mem)
+		case !slices.EqualFunc(got.maps, want.maps, bytes.Equal):
+			return fmt.Errorf("%s: array maps differ (%v)\njit:         %x\ninterpreter: %x", e.name, want, got.maps, want.maps)
+		}
 	}
 	return nil
 }

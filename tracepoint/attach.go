@@ -42,8 +42,10 @@ type Attachment struct {
 	// goroutine's stack cannot move under it): it runs on the caller's
 	// payload, without the copy into a record. jit is then its native
 	// code, if it has some.
-	direct  bool
-	jit     *jit.Program
+	direct bool
+	jit    *jit.Program
+	// jitFunc is jit's Direct func, if it has one: the cheapest call.
+	jitFunc func([]byte) (uint64, error)
 	needs   needs
 	session *Session
 	closed  atomic.Bool

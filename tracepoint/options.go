@@ -106,7 +106,7 @@ func prepare(p *Point, a *Attachment, prog *vm.Program, interpreted, payloadOnly
 		if err == nil {
 			a.run, a.keep, a.desc = jp.RunPointer, jp, "(jit)"
 			if payloadOnly && jp.Lean() && straight(prog.Instructions()) {
-				a.direct, a.jit = true, jp
+				a.direct, a.jit, a.jitFunc = true, jp, jp.Direct()
 			}
 			return nil
 		}

@@ -185,7 +185,15 @@ func (p *Point) fire(s *attachSet, payload unsafe.Pointer) {
 			if a.closed.Load() {
 				continue
 			}
-			if r0, err := a.jit.Run(unsafe.Slice((*byte)(ev), p.info.Size)); r0 != 0 || err != nil {
+			payload := unsafe.Slice((*byte)(ev), p.info.Size)
+			var r0 uint64
+			var err error
+			if a.jitFunc != nil {
+				r0, err = a.jitFunc(payload)
+			} else {
+				r0, err = a.jit.Run(payload)
+			}
+			if r0 != 0 || err != nil {
 				ts = p.kept(a, ev, r0, err, ts)
 			}
 		}
@@ -209,7 +217,11 @@ func (p *Point) fire(s *attachSet, payload unsafe.Pointer) {
 			// native code's entry (RunPointer does not inline, and
 			// through the a.run method value it costs an indirect call
 			// and a wrapper more): about 2 ns less.
-			r0, err = a.jit.Run(unsafe.Slice((*byte)(ev), p.info.Size))
+			if a.jitFunc != nil {
+				r0, err = a.jitFunc(unsafe.Slice((*byte)(ev), p.info.Size))
+			} else {
+				r0, err = a.jit.Run(unsafe.Slice((*byte)(ev), p.info.Size))
+			}
 		case a.direct:
 			r0, err = a.run(ev, uintptr(p.info.Size))
 		default:

@@ -1,0 +1,215 @@
+package jit_test
+
+import (
+	"errors"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"testing"
+
+	"github.com/uebpf/uebpf/asm"
+	"github.com/uebpf/uebpf/internal/conformance"
+	"github.com/uebpf/uebpf/jit"
+	"github.com/uebpf/uebpf/verifier"
+	"github.com/uebpf/uebpf/vm"
+)
+
+// directProgram runs programs through Direct where they have one.
+type directProgram struct{ *jit.Program }
+
+func (p directProgram) Run(mem []byte) (uint64, error) {
+	if d := p.Direct(); d != nil {
+		return d(mem)
+	}
+	return p.Program.Run(mem)
+}
+
+// The conformance suite passes through Direct's entry, checked and
+// unchecked, and a good share of it has one on amd64.
+func TestDirectConformance(t *testing.T) {
+	if !jit.Supported {
+		t.Skip(jit.ErrUnsupportedArch)
+	}
+	dir, ok := conformance.SharedDir()
+	if !ok {
+		t.Skipf("conformance suite not found (looked at %q; set %s)", dir, conformance.EnvDir)
+	}
+	tests, err := conformance.LoadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, opts := range []jit.Options{{}, {Unchecked: true}, {Unchecked: true, Blind: true}} {
+		direct := 0
+		for _, ct := range tests {
+			err := ct.Run(func(insns []asm.Instruction, helpers vm.Helpers) (conformance.Program, error) {
+				vp, err := vm.Load(&vm.ProgramSpec{Instructions: insns}, &vm.Options{Helpers: helpers})
+				if err != nil {
+					return nil, err
+				}
+				p, err := jit.Compile(vp, &opts)
+				if err != nil {
+					return nil, err
+				}
+				if p.Direct() != nil {
+					direct++
+				}
+				return directProgram{p}, nil
+			})
+			if err != nil {
+				t.Errorf("%+v: %v", opts, err)
+			}
+		}
+		t.Logf("%+v: %d of %d programs have a direct entry", opts, direct, len(tests))
+		if runtime.GOARCH == "amd64" && direct < 50 {
+			t.Errorf("%+v: only %d programs with a direct entry", opts, direct)
+		}
+	}
+}
+
+// directCases: which programs get a direct entry on amd64.
+var directCases = []struct {
+	name, src string
+	opts      jit.Options
+	direct    bool
+}{
+	{"filter", "ldxw %r2, [%r1+0]\nmov %r0, 0\njne %r2, 7, +1\nmov %r0, 1\nexit", jit.Options{Unchecked: true}, true},
+	{"no memory, checked", "mov %r0, 3\nexit", jit.Options{}, true},
+	{"memory, checked", "ldxw %r0, [%r1+0]\nexit", jit.Options{}, false},
+	{"division spills the budget", "ldxdw %r0, [%r1+0]\nldxdw %r3, [%r1+8]\ndiv %r0, %r3\nmod %r0, 7\nexit", jit.Options{Unchecked: true}, true},
+	{"r8 and r9 (g and r15)", "ldxdw %r8, [%r1+0]\nmov %r9, %r8\nadd %r9, 1\nmov %r0, %r9\nxor %r8, %r8\nexit", jit.Options{Unchecked: true}, true},
+	{"atomics spill the budget", "mov %r0, 0\nmov %r2, 1\nlock fetch add [%r1+0], %r2\nlock add [%r1+8], %r2\nmov %r0, %r2\nexit", jit.Options{Unchecked: true}, true},
+	{"stack", "stdw [%r10-8], 1\nldxdw %r0, [%r10-8]\nexit", jit.Options{Unchecked: true}, false},
+	{"loop", "mov %r0, 0\nadd %r0, 1\njlt %r0, 10, -2\nexit", jit.Options{Unchecked: true}, false},
+	{"helper", "call 1\nexit", jit.Options{Unchecked: true}, false},
+}
+
+func TestDirect(t *testing.T) {
+	for _, tc := range directCases {
+		t.Run(tc.name, func(t *testing.T) {
+			vp := loadVM(t, tc.src, testHelpers)
+			p := compile(t, vp, tc.opts)
+			d := p.Direct()
+			if want := tc.direct && runtime.GOARCH == "amd64"; (d != nil) != want {
+				t.Fatalf("direct entry %v, want %v", d != nil, want)
+			}
+			if d == nil {
+				return
+			}
+			for i := range 200 {
+				ctx := make([]byte, 16)
+				for j := range ctx {
+					ctx[j] = byte(rand.Uint32())
+				}
+				if i%3 == 0 {
+					ctx[0] = 7
+				}
+				if i%5 == 0 {
+					ctx[8] = 0 // division by zero
+				}
+				ctx2 := append([]byte(nil), ctx...)
+				want, wantErr := vp.Run(ctx)
+				got, err := d(ctx2)
+				if got != want || (err == nil) != (wantErr == nil) || string(ctx) != string(ctx2) {
+					t.Fatalf("ctx %x: Direct %d, %v; interpreter %d, %v", ctx, got, err, want, wantErr)
+				}
+			}
+		})
+	}
+}
+
+// A direct entry passes an empty context as r1 = 0, refuses one shorter
+// than the proof's, and after Close returns ErrClosed.
+func TestDirectContext(t *testing.T) {
+	vp := loadVM(t, "mov %r0, %r1\njeq %r1, 0, +1\nldxw %r0, [%r1+4]\nexit", nil)
+	res, err := verifier.Verify(vp, &verifier.Options{ContextSize: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := compile(t, vp, jit.Options{Verified: res})
+	d := p.Direct()
+	if d == nil {
+		if runtime.GOARCH == "amd64" {
+			t.Fatal("no direct entry")
+		}
+		t.Skip("no direct entry on " + runtime.GOARCH)
+	}
+	if r0, err := d([]byte{0, 0, 0, 0, 42, 0, 0, 0}); r0 != 42 || err != nil {
+		t.Errorf("8-byte context: %d, %v; want 42", r0, err)
+	}
+	if _, err := d(make([]byte, 7)); !errors.Is(err, jit.ErrShortContext) {
+		t.Errorf("7-byte context: %v, want ErrShortContext", err)
+	}
+	p.Close()
+	if _, err := d(make([]byte, 8)); !errors.Is(err, jit.ErrClosed) {
+		t.Errorf("after Close: %v, want ErrClosed", err)
+	}
+
+	vp = loadVM(t, "mov %r0, %r1\nexit", nil)
+	p = compile(t, vp, jit.Options{Unchecked: true})
+	if r0, err := p.Direct()(nil); r0 != 0 || err != nil {
+		t.Errorf("empty context: r1 = %#x, %v; want 0", r0, err)
+	}
+}
+
+// Direct's func keeps the program alive: its code is not unmapped while
+// the func can still be called.
+func TestDirectKeepsProgram(t *testing.T) {
+	vp := loadVM(t, "mov %r0, 5\nexit", nil)
+	p, err := jit.Compile(vp, &jit.Options{Unchecked: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := p.Direct()
+	if d == nil {
+		t.Skip("no direct entry on " + runtime.GOARCH)
+	}
+	p = nil
+	for range 5 {
+		runtime.GC()
+		if r0, err := d(nil); r0 != 5 || err != nil {
+			t.Fatalf("after GC: %d, %v", r0, err)
+		}
+	}
+}
+
+// Direct runs from many goroutines while the garbage collector runs: the
+// entry must leave g (r14) and the stack as Go expects them.
+func TestDirectConcurrentGC(t *testing.T) {
+	vp := loadVM(t, "ldxdw %r8, [%r1+0]\nmov %r9, %r8\nmul %r9, 3\nmov %r0, %r9\nexit", nil)
+	p := compile(t, vp, jit.Options{Unchecked: true})
+	d := p.Direct()
+	if d == nil {
+		t.Skip("no direct entry on " + runtime.GOARCH)
+	}
+	stop := make(chan struct{})
+	var gc sync.WaitGroup
+	gc.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				runtime.GC()
+			}
+		}
+	})
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			ctx := make([]byte, 8)
+			for i := range 20000 {
+				v := uint64(g*1000003 + i)
+				for j := range 8 {
+					ctx[j] = byte(v >> (8 * j))
+				}
+				if r0, err := d(ctx); r0 != v*3 || err != nil {
+					t.Errorf("goroutine %d: %d, %v; want %d", g, r0, err, v*3)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(stop)
+	gc.Wait()
+}
