@@ -1,8 +1,9 @@
 package jit
 
 import (
-	_ "unsafe" // go:linkname
+	"unsafe"
 
+	"github.com/uebpf/uebpf/internal/engine"
 	"github.com/uebpf/uebpf/vm"
 )
 
@@ -54,7 +55,7 @@ func (p *Program) setBudget(s *runState, budget uint64) budgetSlices {
 // returns the cause that ends the run, vm.ErrBudgetExceeded when the
 // reserve cannot pay the overdraft.
 func (sl *budgetSlices) next(e *vm.Env, s *runState) error {
-	if err := e.SliceEnded(); err != nil {
+	if err := engine.SliceEnded(unsafe.Pointer(e)); err != nil {
 		return err
 	}
 	now := nanotime()
