@@ -43,7 +43,7 @@ type Program struct {
 	// lean: a run needs nothing of an Env but its arguments, stack and
 	// the context's region: the program calls no helper (so no tail call
 	// either, and nothing can look at the Env during the run) and, if it
-	// checks memory, has no static regions. Exec then skips BeginRun and
+	// checks memory, has no static regions. Exec then skips engine.BeginRun and
 	// EndRun, and Run and RunPointer need no Env at all (enterFrame).
 	lean bool
 	// frameSetup says what enterFrame sets up besides the registers, the
@@ -65,7 +65,7 @@ type Program struct {
 	// bare recycles the Envs of runs of a program that calls no helper,
 	// without Reset (see RunPointer).
 	bare sync.Pool
-	// arrayTable and arrays are vm.Program.ArrayMaps, for the array
+	// arrayTable and arrays are engine.ArrayMaps, for the array
 	// lookups Go answers (reasonArrayLookup).
 	arrayTable uint64
 	arrays     []engine.ArrayMap

@@ -11,7 +11,7 @@ import (
 // cancellation needs Go to look at the clock and the context. Code that
 // can run long (Program.resumable) therefore gets its budget one slice
 // at a time: when the slice runs out it returns to Go (reasonSlice),
-// which checks the run's limits (vm.Env.SliceEnded, where the goroutine
+// which checks the run's limits (engine.SliceEnded, where the goroutine
 // also stops for the scheduler and the garbage collector) and re-enters
 // it with the next slice. Slices adapt to how fast the code spends them,
 // so that each takes about sliceTarget.

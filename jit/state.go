@@ -13,10 +13,10 @@ import (
 // pointers (addresses are plain integers), so generated code may write it
 // without write barriers and the GC has nothing to scan in it.
 //
-// The state lives in the Env's engine scratch space (vm.Env.EngineState),
+// The state lives in the Env's engine scratch space (engine.Env.Scratch),
 // so a run neither allocates it nor zeroes it: the start stub sets what a
 // run needs. Generated code reads the arguments, the stack, the region
-// list and the packet straight from the Env, at vm.Engine*Offset from the
+// list and the packet straight from the Env, at engine.*Offset from the
 // state. The Env moves only if it is on a goroutine stack, and only while
 // Go code runs (between two entries into generated code, e.g. during a
 // helper call); generated code therefore keeps no address of the state
@@ -91,7 +91,7 @@ const (
 	reasonBudget     = 5 // budget exceeded at the jump, call or exit at reasonPC
 	reasonCallDepth  = 6 // local call at reasonPC exceeds the depth
 	reasonReturn     = 7 // returned into another program's code after a tail call
-	// Helper calls that Go may answer without the helper (vm.Env.CallHash),
+	// Helper calls that Go may answer without the helper (engine.CallHash),
 	// with the helper's index as in reasonHelper for
 	// the calls it cannot.
 	reasonHashLookup = 8
@@ -134,7 +134,7 @@ var (
 
 // Layout of the frame of runFrame (trampoline_linux_amd64.s), which runs
 // a program without an Env: the frame holds a copy of the Env fields that
-// generated code reads at vm.Engine*Offset from the state, the state, a
+// generated code reads at engine.*Offset from the state, the state, a
 // region list of one entry (the context) and the eBPF stack. Offsets are
 // from the bottom of the frame. The frame holds no Go pointers, and
 // nothing in it outlives the call. The native stack of generated code is

@@ -13,7 +13,10 @@
 // An operation whose body needs another package's private types is
 // defined there and reaches engine one of two ways. A hot one (once per
 // run or per helper call) is a function declared here without a body and
-// provided by that package with //go:linkname: a direct call, as cheap as
-// the method it replaces. A cold one (compile time) is a function
-// variable the package sets when it initialises.
+// bound with //go:linkname: vm pushes its functions here, and HashLookup
+// and HashUpdate name the hash map's own methods. Either is one direct
+// call, as cheap as the exported method it replaces; an indirect call
+// would cost every run. A cold one (compile time) is a function variable
+// the package sets when it initialises. The layouts both sides rely on
+// are compile-time assertions in the package that owns the memory.
 package engine
