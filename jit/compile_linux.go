@@ -37,7 +37,7 @@ func helperTable(vp *vm.Program, exits []int32) []vm.HelperFunc {
 	}
 	hs := make([]vm.HelperFunc, len(exits))
 	for i, pc := range exits {
-		hs[i] = vp.HelperAt(int(pc))
+		hs[i] = vp.Helpers()[vp.Instructions()[pc].Imm].Func
 	}
 	return hs
 }

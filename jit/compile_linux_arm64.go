@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"unsafe"
 
+	"github.com/uebpf/uebpf/internal/engine"
 	"github.com/uebpf/uebpf/vm"
 )
 
@@ -49,7 +50,7 @@ func (f *family) compile(vp *vm.Program) (*Program, error) {
 	}
 	p.helpers = helperTable(vp, c.helperExits)
 	if c.Lookups {
-		p.arrayTable, p.arrays = vp.ArrayMaps()
+		p.arrayTable, p.arrays = engine.ArrayMaps(unsafe.Pointer(vp))
 	}
 	if proved {
 		p.minContext = opts.Verified.ContextSize

@@ -151,7 +151,7 @@ func (c *compiler) written(reg uint8) {
 func (c *compiler) trackLDDW(pc int, dst uint8) {
 	c.written(dst)
 	if dst == asm.R1 {
-		c.r1Known, c.r1 = true, c.prog.Constant(pc)
+		c.r1Known, c.r1 = true, constant(c.prog, pc)
 	}
 }
 

@@ -7,7 +7,7 @@ import (
 	"github.com/uebpf/uebpf/vm"
 )
 
-// Generated code reads Env fields at vm.Engine*Offset from the state: they
+// Generated code reads Env fields at engine.*Offset from the state: they
 // must land on what the Env's setters set.
 func TestEnvOffsets(t *testing.T) {
 	e := vm.NewEnv()
@@ -18,7 +18,7 @@ func TestEnvOffsets(t *testing.T) {
 	e.SetPacket(pkt)
 	s := unsafe.Pointer(stateOf(e))
 	word := func(off int32) uint64 { return *(*uint64)(unsafe.Add(s, off)) }
-	first, n := e.Regions()
+	first, n := unsafe.Pointer(unsafe.SliceData(envOf(e).Regions)), len(envOf(e).Regions)
 	for _, tc := range []struct {
 		name string
 		off  int32
@@ -27,7 +27,7 @@ func TestEnvOffsets(t *testing.T) {
 		{"r1", offArgs, uint64(uintptr(unsafe.Pointer(&ctx[0])))},
 		{"r2", offArgs + 8, 24},
 		{"r5", offArgs + 32, 0x5555},
-		{"stack", offStackLo, e.StackBase()},
+		{"stack", offStackLo, envOf(e).StackLo},
 		{"regions", offRegions, uint64(uintptr(first))},
 		{"regions length", offNRegions, uint64(n)},
 		{"packet", offPktPtr, uint64(uintptr(unsafe.Pointer(&pkt[0])))},
