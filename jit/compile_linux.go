@@ -4,9 +4,12 @@ package jit
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"runtime"
 	"sync/atomic"
+	"unsafe"
 
+	"github.com/uebpf/uebpf/jit/internal/backend"
 	"github.com/uebpf/uebpf/vm"
 )
 
@@ -16,7 +19,7 @@ const Supported = true
 var nextTag atomic.Uint32
 
 // Compile translates p to native code with the back end of this
-// architecture (family.compile). Errors are *vm.LoadError values for
+// architecture (arch, in compile_linux_<arch>.go). Errors are *vm.LoadError values for
 // instructions the JIT cannot translate, or mapping failures.
 func Compile(p *vm.Program, opts *Options) (*Program, error) {
 	if opts == nil {
@@ -27,6 +30,61 @@ func Compile(p *vm.Program, opts *Options) (*Program, error) {
 	}
 	fam := &family{opts: *opts, progs: map[*vm.Program]*Program{}}
 	return fam.compile(p)
+}
+
+// compile compiles a member of the family with the back end of this
+// architecture. The caller holds f.mu or is the only one who can see f.
+func (f *family) compile(vp *vm.Program) (*Program, error) {
+	opts := f.opts
+	bo := backend.Options{
+		Blind:         opts.Blind,
+		TrapSlowPaths: opts.trapSlowPaths,
+		AMD64:         backend.AMD64Options(opts.AMD64),
+		ARM64:         backend.ARM64Options(opts.ARM64),
+	}
+	if opts.Blind {
+		bo.Key = rand.Uint64() | 1<<31 // never 0 in the low word
+	}
+	bo.Tag = nextTag.Add(1)
+	// The proof covers its own program only, not tail-call targets.
+	proved := opts.Verified != nil && opts.Verified.Program() == vp
+	if proved {
+		opts.Unchecked = true
+	}
+	bo.Checked = !opts.Unchecked
+	code, err := arch.Compile(vp, &bo)
+	if err != nil {
+		return nil, err
+	}
+	defer code.Release()
+	mem, err := mapCode(code.Bytes)
+	if err != nil {
+		return nil, fmt.Errorf("program %s: %w", vp.Name(), err)
+	}
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(mem)))
+	p := &Program{
+		vp:    vp,
+		fam:   f,
+		mem:   mem,
+		entry: base + uintptr(code.Body),
+		start: base + uintptr(code.Start),
+		enter: base + uintptr(code.Enter),
+		tag:   bo.Tag,
+
+		needsSave: code.NeedsSave,
+		calls:     code.Calls,
+		resumable: code.Resumable,
+	}
+	p.helpers = helperTable(vp, code.HelperExits)
+	if code.ArrayLookups {
+		p.arrayTable, p.arrays = vp.ArrayMaps()
+	}
+	if proved {
+		p.minContext = opts.Verified.ContextSize
+	}
+	p.setRunPath(code, bo.Checked)
+	f.register(p)
+	return p, nil
 }
 
 // helperTable returns the helpers that a program's exits to Go at the

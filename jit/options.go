@@ -25,17 +25,29 @@ type Options struct {
 	// executable memory (a defence against JIT spraying). It costs an
 	// instruction or two per immediate.
 	Blind bool
-	// DisableBMI2 and DisableMOVBE make the compiler ignore those CPU
-	// features, for tests and for comparing code paths.
-	DisableBMI2  bool
-	DisableMOVBE bool
-	// ForceLLSC makes the arm64 back end use load/store-exclusive loops
-	// for atomics even when the CPU has the LSE atomics.
-	ForceLLSC bool
+	// AMD64 and ARM64 tune the back end of that architecture; the
+	// others ignore them.
+	AMD64 AMD64Options
+	ARM64 ARM64Options
 
 	// trapSlowPaths (tests only): the checked copy of a loop whose
 	// checks are hoisted fails where it is entered, and a hash update
 	// answered inline fails where it would leave for Go: this shows
 	// whether a run took the fast paths.
 	trapSlowPaths bool
+}
+
+// AMD64Options tune the x86-64 back end.
+type AMD64Options struct {
+	// DisableBMI2 and DisableMOVBE make the compiler ignore those CPU
+	// features, for tests and for comparing code paths.
+	DisableBMI2  bool
+	DisableMOVBE bool
+}
+
+// ARM64Options tune the arm64 back end.
+type ARM64Options struct {
+	// ForceLLSC makes the compiler use load/store-exclusive loops for
+	// atomics even when the CPU has the LSE atomics.
+	ForceLLSC bool
 }

@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/uebpf/uebpf/asm"
+	"github.com/uebpf/uebpf/jit/internal/backend"
 	"github.com/uebpf/uebpf/vm"
 )
 
@@ -185,24 +186,30 @@ func (p *Program) Close() error {
 // code cannot overflow: 2^62 instructions take decades.
 const maxBudget = 1 << 62
 
-// setRunPath records how runs of p, compiled by c, enter its code: see
-// lean.
-func (p *Program) setRunPath(c *compiler) {
+// setRunPath records how runs of p, compiled to c (checked: with memory
+// checks), enter its code: see lean. Code that cannot run on runFrame's
+// frame (arm64) always runs with an Env.
+func (p *Program) setRunPath(c *backend.Code, checked bool) {
 	p.budget = int64(min(p.vp.Budget(), maxBudget))
+	if !c.Frame {
+		p.path = pathEnv
+		return
+	}
+	insns := p.vp.Instructions()
 	// Code that can run long is lean only if it has no local calls (so
 	// that it ends a slice at the base of its native stack) and writes
 	// nothing but its stack: a lean run gets one slice of the budget,
 	// and a run that needs more starts again with an Env (frameError),
 	// which is only the same run if the first wrote nothing it reads.
-	p.lean = !p.calls && (!p.resumable || !c.Local && !slices.ContainsFunc(c.insns, writesOutsideFrame)) &&
-		(!c.checked || p.vp.StaticRegions() == 0)
+	p.lean = !p.calls && (!p.resumable || !c.Local && !slices.ContainsFunc(insns, writesOutsideFrame)) &&
+		(!checked || p.vp.StaticRegions() == 0)
 	if p.lean && p.resumable {
 		p.budget = min(p.budget, firstSlice)
 		if sliceOverride != 0 {
 			p.budget = min(p.budget, int64(sliceOverride))
 		}
 	}
-	if c.checked && c.Memory {
+	if checked && c.Memory {
 		p.frameSetup |= frameSetupChecked
 	}
 	if c.Packet {
@@ -214,11 +221,11 @@ func (p *Program) setRunPath(c *compiler) {
 	switch {
 	case !p.lean:
 		p.path = pathEnv
-	case p.resumable && !c.flat(): // runFrame records the native stack's base for the slice's end
+	case p.resumable && !c.Flat: // runFrame records the native stack's base for the slice's end
 		p.path = pathFrame
-	case p.frameSetup != 0 || c.LiveIn&(1<<2) != 0 || !c.flat():
+	case p.frameSetup != 0 || c.LiveIn&(1<<2) != 0 || !c.Flat:
 		p.path = pathFrame
-	case slices.ContainsFunc(c.insns, usesR10):
+	case slices.ContainsFunc(insns, usesR10):
 		p.path = pathPlain
 	default:
 		p.path = pathStackless

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/uebpf/uebpf/jit/internal/backend"
 	"github.com/uebpf/uebpf/vm"
 )
 
@@ -24,14 +25,14 @@ func TestEnvOffsets(t *testing.T) {
 		off  int32
 		want uint64
 	}{
-		{"r1", offArgs, uint64(uintptr(unsafe.Pointer(&ctx[0])))},
-		{"r2", offArgs + 8, 24},
-		{"r5", offArgs + 32, 0x5555},
-		{"stack", offStackLo, e.StackBase()},
-		{"regions", offRegions, uint64(uintptr(first))},
-		{"regions length", offNRegions, uint64(n)},
-		{"packet", offPktPtr, uint64(uintptr(unsafe.Pointer(&pkt[0])))},
-		{"packet length", offPktLen, 7},
+		{"r1", backend.OffArgs, uint64(uintptr(unsafe.Pointer(&ctx[0])))},
+		{"r2", backend.OffArgs + 8, 24},
+		{"r5", backend.OffArgs + 32, 0x5555},
+		{"stack", backend.OffStackLo, e.StackBase()},
+		{"regions", backend.OffRegions, uint64(uintptr(first))},
+		{"regions length", backend.OffNRegions, uint64(n)},
+		{"packet", backend.OffPktPtr, uint64(uintptr(unsafe.Pointer(&pkt[0])))},
+		{"packet length", backend.OffPktLen, 7},
 	} {
 		if got := word(tc.off); got != tc.want {
 			t.Errorf("%s: %#x, want %#x", tc.name, got, tc.want)

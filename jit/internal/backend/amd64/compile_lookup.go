@@ -1,9 +1,10 @@
-package jit
+package amd64
 
 import (
 	"math"
 
 	"github.com/uebpf/uebpf/asm"
+	"github.com/uebpf/uebpf/jit/internal/backend"
 	"github.com/uebpf/uebpf/jit/internal/frontend"
 	"github.com/uebpf/uebpf/jit/internal/x86"
 	"github.com/uebpf/uebpf/vm"
@@ -144,7 +145,7 @@ func (c *compiler) emitArrayLookup(pc int) bool {
 		// The key: on the stack inline, elsewhere out of line (the region
 		// of the last read, then the region list), or the helper's.
 		a.MovRR(8, tmpAddr, r2)
-		a.ALURM(x86.SUB, 8, tmpAddr, st(offStackLo))
+		a.ALURM(x86.SUB, 8, tmpAddr, st(backend.OffStackLo))
 		a.ALURI(x86.CMP, 8, tmpAddr, int32(vm.StackSize-4))
 		c.stubs[si].off = int32(len(c.stubs))
 		c.toStub(x86.CondA, stubKeyCheck, pc).resume = int32(a.Len())
@@ -259,8 +260,8 @@ func (c *compiler) emitKeyCheck(s *stub) {
 	a := c.a
 	r2 := regMap[2]
 	a.MovRR(8, tmpAddr, r2)
-	a.ALURM(x86.SUB, 8, tmpAddr, st(offHotReadLo))
-	a.ALURM(x86.CMP, 8, tmpAddr, st(offHotReadLo+8))
+	a.ALURM(x86.SUB, 8, tmpAddr, st(backend.OffHotReadLo))
+	a.ALURM(x86.CMP, 8, tmpAddr, st(backend.OffHotReadLo+8))
 	a.JccTo(x86.CondB, int(s.resume))
 	a.Push(budgetReg)
 	a.MovRI32(tmpD, 4)

@@ -1,9 +1,10 @@
-package jit
+package amd64
 
 import (
 	"math"
 
 	"github.com/uebpf/uebpf/asm"
+	"github.com/uebpf/uebpf/jit/internal/backend"
 	"github.com/uebpf/uebpf/jit/internal/x86"
 	"github.com/uebpf/uebpf/maps"
 	"github.com/uebpf/uebpf/vm"
@@ -81,7 +82,7 @@ func (c *compiler) emitHashUpdateCall(pc int, l maps.HashLayout, keySize, valueS
 	c.hashUpdates++
 	done := c.emitHashUpdate(l, keySize, valueSize)
 	if c.trap {
-		c.jmpLeavePC(reasonBudget, int32(pc))
+		c.jmpLeavePC(backend.ReasonBudget, int32(pc))
 	} else {
 		c.emitHelperLeave(pc, reason)
 	}

@@ -1,4 +1,4 @@
-package jit
+package amd64
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/uebpf/uebpf/asm"
+	"github.com/uebpf/uebpf/jit/internal/backend"
 	"github.com/uebpf/uebpf/jit/internal/frontend"
 	"github.com/uebpf/uebpf/jit/internal/x86"
 	"github.com/uebpf/uebpf/vm"
@@ -97,6 +98,10 @@ type compiler struct {
 	// Offsets of the shared stubs.
 	enterOff, startOff, leaveOff, leaveFinalOff, bodyOff int
 	regionCheckOff, regionProbeOff, abortOff             int
+
+	// out is what Compile returns, done its Release (c.release).
+	out  backend.Code
+	done func()
 }
 
 // jumpFixup is a rel32 field that must point at a slot's code.
@@ -152,15 +157,15 @@ type stub struct {
 // nothing in the steady state.
 var compilers = sync.Pool{New: func() any { return &compiler{a: x86.NewAsm(4096)} }}
 
-func newCompiler(p *vm.Program, opts *Options, feat features, key uint64, tag uint32) *compiler {
+func newCompiler(p *vm.Program, opts *backend.Options, feat features, key uint64, tag uint32) *compiler {
 	insns := p.Instructions()
 	c := compilers.Get().(*compiler)
 	*c = compiler{
 		a:       c.a,
 		prog:    p,
 		insns:   insns,
-		checked: !opts.Unchecked,
-		trap:    opts.trapSlowPaths,
+		checked: opts.Checked,
+		trap:    opts.TrapSlowPaths,
 		blind:   opts.Blind,
 		key:     key,
 		feat:    feat,
@@ -176,9 +181,13 @@ func newCompiler(p *vm.Program, opts *Options, feat features, key uint64, tag ui
 		switchPatches: c.switchPatches,
 		infoFixups:    c.infoFixups[:0],
 		magic:         c.magic,
+		done:          c.done,
 
 		hoistGuards: c.hoistGuards,
 		copyOffsets: c.copyOffsets,
+	}
+	if c.done == nil {
+		c.done = c.release // made once: Compile hands it out as Code.Release
 	}
 	c.a.Reset()
 	return c
@@ -408,7 +417,7 @@ func (c *compiler) alignLoopHead() {
 }
 
 // checkBudget emits the test of a charging instruction at slot pc: leave
-// with reasonBudget if the budget is overdrawn.
+// with backend.ReasonBudget if the budget is overdrawn.
 func (c *compiler) checkBudget(pc int) {
 	c.budgetStub(stubBudget, pc)
 }
