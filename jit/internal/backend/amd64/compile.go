@@ -69,20 +69,17 @@ type compiler struct {
 	hoistGuards []hoistGuard
 	copying     *frontend.Hoist
 	copyOffsets []int32
-	r1Known     bool     // r1 holds the constant r1 here (in this block)
-	hashUpdates int      // calls answered by inline hash updates (compile_hash.go)
-	tr          tracking // see compile_track.go
-	// pc is the slot being emitted, blockStart the first slot of its
-	// block. uncharged: the block's length is not yet subtracted from the
-	// budget register. The subtraction waits for the charging instruction
-	// that ends the block, whose sign test it then is.
-	pc, blockStart int
-	uncharged      bool
+	hashUpdates int               // calls answered by inline hash updates (compile_hash.go)
+	tr          frontend.Tracking // see compile_track.go
+	// pc is the slot being emitted, stretch the budget stretch it is in:
+	// its length is subtracted from the budget register at the charging
+	// instruction that ends it, whose sign test the subtraction then is.
+	pc      int
+	stretch frontend.Stretch
 	// flatLeave: every exit of the body is at depth 0, where the stack
 	// pointer is already the native stack's base: leaving is returning
 	// (see jmpLeave). The shared stubs leave through leaveFinal.
 	flatLeave bool
-	r1        uint64
 	// magic caches the reciprocals of divMagic, which cost divisions to
 	// find; they depend on nothing but the divisor and are kept across
 	// compiles.
@@ -237,10 +234,10 @@ func (c *compiler) emitSlots(from, to int, offsets []int32) error {
 		if starts[pc] {
 			// The last block may fall through into this one without a
 			// charging instruction.
-			if c.blockStart < pc {
+			if c.stretch.Start < pc {
 				c.charge(pc)
 			}
-			c.blockStart, c.uncharged = pc, true
+			c.stretch.Begin(pc)
 			c.resetTracking()
 			if c.Loops && c.LoopHead[pc] {
 				if i := c.hoistAt(pc); i >= 0 && c.copying == nil {
@@ -290,9 +287,7 @@ func (c *compiler) emitSlots(from, to int, offsets []int32) error {
 				c.resetTracking()
 				pc++
 				offsets[pc] = int32(c.a.Len())
-				if !c.uncharged {
-					c.blockStart, c.uncharged = pc+1, true
-				}
+				c.stretch.Next(pc)
 				continue
 			}
 			if op := ins.Opcode & 0xf0; op == asm.JmpCALL || op == asm.JmpEXIT {
@@ -326,11 +321,7 @@ func (c *compiler) emitSlots(from, to int, offsets []int32) error {
 			offsets[pc+1] = offsets[pc]
 			pc++
 		}
-		if !c.uncharged {
-			// This slot charged the budget: the interpreter's next
-			// stretch starts after it, whether or not a block does.
-			c.blockStart, c.uncharged = pc+1, true
-		}
+		c.stretch.Next(pc)
 	}
 	return nil
 }
@@ -435,10 +426,10 @@ const chargeImm = 3
 // charging the block first if not done yet, and jumps to a new stub of
 // kind when it is overdrawn.
 func (c *compiler) budgetStub(kind stubKind, pc int) *stub {
-	if n := c.pc + 1 - c.blockStart; c.uncharged && n <= 0x7f {
+	if n := c.pc + 1 - c.stretch.Start; c.stretch.Uncharged && n <= 0x7f {
 		start := c.a.EmitSeq(&chargeSeq)
 		c.a.Bytes()[start+chargeImm] = byte(n)
-		c.uncharged = false
+		c.stretch.Charged()
 		return c.addStub(c.a.Len()-4, kind, pc)
 	}
 	c.testBudget()
@@ -456,11 +447,11 @@ func (c *compiler) testBudget() {
 // charge subtracts the slots of the current block before slot end from
 // the budget register, unless done already, and reports whether it did.
 func (c *compiler) charge(end int) bool {
-	if !c.uncharged {
+	if !c.stretch.Uncharged {
 		return false
 	}
-	c.a.ALURI(x86.SUB, 8, budgetReg, int32(end-c.blockStart))
-	c.uncharged = false
+	c.a.ALURI(x86.SUB, 8, budgetReg, int32(c.stretch.Pending(end)))
+	c.stretch.Charged()
 	return true
 }
 

@@ -236,7 +236,7 @@ func (c *compiler) emitDivMod(mod, signed bool, size int, ins *asm.Instruction, 
 		a.MovRR(8, x86.RAX, tmpC)
 	default:
 		a.MovRR(size, dst, result)
-		c.written(asm.R0) // rax no longer holds what a slot may say
+		c.tr.Written(asm.R0) // rax no longer holds what a slot may say
 	}
 	if dv == tmpAddr {
 		a.Load(8, budgetReg, st(backend.OffBudget))

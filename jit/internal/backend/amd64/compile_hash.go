@@ -62,10 +62,10 @@ func (c *compiler) inlineHashUpdate(pc int) (l maps.HashLayout, keySize, valueSi
 // this call, if known.
 func (c *compiler) knownMap() (int, bool) {
 	n := len(c.prog.Maps())
-	if !c.r1Known || n == 0 {
+	if !c.tr.R1Known || n == 0 {
 		return 0, false
 	}
-	off := c.r1 - c.prog.MapPointer(0)
+	off := c.tr.R1 - c.prog.MapPointer(0)
 	m := off / vm.MapEntrySize
 	if off%vm.MapEntrySize != 0 || m >= uint64(n) {
 		return 0, false

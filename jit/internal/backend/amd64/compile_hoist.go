@@ -192,13 +192,13 @@ func (c *compiler) emitLoopCopies() error {
 			}
 		}
 		c.copying = l
-		c.blockStart, c.uncharged = head, true
+		c.stretch.Begin(head)
 		jumps := len(c.jumps)
 		if err := c.emitSlots(head, end+1, c.copyOffsets); err != nil {
 			return err
 		}
 		if frontend.FallsThrough(&c.insns[end]) {
-			if c.blockStart < end+1 {
+			if c.stretch.Start < end+1 {
 				c.charge(end + 1)
 			}
 			c.a.JmpTo(int(c.offsets[end+1]))

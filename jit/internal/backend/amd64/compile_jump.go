@@ -85,10 +85,7 @@ func (c *compiler) emitJump(pc int, ins *asm.Instruction) (fused bool, err error
 // stretch so far (the block is not charged on the fall-through path) and
 // fails if the budget is overdrawn.
 func (c *compiler) edgeStub(patch, pc, target int) {
-	n := 0
-	if c.uncharged {
-		n = pc + 1 - c.blockStart
-	}
+	n := c.stretch.Pending(pc + 1)
 	s := c.addStub(patch, stubEdge, pc)
 	s.target, s.n = int32(target), int32(n)
 }

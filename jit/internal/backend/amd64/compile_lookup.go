@@ -116,7 +116,7 @@ func (c *compiler) emitArrayLookup(pc int) bool {
 	// the miss go on with the block uncharged. The helper's exit, out of
 	// line, charges the stretch up to the call, tests it, and after the
 	// helper gives the slots back, so that all paths go on alike.
-	cost := int32(pc + 1 - c.blockStart)
+	cost := int32(pc + 1 - c.stretch.Start)
 	r1, r2 := regMap[1], regMap[2]
 	fused, target := c.nullTest(pc)
 	si := len(c.stubs)

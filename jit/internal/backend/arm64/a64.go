@@ -87,8 +87,8 @@ type a64Compiler struct {
 	stubs       []func()
 	helperExits []int32
 
-	pc, blockStart int
-	uncharged      bool
+	pc      int
+	stretch frontend.Stretch // the budget stretch being emitted
 	// stubsDone stubs are emitted; the last island of stubs ended at
 	// islandAt (see flushStubs).
 	stubsDone, islandAt int
@@ -149,12 +149,12 @@ func (c *a64Compiler) compile() (code []byte, err error) {
 			c.islandAt = c.a.Len()
 		}
 		if c.Starts[pc] {
-			if c.blockStart < pc && c.uncharged {
+			if n := c.stretch.Pending(pc); n > 0 {
 				// The block falls into a jump target: charge it
 				// without a test (the stretch goes on).
-				c.subBudget(pc - c.blockStart)
+				c.subBudget(n)
 			}
-			c.blockStart, c.uncharged = pc, true
+			c.stretch.Begin(pc)
 		}
 		c.pc = pc
 		c.offsets[pc] = int32(c.a.Len())
@@ -166,9 +166,7 @@ func (c *a64Compiler) compile() (code []byte, err error) {
 			pc++
 			c.offsets[pc] = c.offsets[pc-1]
 		}
-		if !c.uncharged {
-			c.blockStart, c.uncharged = pc+1, true
-		}
+		c.stretch.Next(pc)
 	}
 	c.a.Emit(arm64.Brk(1)) // unreachable: validation forbids falling off the end
 	c.flushStubs()
@@ -493,9 +491,9 @@ func (c *a64Compiler) subBudget(n int) {
 // testBudget charges the block up to and including slot pc, if not done
 // yet, and sets the flags from the budget (MI: overdrawn).
 func (c *a64Compiler) testBudget() {
-	if c.uncharged {
-		c.subBudget(c.pc + 1 - c.blockStart)
-		c.uncharged = false
+	if c.stretch.Uncharged {
+		c.subBudget(c.stretch.Pending(c.pc + 1))
+		c.stretch.Charged()
 		return
 	}
 	c.emit(arm64.CmpImm(8, a64Budget, 0))

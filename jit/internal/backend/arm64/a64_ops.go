@@ -504,7 +504,7 @@ func (c *a64Compiler) emitHelperExit(pc int, reason uint64) {
 		// does too, and charges the stretch (its length in exitSize)
 		// only when the helper runs, refunding it afterwards: this
 		// code charges it again where the block ends.
-		a.MovConst(8, a64Tmp, uint64(pc+1-c.blockStart))
+		a.MovConst(8, a64Tmp, uint64(pc+1-c.stretch.Start))
 		c.stState(a64Tmp, backend.OffExitSize)
 	} else {
 		c.checkBudget(pc)
