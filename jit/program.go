@@ -37,7 +37,7 @@ type Program struct {
 	calls bool
 	// resumable: the code can run long (it has a backward jump or a
 	// local call), so it gets its budget in slices and comes back to Go
-	// when one runs out (reasonSlice; see setBudget). Such code is never
+	// when one runs out (backend.ReasonSlice; see setBudget). Such code is never
 	// lean: a lean run's state dies with its frame.
 	resumable bool
 	// lean: a run needs nothing of an Env but its arguments, stack and
@@ -66,7 +66,7 @@ type Program struct {
 	// without Reset (see RunPointer).
 	bare sync.Pool
 	// arrayTable and arrays are vm.Program.ArrayMaps, for the array
-	// lookups Go answers (reasonArrayLookup).
+	// lookups Go answers (backend.ReasonArrayLookup).
 	arrayTable uint64
 	arrays     []vm.ArrayMapInfo
 }

@@ -62,35 +62,13 @@ const nativeStackBytes = 336
 // nested local calls of 5 words.
 const saveAreaBytes = 7 * 40
 
-// pcInExitPC in the upper bits of a reason means the pc is in exitPC: it
-// does not fit in 24 bits.
-const pcInExitPC = backend.PCInExitPC
-
 // reasonPC returns the pc of a reason that carries one, given exitPC.
 func reasonPC(reason, exitPC uint64) int {
-	if pc := reason >> 8 & pcInExitPC; pc != pcInExitPC {
+	if pc := reason >> 8 & backend.PCInExitPC; pc != backend.PCInExitPC {
 		return int(pc)
 	}
 	return int(exitPC)
 }
-
-// Why generated code returned to the trampoline (in rcx, then reason):
-// the back ends' run protocol (jit/internal/backend).
-const (
-	reasonExit            = backend.ReasonExit
-	reasonHelper          = backend.ReasonHelper
-	reasonCallX           = backend.ReasonCallX
-	reasonFault           = backend.ReasonFault
-	reasonMisaligned      = backend.ReasonMisaligned
-	reasonBudget          = backend.ReasonBudget
-	reasonCallDepth       = backend.ReasonCallDepth
-	reasonReturn          = backend.ReasonReturn
-	reasonHashLookup      = backend.ReasonHashLookup
-	reasonHashUpdate      = backend.ReasonHashUpdate
-	reasonSlice           = backend.ReasonSlice
-	reasonArrayLookup     = backend.ReasonArrayLookup
-	reasonArrayHashLookup = backend.ReasonArrayHashLookup
-)
 
 // The back ends address the state at the offsets of backend.Off*: they
 // must be runState's.

@@ -47,10 +47,10 @@ func TestReasonPC(t *testing.T) {
 		reason, exitPC uint64
 		want           int
 	}{
-		{reasonBudget, 99, 0},
-		{7<<8 | reasonBudget, 99, 7},
-		{(pcInExitPC-1)<<8 | reasonCallDepth, 99, pcInExitPC - 1},
-		{pcInExitPC<<8 | reasonBudget, 1 << 30, 1 << 30},
+		{backend.ReasonBudget, 99, 0},
+		{7<<8 | backend.ReasonBudget, 99, 7},
+		{(backend.PCInExitPC-1)<<8 | backend.ReasonCallDepth, 99, backend.PCInExitPC - 1},
+		{backend.PCInExitPC<<8 | backend.ReasonBudget, 1 << 30, 1 << 30},
 	} {
 		if got := reasonPC(tc.reason, tc.exitPC); got != tc.want {
 			t.Errorf("reason %#x, exitPC %d: pc %d, want %d", tc.reason, tc.exitPC, got, tc.want)
