@@ -9,7 +9,6 @@ import (
 	"sync/atomic"
 	"unsafe"
 
-	"github.com/uebpf/uebpf/jit/internal/backend"
 	"github.com/uebpf/uebpf/vm"
 )
 
@@ -19,8 +18,9 @@ const Supported = true
 var nextTag atomic.Uint32
 
 // Compile translates p to native code with the back end of this
-// architecture (arch, in compile_linux_<arch>.go). Errors are *vm.LoadError values for
-// instructions the JIT cannot translate, or mapping failures.
+// architecture (arch, in compile_linux_<arch>.go). Errors are
+// *vm.LoadError values for instructions the JIT cannot translate, or
+// mapping failures.
 func Compile(p *vm.Program, opts *Options) (*Program, error) {
 	if opts == nil {
 		opts = &Options{}
@@ -36,22 +36,17 @@ func Compile(p *vm.Program, opts *Options) (*Program, error) {
 // architecture. The caller holds f.mu or is the only one who can see f.
 func (f *family) compile(vp *vm.Program) (*Program, error) {
 	opts := f.opts
-	bo := backend.Options{
-		Blind:         opts.Blind,
-		TrapSlowPaths: opts.trapSlowPaths,
-		AMD64:         backend.AMD64Options(opts.AMD64),
-		ARM64:         backend.ARM64Options(opts.ARM64),
-	}
+	var key uint64
 	if opts.Blind {
-		bo.Key = rand.Uint64() | 1<<31 // never 0 in the low word
+		key = rand.Uint64() | 1<<31 // never 0 in the low word
 	}
-	bo.Tag = nextTag.Add(1)
+	tag := nextTag.Add(1)
 	// The proof covers its own program only, not tail-call targets.
 	proved := opts.Verified != nil && opts.Verified.Program() == vp
 	if proved {
 		opts.Unchecked = true
 	}
-	bo.Checked = !opts.Unchecked
+	bo := opts.backend(key, tag)
 	code, err := arch.Compile(vp, &bo)
 	if err != nil {
 		return nil, err
@@ -69,7 +64,7 @@ func (f *family) compile(vp *vm.Program) (*Program, error) {
 		entry: base + uintptr(code.Body),
 		start: base + uintptr(code.Start),
 		enter: base + uintptr(code.Enter),
-		tag:   bo.Tag,
+		tag:   tag,
 
 		needsSave: code.NeedsSave,
 		calls:     code.Calls,

@@ -4,7 +4,6 @@ import (
 	"runtime"
 	"unsafe"
 
-	"github.com/uebpf/uebpf/jit/internal/backend"
 	"github.com/uebpf/uebpf/jit/internal/backend/amd64"
 	"github.com/uebpf/uebpf/vm"
 )
@@ -56,7 +55,8 @@ func TrapSlowPaths(o Options) Options {
 // InlineHashUpdates returns how many calls of vp the amd64 compiler
 // answers with inline hash updates when compiling with opts.
 func InlineHashUpdates(vp *vm.Program, opts Options) int {
-	return amd64.InlineHashUpdates(vp, &backend.Options{Checked: !opts.Unchecked, Blind: opts.Blind, TrapSlowPaths: opts.trapSlowPaths})
+	bo := opts.backend(0, 0)
+	return amd64.InlineHashUpdates(vp, &bo)
 }
 
 // SetSlice makes every slice of the budget n units (0: the normal sizes)

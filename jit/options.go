@@ -1,6 +1,9 @@
 package jit
 
-import "github.com/uebpf/uebpf/verifier"
+import (
+	"github.com/uebpf/uebpf/jit/internal/backend"
+	"github.com/uebpf/uebpf/verifier"
+)
 
 // Options tune compilation. The zero value (or nil) compiles checked code
 // with every CPU feature the machine has.
@@ -35,6 +38,20 @@ type Options struct {
 	// answered inline fails where it would leave for Go: this shows
 	// whether a run took the fast paths.
 	trapSlowPaths bool
+}
+
+// backend returns what the back end is asked for, with the blinding key
+// (used if o.Blind) and tag of one program.
+func (o *Options) backend(key uint64, tag uint32) backend.Options {
+	return backend.Options{
+		Checked:       !o.Unchecked,
+		Blind:         o.Blind,
+		Key:           key,
+		Tag:           tag,
+		TrapSlowPaths: o.trapSlowPaths,
+		AMD64:         backend.AMD64Options(o.AMD64),
+		ARM64:         backend.ARM64Options(o.ARM64),
+	}
 }
 
 // AMD64Options tune the x86-64 back end.
