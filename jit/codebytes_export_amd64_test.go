@@ -10,8 +10,7 @@ func CompileBytes(p *vm.Program, opts Options) ([]byte, error) {
 	if opts.Blind {
 		key = 0x5eed5eed5eed5eed | 1<<31
 	}
-	bo := opts.backend(key, 1)
-	code, err := arch.Compile(p, &bo)
+	code, err := arch.Compile(p, opts.backend(key, 1))
 	if err != nil {
 		return nil, err
 	}

@@ -47,7 +47,7 @@ func (f *family) compile(vp *vm.Program) (*Program, error) {
 		opts.Unchecked = true
 	}
 	bo := opts.backend(key, tag)
-	code, err := arch.Compile(vp, &bo)
+	code, err := arch.Compile(vp, bo)
 	if err != nil {
 		return nil, err
 	}

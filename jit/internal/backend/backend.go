@@ -22,8 +22,10 @@ import (
 // Arch is one architecture's back end.
 type Arch struct {
 	// Compile translates p to machine code. The Code belongs to the
-	// back end until the caller calls its Release.
-	Compile func(p *vm.Program, o *Options) (*Code, error)
+	// back end until the caller calls its Release. (o is a value: a
+	// pointer passed through a func value would escape, an allocation
+	// per compile.)
+	Compile func(p *vm.Program, o Options) (*Code, error)
 }
 
 // Options are jit.Options as package jit resolved them for one program.

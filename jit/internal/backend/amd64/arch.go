@@ -14,8 +14,8 @@ import (
 var Arch = backend.Arch{Compile: Compile}
 
 // Compile translates p to x86-64 code with o.
-func Compile(p *vm.Program, o *backend.Options) (*backend.Code, error) {
-	c := newCompiler(p, o, hostFeatures(o), o.Key, o.Tag)
+func Compile(p *vm.Program, o backend.Options) (*backend.Code, error) {
+	c := newCompiler(p, &o, hostFeatures(&o), o.Key, o.Tag)
 	code, err := c.compile()
 	if err != nil {
 		c.release()

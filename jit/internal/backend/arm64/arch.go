@@ -14,8 +14,8 @@ import (
 var Arch = backend.Arch{Compile: Compile}
 
 // Compile translates p to A64 code with o.
-func Compile(p *vm.Program, o *backend.Options) (*backend.Code, error) {
-	c := newA64Compiler(p, o.Checked, hasLSE(o), o.Tag)
+func Compile(p *vm.Program, o backend.Options) (*backend.Code, error) {
+	c := newA64Compiler(p, o.Checked, hasLSE(&o), o.Tag)
 	if o.Blind {
 		c.blind, c.key = true, o.Key
 	}
