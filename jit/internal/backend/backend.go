@@ -90,7 +90,7 @@ type Code struct {
 	// (ReasonArrayLookup), with the program's map table.
 	ArrayLookups bool
 
-	// Release gives the back end its buffers back; Bytes and Analysis
-	// must not be used afterwards.
+	// Release gives the back end its buffers back: Bytes, HelperExits
+	// and Analysis must not be used afterwards.
 	Release func()
 }
