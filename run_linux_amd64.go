@@ -3,6 +3,7 @@ package uebpf
 import (
 	"unsafe"
 
+	"github.com/uebpf/uebpf/internal/engine"
 	"github.com/uebpf/uebpf/jit"
 )
 
@@ -20,13 +21,8 @@ func runSlowABI(p *Program, ctx unsafe.Pointer, n uintptr) (uint64, error) {
 // The JIT's runRoot reads a Program's jit field at offset 0.
 var _ [0]struct{} = [unsafe.Offsetof(Program{}.jit)]struct{}{}
 
-// jitPath says where runs of p go in the JIT: the first byte of a
-// jit.Program, where 2 is its plain frame (runRoot) and 3 its stackless
-// one (runRootStackless); package jit asserts both when it compiles.
+// jitPath says where runs of p go in the JIT: its plain frame (runRoot)
+// or its stackless one (runRootStackless); see engine.RootPath.
 func jitPath(p *jit.Program) (plain, stackless bool) {
-	if p == nil {
-		return false, false
-	}
-	path := *(*uint8)(unsafe.Pointer(p))
-	return path >= 2, path == 3
+	return engine.RootPath(unsafe.Pointer(p))
 }

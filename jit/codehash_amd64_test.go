@@ -7,13 +7,14 @@ import (
 	"fmt"
 	"os"
 	"testing"
+	"unsafe"
 
 	"github.com/uebpf/uebpf"
 	"github.com/uebpf/uebpf/asm"
 	"github.com/uebpf/uebpf/internal/benchset"
 	"github.com/uebpf/uebpf/internal/conformance"
+	"github.com/uebpf/uebpf/internal/engine"
 	"github.com/uebpf/uebpf/jit"
-	"github.com/uebpf/uebpf/maps"
 	"github.com/uebpf/uebpf/vm"
 )
 
@@ -89,7 +90,7 @@ func TestCodeHash(t *testing.T) {
 
 // addresses returns the map addresses (and seeds) p's code may hold.
 func addresses(p *vm.Program) []uint64 {
-	base, arrays := p.ArrayMaps()
+	base, arrays := engine.ArrayMaps(unsafe.Pointer(p))
 	v := []uint64{}
 	if base != 0 {
 		v = append(v, base)
@@ -102,15 +103,15 @@ func addresses(p *vm.Program) []uint64 {
 	for m := range p.Maps() {
 		// An inline hash update embeds the map's random hash seed and
 		// the addresses of its slots and locks.
-		if d, _, _, _, ok := p.HashMap(m); ok {
-			if l, ok := d.Layout(); ok {
-				v = append(v, l.HashStart^maps.HashP0, uint64(l.Locks), uint64(l.Slots), uint64(l.Slots)+uint64(l.NumSlots)*uint64(l.SlotSize))
+		if h, _, _, _ := engine.HashMap(unsafe.Pointer(p), m); h != nil {
+			if l, ok := engine.HashLayoutOf(h); ok {
+				v = append(v, l.HashStart^engine.HashP0, uint64(l.Locks), uint64(l.Slots), uint64(l.Slots)+uint64(l.NumSlots)*uint64(l.SlotSize))
 			}
 		}
 	}
 	for pc, ins := range p.Instructions() {
 		if ins.Opcode == asm.OpLDDW && ins.Src != 0 {
-			v = append(v, p.Constant(pc))
+			v = append(v, engine.Constant(unsafe.Pointer(p), pc))
 		}
 	}
 	return v

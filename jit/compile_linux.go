@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/uebpf/uebpf/internal/engine"
 	"github.com/uebpf/uebpf/vm"
 )
 
@@ -72,7 +73,7 @@ func (f *family) compile(vp *vm.Program) (*Program, error) {
 	}
 	p.helpers = helperTable(vp, code.HelperExits)
 	if code.ArrayLookups {
-		p.arrayTable, p.arrays = vp.ArrayMaps()
+		p.arrayTable, p.arrays = engine.ArrayMaps(unsafe.Pointer(vp))
 	}
 	if proved {
 		p.minContext = opts.Verified.ContextSize
@@ -90,7 +91,7 @@ func helperTable(vp *vm.Program, exits []int32) []vm.HelperFunc {
 	}
 	hs := make([]vm.HelperFunc, len(exits))
 	for i, pc := range exits {
-		hs[i] = vp.HelperAt(int(pc))
+		hs[i] = vp.Helpers()[vp.Instructions()[pc].Imm].Func
 	}
 	return hs
 }

@@ -9,8 +9,8 @@ import (
 	"github.com/uebpf/uebpf/vm"
 )
 
-// engine returns a conformance.Engine that compiles with opts.
-func engine(opts jit.Options) conformance.Engine {
+// compiled returns a conformance.Engine that compiles with opts.
+func compiled(opts jit.Options) conformance.Engine {
 	return func(insns []asm.Instruction, helpers vm.Helpers) (conformance.Program, error) {
 		vp, err := vm.Load(&vm.ProgramSpec{Instructions: insns}, &vm.Options{Helpers: helpers})
 		if err != nil {
@@ -47,7 +47,7 @@ func TestConformance(t *testing.T) {
 		t.Run(m.name, func(t *testing.T) {
 			passed := 0
 			for _, ct := range tests {
-				if err := ct.Run(engine(m.opts)); err != nil {
+				if err := ct.Run(compiled(m.opts)); err != nil {
 					t.Error(err)
 					continue
 				}

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"unsafe"
 
 	"github.com/uebpf/uebpf/asm"
+	"github.com/uebpf/uebpf/internal/engine"
 	"github.com/uebpf/uebpf/jit"
 	"github.com/uebpf/uebpf/maps"
 	"github.com/uebpf/uebpf/vm"
@@ -92,7 +94,7 @@ func runOutcome(p interface {
 			}
 		}
 	}
-	stack, _ := env.Bytes(env.StackBase(), vm.StackSize, true)
+	stack, _ := env.Bytes(engine.EnvOf(unsafe.Pointer(env)).StackLo, vm.StackSize, true)
 	clear(stack)
 	env.SetBudget(in.budget)
 	r0, err := p.Exec(env)

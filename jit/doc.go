@@ -65,8 +65,9 @@
 //
 // Exec keeps the run state (registers while Go has control, budget, the
 // hot regions, exit reason and address) in the Env's engine space
-// (vm.Env.EngineState); generated code reads the arguments, stack, regions
-// and packet from the Env at vm.Engine*Offset from the state. A Go-assembly
+// (engine.Env.Scratch, package internal/engine: the contract between the
+// engines and vm); generated code reads the arguments, stack, regions and
+// packet from the Env at engine.*Offset from the state. A Go-assembly
 // trampoline, enter, declared NOSPLIT with a fixed frame, points the stack
 // pointer at the top of that frame and calls the program: the frame is the
 // native stack of generated code (return addresses and saved r6-r9 of
@@ -83,9 +84,10 @@
 //
 // A lean program (one that calls no helper, cannot run long, and in
 // checked mode has no static regions) needs nothing of an Env but its
-// arguments, stack and context region: Exec skips BeginRun and EndRun for it, and Run and
-// RunPointer use no Env at all. They call run, in assembly (so that
-// Program.Run inlines into its callers and a run is one call from Go),
+// arguments, stack and context region: Exec skips engine.BeginRun and
+// EndRun for it, and Run and RunPointer use no Env at all. They call
+// run, in assembly (so that Program.Run inlines into its callers and a
+// run is one call from Go),
 // which continues where Program.path says: runFrame, whose frame holds
 // copies of the Env fields generated code reads, the state, a one-entry
 // region list (the context) and the 4 KiB eBPF stack, and which sets up
@@ -147,7 +149,7 @@
 // Calls of a HashUpdate helper (bpf_map_update_elem) that give an
 // existing key of a preallocated hash or LRU hash map of package maps a
 // new value are answered in generated code too (amd64: compile_hash.go), with
-// the recipe maps.DirectHash.Layout gives: hash the key, take the key's
+// the recipe engine.HashLayout describes and package maps fills: hash the key, take the key's
 // stripe lock, probe for the key, copy the value, mark an LRU element
 // used, release. The map must be known at compile time (lddw r1 in the
 // call's block); in checked mode the key and the value must be in the

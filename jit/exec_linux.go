@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"unsafe"
 
+	"github.com/uebpf/uebpf/internal/engine"
 	"github.com/uebpf/uebpf/jit/internal/backend"
 	"github.com/uebpf/uebpf/vm"
 )
@@ -50,7 +51,7 @@ func (p *Program) execFull(e *vm.Env) (uint64, error) {
 	// The state lives in the Env: no allocation, no sharing, and the
 	// start stub sets it up, reading the arguments from the Env.
 	s := stateOf(e)
-	budget, mark := e.BeginRun(p.vp)
+	budget, mark := engine.BeginRun(unsafe.Pointer(e), unsafe.Pointer(p.vp))
 	budget = min(budget, maxBudget)
 	sl := p.setBudget(s, budget)
 	if p.needsSave {
@@ -59,13 +60,13 @@ func (p *Program) execFull(e *vm.Env) (uint64, error) {
 	enter(s, p.start)
 	if s.reason != backend.ReasonExit {
 		r0, err := p.continueRun(e, s, &sl)
-		e.SetExecuted(executed(s.reason, budget, s.budget, sl.reserve))
-		e.EndRun(mark)
+		envOf(e).Executed = executed(s.reason, budget, s.budget, sl.reserve)
+		engine.EndRun(unsafe.Pointer(e), mark)
 		return r0, err
 	}
 	runtime.KeepAlive(p) // its code is running
-	e.SetExecuted(budget - sl.reserve - uint64(s.budget))
-	e.EndRun(mark)
+	envOf(e).Executed = budget - sl.reserve - uint64(s.budget)
+	engine.EndRun(unsafe.Pointer(e), mark)
 	return s.regs[0], nil
 }
 
@@ -80,8 +81,8 @@ func (p *Program) execWithSaveArea(e *vm.Env, s *runState, budget uint64, mark i
 	}
 	s.saveArea = 0 // the buffer goes back to the pool
 	p.fam.saveAreas.Put(save)
-	e.SetExecuted(executed(s.reason, budget, s.budget, sl.reserve))
-	e.EndRun(mark)
+	envOf(e).Executed = executed(s.reason, budget, s.budget, sl.reserve)
+	engine.EndRun(unsafe.Pointer(e), mark)
 	return r0, err
 }
 
@@ -125,7 +126,7 @@ func (p *Program) continueRun(e *vm.Env, s *runState, sl *budgetSlices) (r0 uint
 			if kind == backend.ReasonHashLookup || kind == backend.ReasonHashUpdate || kind == backend.ReasonArrayHashLookup {
 				// Go answers what it can without the helper, as the
 				// interpreter does.
-				if r0, ok := e.CallHash(kind == backend.ReasonHashUpdate, r[1], r[2], r[3], r[4]); ok {
+				if r0, ok := engine.CallHash(unsafe.Pointer(e), kind == backend.ReasonHashUpdate, r[1], r[2], r[3], r[4]); ok {
 					r[0] = r0
 					s.budget += refund
 					break
@@ -142,9 +143,9 @@ func (p *Program) continueRun(e *vm.Env, s *runState, sl *budgetSlices) (r0 uint
 			}
 			// The helper charges its work to the run's budget (vm.Env.Charge).
 			total := sl.reserve + uint64(s.budget)
-			e.SetHelperBudget(total)
+			envOf(e).BudgetLeft = total
 			s.regs[0] = fn(e, s.regs[1], s.regs[2], s.regs[3], s.regs[4], s.regs[5])
-			if left := e.HelperBudget(); left != total {
+			if left := envOf(e).BudgetLeft; left != total {
 				// The charge comes out of the slice, so that the slice
 				// measures work; the reserve pays what the slice cannot.
 				s.budget -= int64(total - left)
@@ -157,14 +158,14 @@ func (p *Program) continueRun(e *vm.Env, s *runState, sl *budgetSlices) (r0 uint
 			// record it submitted): forget the ones that allowed the
 			// last accesses.
 			s.hotReadEnd, s.hotWriteEnd = 0, 0
-			if !e.HelperStatus() {
+			if envOf(e).Status == 0 {
 				s.budget += refund
 			} else {
-				next, r0, err := e.HelperResult(pc)
+				next, r0, err := engine.HelperResult(unsafe.Pointer(e), pc)
 				if next == nil {
 					return r0, err
 				}
-				t, err := cur.fam.tailTarget(next)
+				t, err := cur.fam.tailTarget((*vm.Program)(next))
 				if err != nil {
 					return 0, &vm.RunError{PC: pc, Err: fmt.Errorf("jit: tail call target: %w", err)}
 				}
@@ -188,7 +189,7 @@ func (p *Program) continueRun(e *vm.Env, s *runState, sl *budgetSlices) (r0 uint
 			}
 		case backend.ReasonReturn:
 			cur = p.fam.owner(s.resumePC)
-			e.SetProgram(cur.vp)
+			engine.SetProgram(unsafe.Pointer(e), unsafe.Pointer(cur.vp))
 			s.progTag = uint64(cur.tag)
 		default:
 			return 0, exitError(s.reason, s.exitPC, s.exitAddr, s.exitSize)

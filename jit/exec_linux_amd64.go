@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"unsafe"
 
+	"github.com/uebpf/uebpf/internal/engine"
 	"github.com/uebpf/uebpf/jit/internal/backend"
 	"github.com/uebpf/uebpf/vm"
 )
@@ -39,7 +40,7 @@ func runPointer(p *Program, ctx unsafe.Pointer, size, _ uintptr) (r0 uint64, err
 func execLean(s *runState, start uintptr, budget uint64) (r0, reason uint64)
 
 // envExecuted is where execLean records what a run executed.
-const envExecuted = vm.EngineExecutedOffset
+const envExecuted = engine.ExecutedOffset
 
 // runFrame and runFramePlain run a lean program on their own frame, and
 // runEnv runs any other with an Env: see trampoline_linux_amd64.s.
@@ -71,7 +72,7 @@ func frameError(p *Program, ctx unsafe.Pointer, size uintptr, reason, pc, addr, 
 		}
 		if p.frameSetup&frameSetupZeroStack != 0 { // tests: a zeroed stack, as on a new Env
 			e := vm.NewEnv()
-			e.SetOnlyContext(ctx, size, true)
+			envOf(e).SetOnlyContext(ctx, size, true)
 			return p.execFull(e)
 		}
 		return p.runEnv(ctx, size)
@@ -82,7 +83,7 @@ func frameError(p *Program, ctx unsafe.Pointer, size uintptr, reason, pc, addr, 
 // leanError records what a lean run that failed executed and returns its
 // error.
 func leanError(e *vm.Env, s *runState, budget uint64) error {
-	e.SetExecuted(executed(s.reason, budget, s.budget, 0))
+	envOf(e).Executed = executed(s.reason, budget, s.budget, 0)
 	return exitError(s.reason, s.exitPC, s.exitAddr, s.exitSize)
 }
 
@@ -93,8 +94,8 @@ func leanError(e *vm.Env, s *runState, budget uint64) error {
 // shorter than the context it was verified for; r1 must point to that
 // many bytes.
 func (p *Program) Exec(e *vm.Env) (uint64, error) {
-	if e.Args()[1] < uint64(p.minContext) {
-		return 0, p.shortContext(e.Args()[1])
+	if n := envOf(e).Args[1]; n < uint64(p.minContext) {
+		return 0, p.shortContext(n)
 	}
 	// Lean code that can run long takes the full path: a lean run of it
 	// gets only a slice, and starting it again on the same Env would
@@ -105,7 +106,7 @@ func (p *Program) Exec(e *vm.Env) (uint64, error) {
 		// the budget. Unlike a full run, a lean one does not make
 		// vm.Env.Program return the program (nothing can ask during the
 		// run).
-		budget := e.Budget()
+		budget := envOf(e).Budget
 		if budget == 0 {
 			budget = p.vp.Budget()
 		}

@@ -40,8 +40,8 @@ func runPointer(p *Program, ctx unsafe.Pointer, size, _ uintptr) (uint64, error)
 // *vm.RunError values. A program compiled with Options.Verified refuses
 // an Env whose r2 is shorter than the context it was verified for.
 func (p *Program) Exec(e *vm.Env) (uint64, error) {
-	if e.Args()[1] < uint64(p.minContext) {
-		return 0, p.shortContext(e.Args()[1])
+	if n := envOf(e).Args[1]; n < uint64(p.minContext) {
+		return 0, p.shortContext(n)
 	}
 	return p.execFull(e)
 }

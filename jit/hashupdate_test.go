@@ -15,6 +15,7 @@ import (
 
 	"github.com/uebpf/uebpf/asm"
 	"github.com/uebpf/uebpf/helpers"
+	"github.com/uebpf/uebpf/internal/engine"
 	"github.com/uebpf/uebpf/internal/enginebench"
 	"github.com/uebpf/uebpf/jit"
 	"github.com/uebpf/uebpf/maps"
@@ -93,8 +94,8 @@ func compileTrapped(t *testing.T, vp *vm.Program, o jit.Options) *jit.Program {
 }
 
 // homeSlot is the home slot of key k in a map with layout l.
-func homeSlot(l maps.HashLayout, k uint64) uint32 {
-	return uint32(maps.HashSmall(l.HashStart, k) >> 32 * uint64(l.NumSlots) >> 32)
+func homeSlot(l engine.HashLayout, k uint64) uint32 {
+	return uint32(engine.HashSmall(l.HashStart, k) >> 32 * uint64(l.NumSlots) >> 32)
 }
 
 // hashEntries returns m's keys and values, sorted, as one byte string.
@@ -332,7 +333,7 @@ func TestInlineHashUpdateLRU(t *testing.T) {
 }
 
 // TestInlineHashUpdateLock: the inline path takes the key's stripe lock
-// where maps.HashLayout says it is, leaves a held lock to Go without
+// where engine.HashLayout says it is, leaves a held lock to Go without
 // touching it, and releases the lock it took.
 func TestInlineHashUpdateLock(t *testing.T) {
 	if !jit.Supported {
@@ -347,8 +348,7 @@ func TestInlineHashUpdateLock(t *testing.T) {
 	if err := m.Update(uint32(key), uint64(0), maps.UpdateAny); err != nil {
 		t.Fatal(err)
 	}
-	d, _ := maps.DirectHashOf(m)
-	l, _ := d.Layout()
+	l, _ := engine.HashLayoutOf(engine.HashOf(m))
 	addr := l.Locks + uintptr(homeSlot(l, key)&l.LockMask)*uintptr(l.LockStride)
 	lock := *(*unsafe.Pointer)(unsafe.Pointer(&addr)) // the map keeps its locks alive
 	vp := loadUpdate(t, m, 8, false)
@@ -383,8 +383,7 @@ func TestInlineHashUpdateProbes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, _ := maps.DirectHashOf(m)
-	l, _ := d.Layout()
+	l, _ := engine.HashLayoutOf(engine.HashOf(m))
 	// Keys homed in the last slot: the second and third wrap around.
 	var keys []uint32
 	for k := uint32(0); len(keys) < 3; k++ {

@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/uebpf/uebpf/asm"
+	"github.com/uebpf/uebpf/internal/engine"
 	"github.com/uebpf/uebpf/jit/internal/backend"
 	"github.com/uebpf/uebpf/vm"
 )
@@ -43,7 +44,7 @@ type Program struct {
 	// lean: a run needs nothing of an Env but its arguments, stack and
 	// the context's region: the program calls no helper (so no tail call
 	// either, and nothing can look at the Env during the run) and, if it
-	// checks memory, has no static regions. Exec then skips BeginRun and
+	// checks memory, has no static regions. Exec then skips engine.BeginRun and
 	// EndRun, and Run and RunPointer need no Env at all (enterFrame).
 	lean bool
 	// frameSetup says what enterFrame sets up besides the registers, the
@@ -65,10 +66,10 @@ type Program struct {
 	// bare recycles the Envs of runs of a program that calls no helper,
 	// without Reset (see RunPointer).
 	bare sync.Pool
-	// arrayTable and arrays are vm.Program.ArrayMaps, for the array
+	// arrayTable and arrays are engine.ArrayMaps, for the array
 	// lookups Go answers (backend.ReasonArrayLookup).
 	arrayTable uint64
-	arrays     []vm.ArrayMapInfo
+	arrays     []engine.ArrayMap
 }
 
 // family is a compiled program and the tail-call targets compiled for it
@@ -151,11 +152,11 @@ func (p *Program) runEnv(ctx unsafe.Pointer, size uintptr) (uint64, error) {
 	if !ok {
 		e = vm.NewEnv()
 	}
-	e.SetOnlyContext(ctx, size, true)
+	envOf(e).SetOnlyContext(ctx, size, true)
 	r0, err := p.execFull(e)
 	// The pool must not keep the context reachable: it may be the
 	// caller's stack (a tracepoint's payload), which moves.
-	e.SetOnlyContext(nil, 0, true)
+	envOf(e).SetOnlyContext(nil, 0, true)
 	p.bare.Put(e)
 	return r0, err
 }
@@ -202,7 +203,7 @@ func (p *Program) setRunPath(c *backend.Code, checked bool) {
 	// and a run that needs more starts again with an Env (frameError),
 	// which is only the same run if the first wrote nothing it reads.
 	p.lean = !p.calls && (!p.resumable || !c.Local && !slices.ContainsFunc(insns, writesOutsideFrame)) &&
-		(!checked || p.vp.StaticRegions() == 0)
+		(!checked || engine.StaticRegions(unsafe.Pointer(p.vp)) == 0)
 	if p.lean && p.resumable {
 		p.budget = min(p.budget, firstSlice)
 		if sliceOverride != 0 {
@@ -305,10 +306,9 @@ func (f *family) owner(pc uint64) *Program {
 	return nil
 }
 
-// The root package (run_linux_amd64.go) reads path at offset 0 of a
-// Program, where 2 is pathPlain and 3 pathStackless.
+// The root package reads path at offset 0 of a Program (engine.RootPath).
 var (
-	_ [0]struct{} = [unsafe.Offsetof(Program{}.path)]struct{}{}
-	_ [2]struct{} = [pathPlain]struct{}{}
-	_ [3]struct{} = [pathStackless]struct{}{}
+	_ [0]struct{}                    = [unsafe.Offsetof(Program{}.path)]struct{}{}
+	_ [engine.PathPlain]struct{}     = [pathPlain]struct{}{}
+	_ [engine.PathStackless]struct{} = [pathStackless]struct{}{}
 )

@@ -1,16 +1,17 @@
 package jit
 
 import (
-	_ "unsafe" // go:linkname
+	"unsafe"
 
+	"github.com/uebpf/uebpf/internal/engine"
 	"github.com/uebpf/uebpf/vm"
 )
 
 // Generated code cannot be preempted by Go, and a time limit or a
 // cancellation needs Go to look at the clock and the context. Code that
 // can run long (Program.resumable) therefore gets its budget one slice
-// at a time: when the slice runs out it returns to Go (ReasonSlice),
-// which checks the run's limits (vm.Env.SliceEnded, where the goroutine
+// at a time: when the slice runs out it returns to Go (backend.ReasonSlice),
+// which checks the run's limits (engine.SliceEnded, where the goroutine
 // also stops for the scheduler and the garbage collector) and re-enters
 // it with the next slice. Slices adapt to how fast the code spends them,
 // so that each takes about sliceTarget.
@@ -54,7 +55,7 @@ func (p *Program) setBudget(s *runState, budget uint64) budgetSlices {
 // returns the cause that ends the run, vm.ErrBudgetExceeded when the
 // reserve cannot pay the overdraft.
 func (sl *budgetSlices) next(e *vm.Env, s *runState) error {
-	if err := e.SliceEnded(); err != nil {
+	if err := engine.SliceEnded(unsafe.Pointer(e)); err != nil {
 		return err
 	}
 	now := nanotime()

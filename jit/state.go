@@ -3,6 +3,7 @@ package jit
 import (
 	"unsafe"
 
+	"github.com/uebpf/uebpf/internal/engine"
 	"github.com/uebpf/uebpf/jit/internal/backend"
 	"github.com/uebpf/uebpf/vm"
 )
@@ -13,10 +14,10 @@ import (
 // pointers (addresses are plain integers), so generated code may write it
 // without write barriers and the GC has nothing to scan in it.
 //
-// The state lives in the Env's engine scratch space (vm.Env.EngineState),
+// The state lives in the Env's engine scratch space (engine.Env.Scratch),
 // so a run neither allocates it nor zeroes it: the start stub sets what a
 // run needs. Generated code reads the arguments, the stack, the region
-// list and the packet straight from the Env, at vm.Engine*Offset from the
+// list and the packet straight from the Env, at engine.*Offset from the
 // state. The Env moves only if it is on a goroutine stack, and only while
 // Go code runs (between two entries into generated code, e.g. during a
 // helper call); generated code therefore keeps no address of the state
@@ -45,10 +46,13 @@ type runState struct {
 }
 
 // The state must fit the Env's scratch space.
-var _ [vm.EngineStateWords*8 - unsafe.Sizeof(runState{})]byte
+var _ [engine.ScratchWords*8 - unsafe.Sizeof(runState{})]byte
 
 // stateOf returns e's run state.
-func stateOf(e *vm.Env) *runState { return (*runState)(e.EngineState()) }
+func stateOf(e *vm.Env) *runState { return (*runState)(unsafe.Pointer(&envOf(e).Scratch)) }
+
+// envOf returns the engines' part of e (engine.Env, its first field).
+func envOf(e *vm.Env) *engine.Env[engine.Region] { return engine.EnvOf(unsafe.Pointer(e)) }
 
 // nativeStackBytes is the part of the trampoline's frame that generated
 // code uses as its machine stack. Its worst case is the trampoline's return
@@ -95,7 +99,7 @@ var (
 
 // Layout of the frame of runFrame (trampoline_linux_amd64.s), which runs
 // a program without an Env: the frame holds a copy of the Env fields that
-// generated code reads at vm.Engine*Offset from the state, the state, a
+// generated code reads at engine.*Offset from the state, the state, a
 // region list of one entry (the context) and the eBPF stack. Offsets are
 // from the bottom of the frame. The frame holds no Go pointers, and
 // nothing in it outlives the call. The native stack of generated code is
@@ -104,22 +108,22 @@ var (
 // StackLimit (800) bytes free below it, the room Go's NOSPLIT functions
 // count on, more than the nativeStackBytes the code may use.
 const (
-	frameState  = -int(vm.EngineArgsOffset) // the Env copy starts at 0
+	frameState  = -int(engine.ArgsOffset) // the Env copy starts at 0
 	frameRegion = (frameState + int(unsafe.Sizeof(runState{})) + 7) &^ 7
-	frameStack  = (frameRegion + int(vm.RegionSize) + 15) &^ 15
+	frameStack  = (frameRegion + int(engine.RegionSize) + 15) &^ 15
 	frameBytes  = frameStack + vm.StackSize
 
 	// Offsets in the frame of the Env fields generated code reads.
-	frameArgs    = frameState + int(vm.EngineArgsOffset)
-	frameStackLo = frameState + int(vm.EngineStackLoOffset)
-	frameRegions = frameState + int(vm.EngineRegionsOffset)
-	frameNRegion = frameState + int(vm.EngineRegionsLenOffset)
-	framePacket  = frameState + int(vm.EnginePacketOffset)
-	framePktLen  = frameState + int(vm.EnginePacketLenOffset)
+	frameArgs    = frameState + int(engine.ArgsOffset)
+	frameStackLo = frameState + int(engine.StackLoOffset)
+	frameRegions = frameState + int(engine.RegionsOffset)
+	frameNRegion = frameState + int(engine.RegionsLenOffset)
+	framePacket  = frameState + int(engine.PacketOffset)
+	framePktLen  = frameState + int(engine.PacketLenOffset)
 
-	frameRegionLo       = frameRegion + int(vm.RegionLoOffset)
-	frameRegionHi       = frameRegion + int(vm.RegionHiOffset)
-	frameRegionWritable = frameRegion + int(vm.RegionWritableOffset)
+	frameRegionLo       = frameRegion + int(engine.RegionLoOffset)
+	frameRegionHi       = frameRegion + int(engine.RegionHiOffset)
+	frameRegionWritable = frameRegion + int(engine.RegionWritableOffset)
 )
 
 // The Env fields generated code reads lie below the state (the Env puts
@@ -127,12 +131,12 @@ const (
 // copies fit under the state in the frame; the frame stays small enough
 // for a goroutine stack.
 var (
-	_ [vm.EngineStackLoOffset - vm.EngineArgsOffset]byte
-	_ [vm.EngineRegionsOffset - vm.EngineArgsOffset]byte
-	_ [vm.EnginePacketOffset - vm.EngineArgsOffset]byte
-	_ [-int(vm.EngineStackLoOffset) - 8]byte
-	_ [-int(vm.EngineRegionsLenOffset) - 8]byte
-	_ [-int(vm.EnginePacketLenOffset) - 8]byte
+	_ [engine.StackLoOffset - engine.ArgsOffset]byte
+	_ [engine.RegionsOffset - engine.ArgsOffset]byte
+	_ [engine.PacketOffset - engine.ArgsOffset]byte
+	_ [-int(engine.StackLoOffset) - 8]byte
+	_ [-int(engine.RegionsLenOffset) - 8]byte
+	_ [-int(engine.PacketLenOffset) - 8]byte
 	// runFrame's TEXT line has the frame size as a number.
 	// The native stack of runFrame's code fits in the room below its
 	// frame (StackLimit on linux/amd64, which the race detector doubles).

@@ -8,7 +8,7 @@ import (
 	"github.com/uebpf/uebpf/vm"
 )
 
-// Generated code reads Env fields at vm.Engine*Offset from the state: they
+// Generated code reads Env fields at engine.*Offset from the state: they
 // must land on what the Env's setters set.
 func TestEnvOffsets(t *testing.T) {
 	e := vm.NewEnv()
@@ -19,7 +19,7 @@ func TestEnvOffsets(t *testing.T) {
 	e.SetPacket(pkt)
 	s := unsafe.Pointer(stateOf(e))
 	word := func(off int32) uint64 { return *(*uint64)(unsafe.Add(s, off)) }
-	first, n := e.Regions()
+	first, n := unsafe.Pointer(unsafe.SliceData(envOf(e).Regions)), len(envOf(e).Regions)
 	for _, tc := range []struct {
 		name string
 		off  int32
@@ -28,7 +28,7 @@ func TestEnvOffsets(t *testing.T) {
 		{"r1", backend.OffArgs, uint64(uintptr(unsafe.Pointer(&ctx[0])))},
 		{"r2", backend.OffArgs + 8, 24},
 		{"r5", backend.OffArgs + 32, 0x5555},
-		{"stack", backend.OffStackLo, e.StackBase()},
+		{"stack", backend.OffStackLo, envOf(e).StackLo},
 		{"regions", backend.OffRegions, uint64(uintptr(first))},
 		{"regions length", backend.OffNRegions, uint64(n)},
 		{"packet", backend.OffPktPtr, uint64(uintptr(unsafe.Pointer(&pkt[0])))},

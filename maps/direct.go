@@ -1,98 +1,35 @@
 package maps
 
-import "unsafe"
+import (
+	"unsafe"
 
-// DirectHash is the program-side access to one of this package's hash maps
-// (hash, per-CPU hash, LRU hash, LRU per-CPU hash), for engines that answer
-// bpf_map_lookup_elem and bpf_map_update_elem without going through a
-// helper and the Map interface. Its methods behave exactly like the map's
-// LookupElem and UpdateElem.
-type DirectHash struct{ h *hashMap }
-
-// DirectHashOf returns the direct access to m, if m is a hash map of this
-// package.
-func DirectHashOf(m Map) (DirectHash, bool) {
-	h, ok := m.(*hashMap)
-	return DirectHash{h}, ok
-}
-
-// Lookup is LookupElem: the address of the value under key (KeySize
-// readable bytes), or nil.
-func (d DirectHash) Lookup(key unsafe.Pointer, cpu int) unsafe.Pointer {
-	return d.h.LookupElem(key, cpu)
-}
-
-// Update is UpdateElem: it stores the ValueSize bytes at value under key
-// (KeySize bytes), as flags allow.
-func (d DirectHash) Update(key, value unsafe.Pointer, flags uint64, cpu int) error {
-	return d.h.UpdateElem(key, value, flags, cpu)
-}
-
-// HashLayout describes a hash map's memory to engines that update the
-// values of existing keys in generated code. Such an update does what
-// UpdateElem does for that case, under the same lock:
-//
-//  1. k is the key's KeySize bytes, zero-extended to a word.
-//  2. hv = HashSmall(HashStart, k); the key's home slot is
-//     uint32((hv>>32) * NumSlots >> 32) and its tag hv & CtrlTagMask.
-//  3. The home slot's stripe lock, a uint32 at
-//     Locks + (home & LockMask) * LockStride, is taken by exchanging 1 into
-//     it (0 comes back: taken) and released by storing 0.
-//  4. Slot i is at Slots + i*SlotSize, its control word (a uint64) first.
-//     From the home slot on, wrapping after NumSlots, at most limit+1 slots
-//     are looked at, where limit is (home's control word >> CtrlHomeDistShift)
-//     & CtrlMaxDist (CtrlMaxDist itself: no bound is known here). A slot
-//     holds k when its control word & (CtrlTagMask|CtrlStateMask) is
-//     tag|CtrlLive and the word at KeyOff is k; a control word whose state
-//     bits are 0 (empty) ends the search.
-//  5. The value's ValueSize bytes are at slot+ValueOff.
-//  6. In an LRU map (RefBit not 0) the update is a use: the uint32 at
-//     slot+RefOff gets RefBit, by an atomic or when it does not have it.
-//
-// Whatever falls outside this (a busy lock, a key that is not there, no
-// bound, flags other than UpdateAny and UpdateExist) is left to
-// UpdateElem.
-type HashLayout struct {
-	Slots      uintptr
-	NumSlots   uint32
-	SlotSize   uint32
-	KeyOff     uint32
-	ValueOff   uint32
-	Locks      uintptr
-	LockStride uint32
-	LockMask   uint32
-	HashStart  uint64
-	RefOff     uint32
-	RefBit     uint32
-}
-
-// Fields of a hash map slot's control word, and the multipliers of
-// HashSmall (see HashLayout).
-const (
-	CtrlTagMask       = tagMask
-	CtrlStateMask     = stateMask
-	CtrlLive          = stLive << stateShift
-	CtrlHomeDistShift = homeDistShift
-	CtrlMaxDist       = maxDist
-
-	HashP0, HashP1, HashP2 = hp0, hp1, hp2
+	"github.com/uebpf/uebpf/internal/engine"
 )
 
-// HashSmall hashes a key of at most 8 bytes, zero-extended to k, from the
-// start a HashLayout gives: mum(h, h^HashP2) with h = mum(start^k^HashP0,
-// k^HashP1), where mum(a, b) is the xor of the two halves of the 128-bit
-// product a*b.
-func HashSmall(start, k uint64) uint64 { return hashSmallFrom(k, start) }
+// Direct access to the hash maps for engines (package engine): they answer
+// bpf_map_lookup_elem and bpf_map_update_elem without a helper and the
+// Map interface, and update the values of existing keys in generated code
+// by the recipe of engine.HashLayout. engine.HashLookup and HashUpdate
+// are (*hashMap).LookupElem and UpdateElem themselves (//go:linkname in
+// package engine), so that they cost what a call of the method costs.
 
-// Layout returns the map's HashLayout, if it has one: a hash or LRU hash
-// map (not per-CPU) with keys of at most 8 bytes whose slots were
-// allocated in one block when it was made.
-func (d DirectHash) Layout() (HashLayout, bool) {
-	h := d.h
-	if h.percpu || h.keySize > 8 || h.flat == nil {
-		return HashLayout{}, false
+func init() {
+	engine.HashOf = func(m any) unsafe.Pointer {
+		if h, ok := m.(*hashMap); ok {
+			return unsafe.Pointer(h)
+		}
+		return nil
 	}
-	l := HashLayout{
+	engine.HashLayoutOf = func(h unsafe.Pointer) (engine.HashLayout, bool) { return (*hashMap)(h).layout() }
+	engine.HashSmall = func(start, k uint64) uint64 { return hashSmallFrom(k, start) }
+}
+
+// layout returns the map's engine.HashLayout, if it has one.
+func (h *hashMap) layout() (engine.HashLayout, bool) {
+	if h.percpu || h.keySize > 8 || h.flat == nil {
+		return engine.HashLayout{}, false
+	}
+	l := engine.HashLayout{
 		Slots:      uintptr(h.flat),
 		NumSlots:   h.nslots,
 		SlotSize:   uint32(h.elemSize),
@@ -108,3 +45,23 @@ func (d DirectHash) Layout() (HashLayout, bool) {
 	}
 	return l, true
 }
+
+// The recipe's numbers are this package's.
+var (
+	_ [0]struct{} = [tagMask - engine.CtrlTagMask]struct{}{}
+	_ [0]struct{} = [engine.CtrlTagMask - tagMask]struct{}{}
+	_ [0]struct{} = [stateMask - engine.CtrlStateMask]struct{}{}
+	_ [0]struct{} = [engine.CtrlStateMask - stateMask]struct{}{}
+	_ [0]struct{} = [stLive<<stateShift - engine.CtrlLive]struct{}{}
+	_ [0]struct{} = [engine.CtrlLive - stLive<<stateShift]struct{}{}
+	_ [0]struct{} = [homeDistShift - engine.CtrlHomeDistShift]struct{}{}
+	_ [0]struct{} = [engine.CtrlHomeDistShift - homeDistShift]struct{}{}
+	_ [0]struct{} = [maxDist - engine.CtrlMaxDist]struct{}{}
+	_ [0]struct{} = [engine.CtrlMaxDist - maxDist]struct{}{}
+	_ [0]struct{} = [hp0 - engine.HashP0]struct{}{}
+	_ [0]struct{} = [engine.HashP0 - hp0]struct{}{}
+	_ [0]struct{} = [hp1 - engine.HashP1]struct{}{}
+	_ [0]struct{} = [engine.HashP1 - hp1]struct{}{}
+	_ [0]struct{} = [hp2 - engine.HashP2]struct{}{}
+	_ [0]struct{} = [engine.HashP2 - hp2]struct{}{}
+)

@@ -4,34 +4,36 @@ import (
 	"math/bits"
 	"testing"
 	"unsafe"
+
+	"github.com/uebpf/uebpf/internal/engine"
 )
 
-// findByLayout follows HashLayout's recipe for key k (in Go, with the
+// findByLayout follows engine.HashLayout's recipe for key k (in Go, with the
 // exported names only; slots is l.Slots as a pointer) and returns the
 // value's address, the lock's, and whether the recipe answers (false: left
 // to UpdateElem).
-func findByLayout(l HashLayout, slots unsafe.Pointer, k uint64) (value unsafe.Pointer, lock uintptr, ok bool) {
+func findByLayout(l engine.HashLayout, slots unsafe.Pointer, k uint64) (value unsafe.Pointer, lock uintptr, ok bool) {
 	mum := func(a, b uint64) uint64 { hi, lo := bits.Mul64(a, b); return hi ^ lo }
-	h := mum(l.HashStart^k^HashP0, k^HashP1)
-	hv := mum(h, h^HashP2)
-	if hv != HashSmall(l.HashStart, k) {
-		panic("HashSmall does not follow its documentation")
+	h := mum(l.HashStart^k^engine.HashP0, k^engine.HashP1)
+	hv := mum(h, h^engine.HashP2)
+	if hv != engine.HashSmall(l.HashStart, k) {
+		panic("engine.HashSmall does not follow its documentation")
 	}
 	home := uint32((hv >> 32) * uint64(l.NumSlots) >> 32)
-	tag := uint64(hv & CtrlTagMask)
+	tag := uint64(hv & engine.CtrlTagMask)
 	lock = l.Locks + uintptr(home&l.LockMask)*uintptr(l.LockStride)
 	slot := func(i uint32) unsafe.Pointer { return unsafe.Add(slots, uintptr(i)*uintptr(l.SlotSize)) }
 	ctrl := func(i uint32) uint64 { return *(*uint64)(slot(i)) }
-	limit := ctrl(home) >> CtrlHomeDistShift & CtrlMaxDist
-	if limit == CtrlMaxDist {
+	limit := ctrl(home) >> engine.CtrlHomeDistShift & engine.CtrlMaxDist
+	if limit == engine.CtrlMaxDist {
 		return nil, lock, false
 	}
 	for i, d := home, uint64(0); d <= limit; d++ {
 		c := ctrl(i)
-		if c&(CtrlTagMask|CtrlStateMask) == tag|CtrlLive && *(*uint64)(unsafe.Add(slot(i), l.KeyOff)) == k {
+		if c&(engine.CtrlTagMask|engine.CtrlStateMask) == tag|engine.CtrlLive && *(*uint64)(unsafe.Add(slot(i), l.KeyOff)) == k {
 			return unsafe.Add(slot(i), l.ValueOff), lock, true
 		}
-		if c&CtrlStateMask == 0 {
+		if c&engine.CtrlStateMask == 0 {
 			break
 		}
 		if i++; i == l.NumSlots {
@@ -41,7 +43,7 @@ func findByLayout(l HashLayout, slots unsafe.Pointer, k uint64) (value unsafe.Po
 	return nil, lock, false
 }
 
-// TestHashLayout: the recipe HashLayout documents finds every key where
+// TestHashLayout: the recipe engine.HashLayout documents finds every key where
 // the map keeps it, under the lock the map's own update takes, and finds
 // no deleted key.
 func TestHashLayout(t *testing.T) {
@@ -52,8 +54,7 @@ func TestHashLayout(t *testing.T) {
 		keySize := tc.keySize
 		m := mustNew(t, &Spec{Name: "h", Type: tc.typ, KeySize: keySize, ValueSize: 12, MaxEntries: 256})
 		h := m.(*hashMap)
-		d, _ := DirectHashOf(m)
-		l, ok := d.Layout()
+		l, ok := engine.HashLayoutOf(engine.HashOf(m))
 		if !ok || l.Slots != uintptr(h.flat) || (l.RefBit != 0) != h.lru {
 			t.Fatalf("%v, key size %d: layout %+v, %v", tc.typ, keySize, l, ok)
 		}
@@ -95,6 +96,9 @@ func TestHashLayout(t *testing.T) {
 				t.Fatalf("key size %d, key %#x: lock %#x, the map's %#x", keySize, k, lock, want)
 			}
 			want := h.LookupElem(unsafe.Pointer(&kb[0]), 0)
+			if direct := engine.HashLookup(unsafe.Pointer(h), unsafe.Pointer(&kb[0]), 0); direct != want {
+				t.Fatalf("key %#x: engine.HashLookup %p, LookupElem %p", k, direct, want)
+			}
 			if v != want || ok != (want != nil) {
 				t.Fatalf("key size %d, key %#x: value at %#x, the map's at %#x", keySize, k, v, want)
 			}
@@ -118,8 +122,7 @@ func TestHashLayout(t *testing.T) {
 		{Name: "big key", Type: Hash, KeySize: 12, ValueSize: 8, MaxEntries: 8},
 		{Name: "lazy", Type: Hash, KeySize: 4, ValueSize: 8, MaxEntries: 8, Flags: FlagNoPrealloc},
 	} {
-		d, _ := DirectHashOf(mustNew(t, s))
-		if _, ok := d.Layout(); ok {
+		if _, ok := engine.HashLayoutOf(engine.HashOf(mustNew(t, s))); ok {
 			t.Errorf("%s: has a layout", s.Name)
 		}
 	}

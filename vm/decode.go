@@ -282,7 +282,7 @@ func (p *Program) lddwValue(lo, hi asm.Instruction) (uint64, error) {
 		if lo.Imm < 0 || int(lo.Imm) >= len(p.maps) || hi.Imm != 0 {
 			return 0, fmt.Errorf("%w: map index %d of %d", ErrUnresolvedMap, lo.Imm, len(p.maps))
 		}
-		return p.MapPointer(int(lo.Imm)), nil
+		return p.mapPointer(int(lo.Imm)), nil
 	case asm.PseudoFunc:
 		target := p.lddwIndex + 1 + int(lo.Imm)
 		if target < 0 || target >= len(p.insns) || hi.Imm != 0 {

@@ -28,6 +28,10 @@
 // run through *Env, which lets them translate program addresses into Go
 // memory safely, register memory they hand back, stop the run or make a tail
 // call.
+//
+// What only engines use (the layout of an Env that generated code reads,
+// the operations of a run the JIT makes) is not API: it is in
+// internal/engine, which this package provides.
 package vm
 
 //go:generate go run ./internal/geninterp -o interp.go

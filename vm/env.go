@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"time"
 	"unsafe"
+
+	"github.com/uebpf/uebpf/internal/engine"
 )
 
 // region is memory a program may access in checked mode: [lo, hi).
@@ -28,27 +30,17 @@ func (r *region) contains(addr, size uint64) bool {
 // own (Program.Run does so from a pool) and reuse it across runs to avoid
 // allocation.
 type Env struct {
-	args    [5]uint64
-	stack   *[StackSize]byte
-	stackLo uint64
-
-	// regions the run may access besides the stack: the context, memory the
-	// embedder registered, memory helpers returned.
-	regions []region
-	hit     uint // the index in regions of the last successful check
-	fixed   int  // regions[:fixed] are those the run started with
-	packet  []byte
-	budget  uint64
-
-	// engine is the run state of another engine (package jit), kept here
-	// so that a run needs neither an allocation nor a zeroed frame; see
-	// EngineState in engine.go. It follows the fields that generated code
-	// reads at Engine*Offset, close to them, so that an engine can also
-	// lay out a copy of just those fields and a state in a small frame.
-	engine [EngineStateWords]uint64
+	// st is the part of the run state that engines share and generated
+	// code reads at fixed offsets (engine.Env): the arguments, the stack,
+	// the regions the run may access besides the stack (the context,
+	// memory the embedder registered, memory helpers returned), the
+	// packet, the budget, another engine's run state, what the run
+	// executed, the budget while a helper runs (see Charge) and the
+	// status helpers set. It is the first field: engines convert the
+	// *Env.
+	st engine.Env[region]
 
 	// Set by helpers, read by the engine after each helper call.
-	status    uint8
 	stopR0    uint64
 	err       error
 	tailProg  *Program
@@ -57,10 +49,9 @@ type Env struct {
 	prog *Program // the program running now (tail calls change it)
 	// regs has a slot for every uint8 so that indexing by an instruction's
 	// register field needs neither a mask nor a bounds check.
-	regs       [256]uint64
-	depth      int
-	base       int    // the depth at which exit ends the run (callbacks run deeper)
-	budgetLeft uint64 // the budget, while a helper runs (see Charge)
+	regs  [256]uint64
+	depth int
+	base  int // the depth at which exit ends the run (callbacks run deeper)
 	// The run's limits besides the budget (see timelimit.go): its
 	// context, its time limit (0: the program's) and when its first
 	// slice of the budget ended (0: not yet).
@@ -68,7 +59,6 @@ type Env struct {
 	timeout    time.Duration
 	sliceStart int64
 	sliceLeft  uint64 // what the interpreter's current slice has left
-	executed   uint64 // instructions the last run executed
 	helperPC   int    // the call instruction of the helper running now
 	frames     [MaxCallDepth]frame
 	cpu        int
@@ -108,8 +98,9 @@ var nextCPU atomic.Uint32
 
 // NewEnv returns an empty Env with its own stack.
 func NewEnv() *Env {
-	e := &Env{stack: new([StackSize]byte)}
-	e.stackLo = uint64(uintptr(unsafe.Pointer(e.stack)))
+	e := &Env{}
+	e.st.Stack = unsafe.Pointer(new([StackSize]byte))
+	e.st.StackLo = uint64(uintptr(e.st.Stack))
 	e.cpu = int(nextCPU.Add(1)-1) % runtime.NumCPU()
 	return e
 }
@@ -118,30 +109,30 @@ func NewEnv() *Env {
 // run so that the Env can be reused. It keeps allocated capacity.
 func (e *Env) Reset() {
 	e.endRegions()
-	e.args = [5]uint64{}
-	clear(e.regions)
-	e.regions = e.regions[:0]
-	e.packet = nil
-	e.budget = 0
+	e.st.Args = [5]uint64{}
+	clear(e.st.Regions)
+	e.st.Regions = e.st.Regions[:0]
+	e.st.Packet = nil
+	e.st.Budget = 0
 	e.ctx, e.timeout = nil, 0
 	e.Data = nil
 	e.clearStatus()
 }
 
 func (e *Env) clearStatus() {
-	e.status, e.stopR0, e.err, e.tailProg, e.tailCalls = 0, 0, nil, nil, 0
+	e.st.Status, e.stopR0, e.err, e.tailProg, e.tailCalls = 0, 0, nil, nil, 0
 }
 
 // SetContext makes mem the program's context: r1 = its address, r2 = its
 // length, and the run may read and write it.
 func (e *Env) SetContext(mem []byte) {
 	if len(mem) == 0 {
-		e.args[0], e.args[1] = 0, 0
+		e.st.Args[0], e.st.Args[1] = 0, 0
 		return
 	}
 	p := unsafe.Pointer(unsafe.SliceData(mem))
 	e.AddRegion(p, uintptr(len(mem)), true)
-	e.args[0], e.args[1] = uint64(uintptr(p)), uint64(len(mem))
+	e.st.Args[0], e.st.Args[1] = uint64(uintptr(p)), uint64(len(mem))
 }
 
 // SetContextPointer makes the size bytes at p the program's context (r1 = p,
@@ -149,19 +140,19 @@ func (e *Env) SetContext(mem []byte) {
 // Go object the caller keeps alive.
 func (e *Env) SetContextPointer(p unsafe.Pointer, size uintptr, writable bool) {
 	e.AddRegion(p, size, writable)
-	e.args[0], e.args[1] = uint64(uintptr(p)), uint64(size)
+	e.st.Args[0], e.st.Args[1] = uint64(uintptr(p)), uint64(size)
 }
 
 // SetArg sets argument register r(i+1), i in 0..4, overriding what
 // SetContext put there.
-func (e *Env) SetArg(i int, v uint64) { e.args[i] = v }
+func (e *Env) SetArg(i int, v uint64) { e.st.Args[i] = v }
 
 // SetPacket sets the packet that the legacy LD_ABS/LD_IND loads read. The
 // packet is read-only to those instructions and is not a region.
-func (e *Env) SetPacket(pkt []byte) { e.packet = pkt }
+func (e *Env) SetPacket(pkt []byte) { e.st.Packet = pkt }
 
 // SetBudget limits this run to n instructions (0: the program's budget).
-func (e *Env) SetBudget(n uint64) { e.budget = n }
+func (e *Env) SetBudget(n uint64) { e.st.Budget = n }
 
 // AddRegion lets the run access the size bytes at p. Helpers call it for
 // memory they hand to the program (map values, ring buffer records). The
@@ -175,9 +166,9 @@ func (e *Env) AddRegion(p unsafe.Pointer, size uintptr, writable bool) {
 	}
 	// Helpers often hand out the same memory again (a lookup in a loop):
 	// do not grow the list when one of the newest regions covers it.
-	n := len(e.regions)
+	n := len(e.st.Regions)
 	for i := n - 1; i >= max(0, n-4); i-- {
-		r := &e.regions[i]
+		r := &e.st.Regions[i]
 		if r.contains(lo, uint64(size)) && (r.writable || !writable) {
 			return
 		}
@@ -188,18 +179,18 @@ func (e *Env) AddRegion(p unsafe.Pointer, size uintptr, writable bool) {
 	// distinct values a run was given, not with its calls (which a loop
 	// of lookups would turn into gigabytes). Entries are checked when
 	// used, so removals and truncations need not update the index.
-	if n-e.fixed >= regionIndexed {
+	if n-e.st.Fixed >= regionIndexed {
 		if e.regionIndex == nil {
 			e.regionIndex = make(map[uint64]int32)
 		}
 		if i, ok := e.regionIndex[lo]; ok && int(i) < n {
-			if r := &e.regions[i]; r.lo == lo && r.contains(lo, uint64(size)) && (r.writable || !writable) {
+			if r := &e.st.Regions[i]; r.lo == lo && r.contains(lo, uint64(size)) && (r.writable || !writable) {
 				return
 			}
 		}
 		e.regionIndex[lo] = int32(n)
 	}
-	e.regions = append(e.regions, region{lo: lo, hi: hi, writable: writable, keep: p})
+	e.st.Regions = append(e.st.Regions, region{lo: lo, hi: hi, writable: writable, keep: p})
 }
 
 // regionIndexed is the number of regions a run adds before AddRegion
@@ -226,7 +217,7 @@ func (e *Env) AddBytes(b []byte, writable bool) {
 
 // allowed reports whether the run may access size bytes at addr.
 func (e *Env) allowed(addr, size uint64, write bool) bool {
-	if size <= StackSize && addr-e.stackLo <= StackSize-size {
+	if size <= StackSize && addr-e.st.StackLo <= StackSize-size {
 		return true
 	}
 	return e.inRegions(addr, size, write)
@@ -239,19 +230,19 @@ func (e *Env) inRegions(addr, size uint64, write bool) bool {
 	// The order of the interpreter's inline checks: the last hit, the
 	// regions the run started with, then helpers' newest first.
 	in := func(i int) bool {
-		r := &e.regions[i]
+		r := &e.st.Regions[i]
 		return addr >= r.lo && addr <= r.hi && size <= r.hi-addr && (r.writable || !write)
 	}
-	if h := int(e.hit); h < len(e.regions) && in(h) {
+	if h := int(e.st.Hit); h < len(e.st.Regions) && in(h) {
 		return true
 	}
-	fixed := min(e.fixed, len(e.regions))
+	fixed := min(e.st.Fixed, len(e.st.Regions))
 	for i := range fixed {
 		if in(i) {
 			return true
 		}
 	}
-	for i := len(e.regions) - 1; i >= fixed; i-- {
+	for i := len(e.st.Regions) - 1; i >= fixed; i-- {
 		if in(i) {
 			return true
 		}
@@ -279,13 +270,13 @@ func (e *Env) Bytes(addr, size uint64, write bool) ([]byte, bool) {
 
 // Stop ends the run after the current helper returns, with r0 = r0.
 func (e *Env) Stop(r0 uint64) {
-	e.status |= statusStop
+	e.st.Status |= statusStop
 	e.stopR0 = r0
 }
 
 // Fail ends the run after the current helper returns, with err.
 func (e *Env) Fail(err error) {
-	e.status |= statusFail
+	e.st.Status |= statusFail
 	e.err = err
 }
 
@@ -300,14 +291,14 @@ func (e *Env) TailCall(p *Program) bool {
 		return false
 	}
 	e.tailCalls++
-	e.status |= statusTailCall
+	e.st.Status |= statusTailCall
 	e.tailProg = p
 	return true
 }
 
 // Executed returns how many instructions the last run executed (callbacks
 // included), as charged to its budget.
-func (e *Env) Executed() uint64 { return e.executed }
+func (e *Env) Executed() uint64 { return e.st.Executed }
 
 // Program returns the program running now.
 func (e *Env) Program() *Program { return e.prog }
@@ -342,3 +333,12 @@ func (p *EnvPool) Put(e *Env) {
 	e.Reset()
 	p.pool.Put(e)
 }
+
+// Packet returns the packet of LD_ABS/LD_IND loads (SetPacket).
+func (e *Env) Packet() []byte { return e.st.Packet }
+
+// HelperStatus reports whether the run ends or goes on in another program
+// when the current helper returns: it, or a callback it ran with
+// CallFunction, stopped the run, failed it or made a tail call. A helper
+// that runs callbacks stops running them then.
+func (e *Env) HelperStatus() bool { return e.st.Status != 0 }

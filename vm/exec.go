@@ -7,6 +7,8 @@ import (
 	"math"
 	"slices"
 	"unsafe"
+
+	"github.com/uebpf/uebpf/internal/engine"
 )
 
 // Exec runs the program in the interpreter with the arguments, regions and
@@ -14,7 +16,7 @@ import (
 func (p *Program) Exec(e *Env) (uint64, error) {
 	e.prog = p
 	e.clearStatus()
-	budget := e.budget
+	budget := e.st.Budget
 	if budget == 0 {
 		budget = p.budget
 	}
@@ -22,13 +24,13 @@ func (p *Program) Exec(e *Env) (uint64, error) {
 	if len(p.helpers) > 0 {
 		run = e.guardedRun
 	}
-	own := len(e.regions)
+	own := len(e.st.Regions)
 	if len(p.regions) != 0 {
-		e.regions = append(e.regions, p.regions...)
+		e.st.Regions = append(e.st.Regions, p.regions...)
 	}
-	e.fixed = len(e.regions)
+	e.st.Fixed = len(e.st.Regions)
 	r0, err := run(budget)
-	e.EndRun(own)
+	endRun(e, own)
 	return r0, err
 }
 
@@ -63,8 +65,8 @@ func (e *Env) run(budget uint64) (uint64, error) {
 	// Registers the program has not written read as zero, not as what an
 	// earlier run left.
 	r[0], r[6], r[7], r[8], r[9] = 0, 0, 0, 0, 0
-	r[1], r[2], r[3], r[4], r[5] = e.args[0], e.args[1], e.args[2], e.args[3], e.args[4]
-	r[10] = e.stackLo + StackSize
+	r[1], r[2], r[3], r[4], r[5] = e.st.Args[0], e.st.Args[1], e.st.Args[2], e.st.Args[3], e.st.Args[4]
+	r[10] = e.st.StackLo + StackSize
 	for e.depth > 0 { // left by a run that failed inside a call
 		e.depth--
 		e.frames[e.depth].prog = nil
@@ -72,7 +74,7 @@ func (e *Env) run(budget uint64) (uint64, error) {
 	e.base = 0
 	e.sliceStart, e.sliceLeft = 0, interpretSlice
 	r0, left, err := e.drive(0, budget)
-	e.executed = budget - left
+	e.st.Executed = budget - left
 	return r0, err
 }
 
@@ -117,7 +119,7 @@ func (e *Env) drive(pc int, budget uint64) (uint64, uint64, error) {
 		case whyCall:
 			in := &e.prog.code[at]
 			if in.off != 0 {
-				if r0, ok := e.CallHash(in.op != opCallArrayLookup, r[1], r[2], r[3], r[4]); ok {
+				if r0, ok := callHash(e, in.op != opCallArrayLookup, r[1], r[2], r[3], r[4]); ok {
 					r[0] = r0
 					continue
 				}
@@ -131,20 +133,20 @@ func (e *Env) drive(pc int, budget uint64) (uint64, uint64, error) {
 			if fn == nil {
 				return 0, budget, &RunError{PC: at, Err: ErrUnknownHelper}
 			}
-			e.budgetLeft = budget
+			e.st.BudgetLeft = budget
 			e.helperPC = at
 			r[0] = fn(e, r[1], r[2], r[3], r[4], r[5])
 			// What the helper charged counts against the slice too, and
 			// ends it when it uses it up.
-			e.sliceLeft -= min(budget-e.budgetLeft, e.sliceLeft)
-			budget = e.budgetLeft
-			if e.sliceLeft == 0 && e.status == 0 {
+			e.sliceLeft -= min(budget-e.st.BudgetLeft, e.sliceLeft)
+			budget = e.st.BudgetLeft
+			if e.sliceLeft == 0 && e.st.Status == 0 {
 				if err := e.nextSlice(); err != nil {
 					return 0, budget, &RunError{PC: at, Err: err}
 				}
 			}
-			if e.status != 0 {
-				if e.status&(statusTailCall|statusOverdrawn) != statusTailCall {
+			if e.st.Status != 0 {
+				if e.st.Status&(statusTailCall|statusOverdrawn) != statusTailCall {
 					r0, err := e.finish(at)
 					return r0, budget, err
 				}
@@ -157,7 +159,7 @@ func (e *Env) drive(pc int, budget uint64) (uint64, uint64, error) {
 			if in.op >= opLdIndB {
 				off = int64(int32(uint32(r[in.src]) + uint32(in.imm)))
 			}
-			v, ok := loadPacket(e.packet, off, packetLoadSize[in.op])
+			v, ok := loadPacket(e.st.Packet, off, packetLoadSize[in.op])
 			if !ok {
 				return 0, budget, nil
 			}
@@ -170,19 +172,6 @@ func (e *Env) drive(pc int, budget uint64) (uint64, uint64, error) {
 			return 0, budget, &RunError{PC: at, Err: ErrUnknownOpcode}
 		}
 	}
-}
-
-// CallHash answers a call of a HashLookup helper (update false: r1 =
-// mapPtr, r2 = keyAddr) or of a HashUpdate helper (update true: r1..r4 =
-// mapPtr, keyAddr, valueAddr, flags) as the helper would, with a direct
-// call of the map, and returns r0. ok is false, and nothing is done, when
-// the helper must run instead: see lookupHash and updateHash. Engines call
-// it where the interpreter does, before a call of such a helper.
-func (e *Env) CallHash(update bool, r1, r2, r3, r4 uint64) (r0 uint64, ok bool) {
-	if update {
-		return e.updateHash(r1, r2, r3, r4)
-	}
-	return e.lookupHash(r1, r2)
 }
 
 // hashAt returns what the running program's map table says of the hash
@@ -209,7 +198,7 @@ func (e *Env) lookupHash(mapPtr, keyAddr uint64) (r0 uint64, ok bool) {
 	if !ok {
 		return 0, false
 	}
-	v := h.direct.Lookup(key, e.cpu)
+	v := engine.HashLookup(h.h, key, e.cpu)
 	if v != nil {
 		e.AddRegion(v, uintptr(h.valueSize), h.writable)
 	}
@@ -234,17 +223,17 @@ func (e *Env) updateHash(mapPtr, keyAddr, valueAddr, flags uint64) (r0 uint64, o
 	if !ok {
 		return 0, false
 	}
-	return 0, h.direct.Update(key, value, flags, e.cpu) == nil
+	return 0, engine.HashUpdate(h.h, key, value, flags, e.cpu) == nil
 }
 
 var packetLoadSize = [...]int{opLdAbsB: 1, opLdAbsH: 2, opLdAbsW: 4, opLdIndB: 1, opLdIndH: 2, opLdIndW: 4}
 
 // finish turns the status a helper left into the run's result.
 func (e *Env) finish(pc int) (uint64, error) {
-	if e.status&statusOverdrawn != 0 {
+	if e.st.Status&statusOverdrawn != 0 {
 		return 0, &RunError{PC: pc, Err: ErrBudgetExceeded}
 	}
-	if e.status&statusFail != 0 {
+	if e.st.Status&statusFail != 0 {
 		var re *RunError
 		if errors.As(e.err, &re) { // from a callback: it names its own pc
 			return 0, e.err
@@ -281,7 +270,7 @@ func loadPacket(pkt []byte, off int64, size int) (uint64, bool) {
 // takeTailCall switches the run to the program a helper asked for and
 // returns it.
 func (e *Env) takeTailCall() (*Program, unsafe.Pointer, int) {
-	e.status &^= statusTailCall
+	e.st.Status &^= statusTailCall
 	if e.depth > 0 && e.frames[e.depth-1].prog == nil {
 		// Remember whom the callee returns to.
 		e.frames[e.depth-1].prog = e.prog
@@ -289,7 +278,7 @@ func (e *Env) takeTailCall() (*Program, unsafe.Pointer, int) {
 	e.prog = e.tailProg
 	// The target's global data becomes reachable; Exec drops these
 	// regions with the run's others.
-	e.regions = append(e.regions, e.prog.regions...)
+	e.st.Regions = append(e.st.Regions, e.prog.regions...)
 	return e.prog, unsafe.Pointer(unsafe.SliceData(e.prog.code)), 0
 }
 
@@ -320,8 +309,8 @@ func (e *Env) CallFunction(fn uint64, args [5]uint64) (uint64, error) {
 	r[0], r[6], r[7], r[8], r[9] = 0, 0, 0, 0, 0
 	r[1], r[2], r[3], r[4], r[5] = args[0], args[1], args[2], args[3], args[4]
 	r[10] = saved[10] - StackFrameSize
-	r0, budget, err := e.drive(target, e.budgetLeft)
-	e.budgetLeft = budget
+	r0, budget, err := e.drive(target, e.st.BudgetLeft)
+	e.st.BudgetLeft = budget
 	for i := depth; i < e.depth; i++ { // frames a failed callback left
 		e.frames[i].prog = nil
 	}
@@ -332,4 +321,4 @@ func (e *Env) CallFunction(fn uint64, args [5]uint64) (uint64, error) {
 
 // mapEntrySize is the size of an entry of a program's map table: map
 // pointers are the addresses of entries.
-const mapEntrySize = uint64(unsafe.Sizeof(Map(nil)))
+const mapEntrySize = engine.MapEntrySize

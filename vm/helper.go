@@ -19,14 +19,14 @@ type Helper struct {
 	// inline them: r0 = the element's address, or 0 past the end.
 	ArrayLookup bool
 	// HashLookup, with ArrayLookup, says that engines may also answer
-	// calls on the hash maps of package maps (maps.DirectHashOf)
-	// themselves (Env.CallHash), exactly as the standard helper does:
+	// calls on the hash maps of package maps (hash, per-CPU hash, LRU
+	// hash, LRU per-CPU hash) themselves, exactly as the standard helper does:
 	// the map's own lookup, and the value becomes a region of the run
 	// (read-only with BPF_F_RDONLY_PROG).
 	HashLookup bool
 	// HashUpdate says the helper is bpf_map_update_elem: engines may
-	// answer calls on the hash maps of package maps themselves
-	// (Env.CallHash), exactly as the standard helper does, and leave
+	// answer calls on the hash maps of package maps themselves, exactly
+	// as the standard helper does, and leave
 	// every call that fails to the helper, which tries the same update and
 	// reports why it failed.
 	HashUpdate bool

@@ -15,7 +15,7 @@ import (
 // registers instead of spilling it on every instruction.
 func (e *Env) interpret(pc int, budget int) (int, int, uint8) {
 	r := &e.regs
-	stackLo := e.stackLo
+	stackLo := e.st.StackLo
 	code := unsafe.Pointer(unsafe.SliceData(e.prog.code))
 	start := pc // where the current straight-line stretch began
 	for {
@@ -626,22 +626,22 @@ func (e *Env) interpret(pc int, budget int) (int, int, uint8) {
 		case opLdxB:
 			addr := r[in.src] + uint64(in.off)
 			if addr-stackLo > StackSize-1 {
-				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 1 <= e.regions[h].hi-addr) {
+				if h := e.st.Hit; h >= uint(len(e.st.Regions)) || !(addr >= e.st.Regions[h].lo && addr <= e.st.Regions[h].hi && 1 <= e.st.Regions[h].hi-addr) {
 					ok := false
-					fixed := min(e.fixed, len(e.regions))
+					fixed := min(e.st.Fixed, len(e.st.Regions))
 					for i := 0; i < fixed; i++ {
-						g := &e.regions[i]
+						g := &e.st.Regions[i]
 						if addr >= g.lo && addr <= g.hi && 1 <= g.hi-addr {
 							ok = true
-							e.hit = uint(i)
+							e.st.Hit = uint(i)
 							break
 						}
 					}
-					for i := len(e.regions) - 1; !ok && i >= fixed; i-- {
-						g := &e.regions[i]
+					for i := len(e.st.Regions) - 1; !ok && i >= fixed; i-- {
+						g := &e.st.Regions[i]
 						if addr >= g.lo && addr <= g.hi && 1 <= g.hi-addr {
 							ok = true
-							e.hit = uint(i)
+							e.st.Hit = uint(i)
 						}
 					}
 					if !ok {
@@ -653,22 +653,22 @@ func (e *Env) interpret(pc int, budget int) (int, int, uint8) {
 		case opLdxH:
 			addr := r[in.src] + uint64(in.off)
 			if addr-stackLo > StackSize-2 {
-				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 2 <= e.regions[h].hi-addr) {
+				if h := e.st.Hit; h >= uint(len(e.st.Regions)) || !(addr >= e.st.Regions[h].lo && addr <= e.st.Regions[h].hi && 2 <= e.st.Regions[h].hi-addr) {
 					ok := false
-					fixed := min(e.fixed, len(e.regions))
+					fixed := min(e.st.Fixed, len(e.st.Regions))
 					for i := 0; i < fixed; i++ {
-						g := &e.regions[i]
+						g := &e.st.Regions[i]
 						if addr >= g.lo && addr <= g.hi && 2 <= g.hi-addr {
 							ok = true
-							e.hit = uint(i)
+							e.st.Hit = uint(i)
 							break
 						}
 					}
-					for i := len(e.regions) - 1; !ok && i >= fixed; i-- {
-						g := &e.regions[i]
+					for i := len(e.st.Regions) - 1; !ok && i >= fixed; i-- {
+						g := &e.st.Regions[i]
 						if addr >= g.lo && addr <= g.hi && 2 <= g.hi-addr {
 							ok = true
-							e.hit = uint(i)
+							e.st.Hit = uint(i)
 						}
 					}
 					if !ok {
@@ -680,22 +680,22 @@ func (e *Env) interpret(pc int, budget int) (int, int, uint8) {
 		case opLdxW:
 			addr := r[in.src] + uint64(in.off)
 			if addr-stackLo > StackSize-4 {
-				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 4 <= e.regions[h].hi-addr) {
+				if h := e.st.Hit; h >= uint(len(e.st.Regions)) || !(addr >= e.st.Regions[h].lo && addr <= e.st.Regions[h].hi && 4 <= e.st.Regions[h].hi-addr) {
 					ok := false
-					fixed := min(e.fixed, len(e.regions))
+					fixed := min(e.st.Fixed, len(e.st.Regions))
 					for i := 0; i < fixed; i++ {
-						g := &e.regions[i]
+						g := &e.st.Regions[i]
 						if addr >= g.lo && addr <= g.hi && 4 <= g.hi-addr {
 							ok = true
-							e.hit = uint(i)
+							e.st.Hit = uint(i)
 							break
 						}
 					}
-					for i := len(e.regions) - 1; !ok && i >= fixed; i-- {
-						g := &e.regions[i]
+					for i := len(e.st.Regions) - 1; !ok && i >= fixed; i-- {
+						g := &e.st.Regions[i]
 						if addr >= g.lo && addr <= g.hi && 4 <= g.hi-addr {
 							ok = true
-							e.hit = uint(i)
+							e.st.Hit = uint(i)
 						}
 					}
 					if !ok {
@@ -707,22 +707,22 @@ func (e *Env) interpret(pc int, budget int) (int, int, uint8) {
 		case opLdxDW:
 			addr := r[in.src] + uint64(in.off)
 			if addr-stackLo > StackSize-8 {
-				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 8 <= e.regions[h].hi-addr) {
+				if h := e.st.Hit; h >= uint(len(e.st.Regions)) || !(addr >= e.st.Regions[h].lo && addr <= e.st.Regions[h].hi && 8 <= e.st.Regions[h].hi-addr) {
 					ok := false
-					fixed := min(e.fixed, len(e.regions))
+					fixed := min(e.st.Fixed, len(e.st.Regions))
 					for i := 0; i < fixed; i++ {
-						g := &e.regions[i]
+						g := &e.st.Regions[i]
 						if addr >= g.lo && addr <= g.hi && 8 <= g.hi-addr {
 							ok = true
-							e.hit = uint(i)
+							e.st.Hit = uint(i)
 							break
 						}
 					}
-					for i := len(e.regions) - 1; !ok && i >= fixed; i-- {
-						g := &e.regions[i]
+					for i := len(e.st.Regions) - 1; !ok && i >= fixed; i-- {
+						g := &e.st.Regions[i]
 						if addr >= g.lo && addr <= g.hi && 8 <= g.hi-addr {
 							ok = true
-							e.hit = uint(i)
+							e.st.Hit = uint(i)
 						}
 					}
 					if !ok {
@@ -734,22 +734,22 @@ func (e *Env) interpret(pc int, budget int) (int, int, uint8) {
 		case opLdxSB:
 			addr := r[in.src] + uint64(in.off)
 			if addr-stackLo > StackSize-1 {
-				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 1 <= e.regions[h].hi-addr) {
+				if h := e.st.Hit; h >= uint(len(e.st.Regions)) || !(addr >= e.st.Regions[h].lo && addr <= e.st.Regions[h].hi && 1 <= e.st.Regions[h].hi-addr) {
 					ok := false
-					fixed := min(e.fixed, len(e.regions))
+					fixed := min(e.st.Fixed, len(e.st.Regions))
 					for i := 0; i < fixed; i++ {
-						g := &e.regions[i]
+						g := &e.st.Regions[i]
 						if addr >= g.lo && addr <= g.hi && 1 <= g.hi-addr {
 							ok = true
-							e.hit = uint(i)
+							e.st.Hit = uint(i)
 							break
 						}
 					}
-					for i := len(e.regions) - 1; !ok && i >= fixed; i-- {
-						g := &e.regions[i]
+					for i := len(e.st.Regions) - 1; !ok && i >= fixed; i-- {
+						g := &e.st.Regions[i]
 						if addr >= g.lo && addr <= g.hi && 1 <= g.hi-addr {
 							ok = true
-							e.hit = uint(i)
+							e.st.Hit = uint(i)
 						}
 					}
 					if !ok {
@@ -761,22 +761,22 @@ func (e *Env) interpret(pc int, budget int) (int, int, uint8) {
 		case opLdxSH:
 			addr := r[in.src] + uint64(in.off)
 			if addr-stackLo > StackSize-2 {
-				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 2 <= e.regions[h].hi-addr) {
+				if h := e.st.Hit; h >= uint(len(e.st.Regions)) || !(addr >= e.st.Regions[h].lo && addr <= e.st.Regions[h].hi && 2 <= e.st.Regions[h].hi-addr) {
 					ok := false
-					fixed := min(e.fixed, len(e.regions))
+					fixed := min(e.st.Fixed, len(e.st.Regions))
 					for i := 0; i < fixed; i++ {
-						g := &e.regions[i]
+						g := &e.st.Regions[i]
 						if addr >= g.lo && addr <= g.hi && 2 <= g.hi-addr {
 							ok = true
-							e.hit = uint(i)
+							e.st.Hit = uint(i)
 							break
 						}
 					}
-					for i := len(e.regions) - 1; !ok && i >= fixed; i-- {
-						g := &e.regions[i]
+					for i := len(e.st.Regions) - 1; !ok && i >= fixed; i-- {
+						g := &e.st.Regions[i]
 						if addr >= g.lo && addr <= g.hi && 2 <= g.hi-addr {
 							ok = true
-							e.hit = uint(i)
+							e.st.Hit = uint(i)
 						}
 					}
 					if !ok {
@@ -788,22 +788,22 @@ func (e *Env) interpret(pc int, budget int) (int, int, uint8) {
 		case opLdxSW:
 			addr := r[in.src] + uint64(in.off)
 			if addr-stackLo > StackSize-4 {
-				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 4 <= e.regions[h].hi-addr) {
+				if h := e.st.Hit; h >= uint(len(e.st.Regions)) || !(addr >= e.st.Regions[h].lo && addr <= e.st.Regions[h].hi && 4 <= e.st.Regions[h].hi-addr) {
 					ok := false
-					fixed := min(e.fixed, len(e.regions))
+					fixed := min(e.st.Fixed, len(e.st.Regions))
 					for i := 0; i < fixed; i++ {
-						g := &e.regions[i]
+						g := &e.st.Regions[i]
 						if addr >= g.lo && addr <= g.hi && 4 <= g.hi-addr {
 							ok = true
-							e.hit = uint(i)
+							e.st.Hit = uint(i)
 							break
 						}
 					}
-					for i := len(e.regions) - 1; !ok && i >= fixed; i-- {
-						g := &e.regions[i]
+					for i := len(e.st.Regions) - 1; !ok && i >= fixed; i-- {
+						g := &e.st.Regions[i]
 						if addr >= g.lo && addr <= g.hi && 4 <= g.hi-addr {
 							ok = true
-							e.hit = uint(i)
+							e.st.Hit = uint(i)
 						}
 					}
 					if !ok {
@@ -815,22 +815,22 @@ func (e *Env) interpret(pc int, budget int) (int, int, uint8) {
 		case opStB:
 			addr := r[in.dst] + uint64(in.off)
 			if addr-stackLo > StackSize-1 {
-				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 1 <= e.regions[h].hi-addr && e.regions[h].writable) {
+				if h := e.st.Hit; h >= uint(len(e.st.Regions)) || !(addr >= e.st.Regions[h].lo && addr <= e.st.Regions[h].hi && 1 <= e.st.Regions[h].hi-addr && e.st.Regions[h].writable) {
 					ok := false
-					fixed := min(e.fixed, len(e.regions))
+					fixed := min(e.st.Fixed, len(e.st.Regions))
 					for i := 0; i < fixed; i++ {
-						g := &e.regions[i]
+						g := &e.st.Regions[i]
 						if addr >= g.lo && addr <= g.hi && 1 <= g.hi-addr && g.writable {
 							ok = true
-							e.hit = uint(i)
+							e.st.Hit = uint(i)
 							break
 						}
 					}
-					for i := len(e.regions) - 1; !ok && i >= fixed; i-- {
-						g := &e.regions[i]
+					for i := len(e.st.Regions) - 1; !ok && i >= fixed; i-- {
+						g := &e.st.Regions[i]
 						if addr >= g.lo && addr <= g.hi && 1 <= g.hi-addr && g.writable {
 							ok = true
-							e.hit = uint(i)
+							e.st.Hit = uint(i)
 						}
 					}
 					if !ok {
@@ -842,22 +842,22 @@ func (e *Env) interpret(pc int, budget int) (int, int, uint8) {
 		case opStH:
 			addr := r[in.dst] + uint64(in.off)
 			if addr-stackLo > StackSize-2 {
-				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 2 <= e.regions[h].hi-addr && e.regions[h].writable) {
+				if h := e.st.Hit; h >= uint(len(e.st.Regions)) || !(addr >= e.st.Regions[h].lo && addr <= e.st.Regions[h].hi && 2 <= e.st.Regions[h].hi-addr && e.st.Regions[h].writable) {
 					ok := false
-					fixed := min(e.fixed, len(e.regions))
+					fixed := min(e.st.Fixed, len(e.st.Regions))
 					for i := 0; i < fixed; i++ {
-						g := &e.regions[i]
+						g := &e.st.Regions[i]
 						if addr >= g.lo && addr <= g.hi && 2 <= g.hi-addr && g.writable {
 							ok = true
-							e.hit = uint(i)
+							e.st.Hit = uint(i)
 							break
 						}
 					}
-					for i := len(e.regions) - 1; !ok && i >= fixed; i-- {
-						g := &e.regions[i]
+					for i := len(e.st.Regions) - 1; !ok && i >= fixed; i-- {
+						g := &e.st.Regions[i]
 						if addr >= g.lo && addr <= g.hi && 2 <= g.hi-addr && g.writable {
 							ok = true
-							e.hit = uint(i)
+							e.st.Hit = uint(i)
 						}
 					}
 					if !ok {
@@ -869,22 +869,22 @@ func (e *Env) interpret(pc int, budget int) (int, int, uint8) {
 		case opStW:
 			addr := r[in.dst] + uint64(in.off)
 			if addr-stackLo > StackSize-4 {
-				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 4 <= e.regions[h].hi-addr && e.regions[h].writable) {
+				if h := e.st.Hit; h >= uint(len(e.st.Regions)) || !(addr >= e.st.Regions[h].lo && addr <= e.st.Regions[h].hi && 4 <= e.st.Regions[h].hi-addr && e.st.Regions[h].writable) {
 					ok := false
-					fixed := min(e.fixed, len(e.regions))
+					fixed := min(e.st.Fixed, len(e.st.Regions))
 					for i := 0; i < fixed; i++ {
-						g := &e.regions[i]
+						g := &e.st.Regions[i]
 						if addr >= g.lo && addr <= g.hi && 4 <= g.hi-addr && g.writable {
 							ok = true
-							e.hit = uint(i)
+							e.st.Hit = uint(i)
 							break
 						}
 					}
-					for i := len(e.regions) - 1; !ok && i >= fixed; i-- {
-						g := &e.regions[i]
+					for i := len(e.st.Regions) - 1; !ok && i >= fixed; i-- {
+						g := &e.st.Regions[i]
 						if addr >= g.lo && addr <= g.hi && 4 <= g.hi-addr && g.writable {
 							ok = true
-							e.hit = uint(i)
+							e.st.Hit = uint(i)
 						}
 					}
 					if !ok {
@@ -896,22 +896,22 @@ func (e *Env) interpret(pc int, budget int) (int, int, uint8) {
 		case opStDW:
 			addr := r[in.dst] + uint64(in.off)
 			if addr-stackLo > StackSize-8 {
-				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 8 <= e.regions[h].hi-addr && e.regions[h].writable) {
+				if h := e.st.Hit; h >= uint(len(e.st.Regions)) || !(addr >= e.st.Regions[h].lo && addr <= e.st.Regions[h].hi && 8 <= e.st.Regions[h].hi-addr && e.st.Regions[h].writable) {
 					ok := false
-					fixed := min(e.fixed, len(e.regions))
+					fixed := min(e.st.Fixed, len(e.st.Regions))
 					for i := 0; i < fixed; i++ {
-						g := &e.regions[i]
+						g := &e.st.Regions[i]
 						if addr >= g.lo && addr <= g.hi && 8 <= g.hi-addr && g.writable {
 							ok = true
-							e.hit = uint(i)
+							e.st.Hit = uint(i)
 							break
 						}
 					}
-					for i := len(e.regions) - 1; !ok && i >= fixed; i-- {
-						g := &e.regions[i]
+					for i := len(e.st.Regions) - 1; !ok && i >= fixed; i-- {
+						g := &e.st.Regions[i]
 						if addr >= g.lo && addr <= g.hi && 8 <= g.hi-addr && g.writable {
 							ok = true
-							e.hit = uint(i)
+							e.st.Hit = uint(i)
 						}
 					}
 					if !ok {
@@ -923,22 +923,22 @@ func (e *Env) interpret(pc int, budget int) (int, int, uint8) {
 		case opStxB:
 			addr := r[in.dst] + uint64(in.off)
 			if addr-stackLo > StackSize-1 {
-				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 1 <= e.regions[h].hi-addr && e.regions[h].writable) {
+				if h := e.st.Hit; h >= uint(len(e.st.Regions)) || !(addr >= e.st.Regions[h].lo && addr <= e.st.Regions[h].hi && 1 <= e.st.Regions[h].hi-addr && e.st.Regions[h].writable) {
 					ok := false
-					fixed := min(e.fixed, len(e.regions))
+					fixed := min(e.st.Fixed, len(e.st.Regions))
 					for i := 0; i < fixed; i++ {
-						g := &e.regions[i]
+						g := &e.st.Regions[i]
 						if addr >= g.lo && addr <= g.hi && 1 <= g.hi-addr && g.writable {
 							ok = true
-							e.hit = uint(i)
+							e.st.Hit = uint(i)
 							break
 						}
 					}
-					for i := len(e.regions) - 1; !ok && i >= fixed; i-- {
-						g := &e.regions[i]
+					for i := len(e.st.Regions) - 1; !ok && i >= fixed; i-- {
+						g := &e.st.Regions[i]
 						if addr >= g.lo && addr <= g.hi && 1 <= g.hi-addr && g.writable {
 							ok = true
-							e.hit = uint(i)
+							e.st.Hit = uint(i)
 						}
 					}
 					if !ok {
@@ -950,22 +950,22 @@ func (e *Env) interpret(pc int, budget int) (int, int, uint8) {
 		case opStxH:
 			addr := r[in.dst] + uint64(in.off)
 			if addr-stackLo > StackSize-2 {
-				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 2 <= e.regions[h].hi-addr && e.regions[h].writable) {
+				if h := e.st.Hit; h >= uint(len(e.st.Regions)) || !(addr >= e.st.Regions[h].lo && addr <= e.st.Regions[h].hi && 2 <= e.st.Regions[h].hi-addr && e.st.Regions[h].writable) {
 					ok := false
-					fixed := min(e.fixed, len(e.regions))
+					fixed := min(e.st.Fixed, len(e.st.Regions))
 					for i := 0; i < fixed; i++ {
-						g := &e.regions[i]
+						g := &e.st.Regions[i]
 						if addr >= g.lo && addr <= g.hi && 2 <= g.hi-addr && g.writable {
 							ok = true
-							e.hit = uint(i)
+							e.st.Hit = uint(i)
 							break
 						}
 					}
-					for i := len(e.regions) - 1; !ok && i >= fixed; i-- {
-						g := &e.regions[i]
+					for i := len(e.st.Regions) - 1; !ok && i >= fixed; i-- {
+						g := &e.st.Regions[i]
 						if addr >= g.lo && addr <= g.hi && 2 <= g.hi-addr && g.writable {
 							ok = true
-							e.hit = uint(i)
+							e.st.Hit = uint(i)
 						}
 					}
 					if !ok {
@@ -977,22 +977,22 @@ func (e *Env) interpret(pc int, budget int) (int, int, uint8) {
 		case opStxW:
 			addr := r[in.dst] + uint64(in.off)
 			if addr-stackLo > StackSize-4 {
-				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 4 <= e.regions[h].hi-addr && e.regions[h].writable) {
+				if h := e.st.Hit; h >= uint(len(e.st.Regions)) || !(addr >= e.st.Regions[h].lo && addr <= e.st.Regions[h].hi && 4 <= e.st.Regions[h].hi-addr && e.st.Regions[h].writable) {
 					ok := false
-					fixed := min(e.fixed, len(e.regions))
+					fixed := min(e.st.Fixed, len(e.st.Regions))
 					for i := 0; i < fixed; i++ {
-						g := &e.regions[i]
+						g := &e.st.Regions[i]
 						if addr >= g.lo && addr <= g.hi && 4 <= g.hi-addr && g.writable {
 							ok = true
-							e.hit = uint(i)
+							e.st.Hit = uint(i)
 							break
 						}
 					}
-					for i := len(e.regions) - 1; !ok && i >= fixed; i-- {
-						g := &e.regions[i]
+					for i := len(e.st.Regions) - 1; !ok && i >= fixed; i-- {
+						g := &e.st.Regions[i]
 						if addr >= g.lo && addr <= g.hi && 4 <= g.hi-addr && g.writable {
 							ok = true
-							e.hit = uint(i)
+							e.st.Hit = uint(i)
 						}
 					}
 					if !ok {
@@ -1004,22 +1004,22 @@ func (e *Env) interpret(pc int, budget int) (int, int, uint8) {
 		case opStxDW:
 			addr := r[in.dst] + uint64(in.off)
 			if addr-stackLo > StackSize-8 {
-				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 8 <= e.regions[h].hi-addr && e.regions[h].writable) {
+				if h := e.st.Hit; h >= uint(len(e.st.Regions)) || !(addr >= e.st.Regions[h].lo && addr <= e.st.Regions[h].hi && 8 <= e.st.Regions[h].hi-addr && e.st.Regions[h].writable) {
 					ok := false
-					fixed := min(e.fixed, len(e.regions))
+					fixed := min(e.st.Fixed, len(e.st.Regions))
 					for i := 0; i < fixed; i++ {
-						g := &e.regions[i]
+						g := &e.st.Regions[i]
 						if addr >= g.lo && addr <= g.hi && 8 <= g.hi-addr && g.writable {
 							ok = true
-							e.hit = uint(i)
+							e.st.Hit = uint(i)
 							break
 						}
 					}
-					for i := len(e.regions) - 1; !ok && i >= fixed; i-- {
-						g := &e.regions[i]
+					for i := len(e.st.Regions) - 1; !ok && i >= fixed; i-- {
+						g := &e.st.Regions[i]
 						if addr >= g.lo && addr <= g.hi && 8 <= g.hi-addr && g.writable {
 							ok = true
-							e.hit = uint(i)
+							e.st.Hit = uint(i)
 						}
 					}
 					if !ok {
@@ -1031,22 +1031,22 @@ func (e *Env) interpret(pc int, budget int) (int, int, uint8) {
 		case opAtomicAdd32:
 			addr := r[in.dst] + uint64(in.off)
 			if addr-stackLo > StackSize-4 {
-				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 4 <= e.regions[h].hi-addr && e.regions[h].writable) {
+				if h := e.st.Hit; h >= uint(len(e.st.Regions)) || !(addr >= e.st.Regions[h].lo && addr <= e.st.Regions[h].hi && 4 <= e.st.Regions[h].hi-addr && e.st.Regions[h].writable) {
 					ok := false
-					fixed := min(e.fixed, len(e.regions))
+					fixed := min(e.st.Fixed, len(e.st.Regions))
 					for i := 0; i < fixed; i++ {
-						g := &e.regions[i]
+						g := &e.st.Regions[i]
 						if addr >= g.lo && addr <= g.hi && 4 <= g.hi-addr && g.writable {
 							ok = true
-							e.hit = uint(i)
+							e.st.Hit = uint(i)
 							break
 						}
 					}
-					for i := len(e.regions) - 1; !ok && i >= fixed; i-- {
-						g := &e.regions[i]
+					for i := len(e.st.Regions) - 1; !ok && i >= fixed; i-- {
+						g := &e.st.Regions[i]
 						if addr >= g.lo && addr <= g.hi && 4 <= g.hi-addr && g.writable {
 							ok = true
-							e.hit = uint(i)
+							e.st.Hit = uint(i)
 						}
 					}
 					if !ok {
@@ -1062,22 +1062,22 @@ func (e *Env) interpret(pc int, budget int) (int, int, uint8) {
 		case opAtomicFetchAdd32:
 			addr := r[in.dst] + uint64(in.off)
 			if addr-stackLo > StackSize-4 {
-				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 4 <= e.regions[h].hi-addr && e.regions[h].writable) {
+				if h := e.st.Hit; h >= uint(len(e.st.Regions)) || !(addr >= e.st.Regions[h].lo && addr <= e.st.Regions[h].hi && 4 <= e.st.Regions[h].hi-addr && e.st.Regions[h].writable) {
 					ok := false
-					fixed := min(e.fixed, len(e.regions))
+					fixed := min(e.st.Fixed, len(e.st.Regions))
 					for i := 0; i < fixed; i++ {
-						g := &e.regions[i]
+						g := &e.st.Regions[i]
 						if addr >= g.lo && addr <= g.hi && 4 <= g.hi-addr && g.writable {
 							ok = true
-							e.hit = uint(i)
+							e.st.Hit = uint(i)
 							break
 						}
 					}
-					for i := len(e.regions) - 1; !ok && i >= fixed; i-- {
-						g := &e.regions[i]
+					for i := len(e.st.Regions) - 1; !ok && i >= fixed; i-- {
+						g := &e.st.Regions[i]
 						if addr >= g.lo && addr <= g.hi && 4 <= g.hi-addr && g.writable {
 							ok = true
-							e.hit = uint(i)
+							e.st.Hit = uint(i)
 						}
 					}
 					if !ok {
@@ -1094,22 +1094,22 @@ func (e *Env) interpret(pc int, budget int) (int, int, uint8) {
 		case opAtomicOr32:
 			addr := r[in.dst] + uint64(in.off)
 			if addr-stackLo > StackSize-4 {
-				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 4 <= e.regions[h].hi-addr && e.regions[h].writable) {
+				if h := e.st.Hit; h >= uint(len(e.st.Regions)) || !(addr >= e.st.Regions[h].lo && addr <= e.st.Regions[h].hi && 4 <= e.st.Regions[h].hi-addr && e.st.Regions[h].writable) {
 					ok := false
-					fixed := min(e.fixed, len(e.regions))
+					fixed := min(e.st.Fixed, len(e.st.Regions))
 					for i := 0; i < fixed; i++ {
-						g := &e.regions[i]
+						g := &e.st.Regions[i]
 						if addr >= g.lo && addr <= g.hi && 4 <= g.hi-addr && g.writable {
 							ok = true
-							e.hit = uint(i)
+							e.st.Hit = uint(i)
 							break
 						}
 					}
-					for i := len(e.regions) - 1; !ok && i >= fixed; i-- {
-						g := &e.regions[i]
+					for i := len(e.st.Regions) - 1; !ok && i >= fixed; i-- {
+						g := &e.st.Regions[i]
 						if addr >= g.lo && addr <= g.hi && 4 <= g.hi-addr && g.writable {
 							ok = true
-							e.hit = uint(i)
+							e.st.Hit = uint(i)
 						}
 					}
 					if !ok {
@@ -1125,22 +1125,22 @@ func (e *Env) interpret(pc int, budget int) (int, int, uint8) {
 		case opAtomicFetchOr32:
 			addr := r[in.dst] + uint64(in.off)
 			if addr-stackLo > StackSize-4 {
-				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 4 <= e.regions[h].hi-addr && e.regions[h].writable) {
+				if h := e.st.Hit; h >= uint(len(e.st.Regions)) || !(addr >= e.st.Regions[h].lo && addr <= e.st.Regions[h].hi && 4 <= e.st.Regions[h].hi-addr && e.st.Regions[h].writable) {
 					ok := false
-					fixed := min(e.fixed, len(e.regions))
+					fixed := min(e.st.Fixed, len(e.st.Regions))
 					for i := 0; i < fixed; i++ {
-						g := &e.regions[i]
+						g := &e.st.Regions[i]
 						if addr >= g.lo && addr <= g.hi && 4 <= g.hi-addr && g.writable {
 							ok = true
-							e.hit = uint(i)
+							e.st.Hit = uint(i)
 							break
 						}
 					}
-					for i := len(e.regions) - 1; !ok && i >= fixed; i-- {
-						g := &e.regions[i]
+					for i := len(e.st.Regions) - 1; !ok && i >= fixed; i-- {
+						g := &e.st.Regions[i]
 						if addr >= g.lo && addr <= g.hi && 4 <= g.hi-addr && g.writable {
 							ok = true
-							e.hit = uint(i)
+							e.st.Hit = uint(i)
 						}
 					}
 					if !ok {
@@ -1156,22 +1156,22 @@ func (e *Env) interpret(pc int, budget int) (int, int, uint8) {
 		case opAtomicAnd32:
 			addr := r[in.dst] + uint64(in.off)
 			if addr-stackLo > StackSize-4 {
-				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 4 <= e.regions[h].hi-addr && e.regions[h].writable) {
+				if h := e.st.Hit; h >= uint(len(e.st.Regions)) || !(addr >= e.st.Regions[h].lo && addr <= e.st.Regions[h].hi && 4 <= e.st.Regions[h].hi-addr && e.st.Regions[h].writable) {
 					ok := false
-					fixed := min(e.fixed, len(e.regions))
+					fixed := min(e.st.Fixed, len(e.st.Regions))
 					for i := 0; i < fixed; i++ {
-						g := &e.regions[i]
+						g := &e.st.Regions[i]
 						if addr >= g.lo && addr <= g.hi && 4 <= g.hi-addr && g.writable {
 							ok = true
-							e.hit = uint(i)
+							e.st.Hit = uint(i)
 							break
 						}
 					}
-					for i := len(e.regions) - 1; !ok && i >= fixed; i-- {
-						g := &e.regions[i]
+					for i := len(e.st.Regions) - 1; !ok && i >= fixed; i-- {
+						g := &e.st.Regions[i]
 						if addr >= g.lo && addr <= g.hi && 4 <= g.hi-addr && g.writable {
 							ok = true
-							e.hit = uint(i)
+							e.st.Hit = uint(i)
 						}
 					}
 					if !ok {
@@ -1187,22 +1187,22 @@ func (e *Env) interpret(pc int, budget int) (int, int, uint8) {
 		case opAtomicFetchAnd32:
 			addr := r[in.dst] + uint64(in.off)
 			if addr-stackLo > StackSize-4 {
-				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 4 <= e.regions[h].hi-addr && e.regions[h].writable) {
+				if h := e.st.Hit; h >= uint(len(e.st.Regions)) || !(addr >= e.st.Regions[h].lo && addr <= e.st.Regions[h].hi && 4 <= e.st.Regions[h].hi-addr && e.st.Regions[h].writable) {
 					ok := false
-					fixed := min(e.fixed, len(e.regions))
+					fixed := min(e.st.Fixed, len(e.st.Regions))
 					for i := 0; i < fixed; i++ {
-						g := &e.regions[i]
+						g := &e.st.Regions[i]
 						if addr >= g.lo && addr <= g.hi && 4 <= g.hi-addr && g.writable {
 							ok = true
-							e.hit = uint(i)
+							e.st.Hit = uint(i)
 							break
 						}
 					}
-					for i := len(e.regions) - 1; !ok && i >= fixed; i-- {
-						g := &e.regions[i]
+					for i := len(e.st.Regions) - 1; !ok && i >= fixed; i-- {
+						g := &e.st.Regions[i]
 						if addr >= g.lo && addr <= g.hi && 4 <= g.hi-addr && g.writable {
 							ok = true
-							e.hit = uint(i)
+							e.st.Hit = uint(i)
 						}
 					}
 					if !ok {
@@ -1218,22 +1218,22 @@ func (e *Env) interpret(pc int, budget int) (int, int, uint8) {
 		case opAtomicXor32:
 			addr := r[in.dst] + uint64(in.off)
 			if addr-stackLo > StackSize-4 {
-				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 4 <= e.regions[h].hi-addr && e.regions[h].writable) {
+				if h := e.st.Hit; h >= uint(len(e.st.Regions)) || !(addr >= e.st.Regions[h].lo && addr <= e.st.Regions[h].hi && 4 <= e.st.Regions[h].hi-addr && e.st.Regions[h].writable) {
 					ok := false
-					fixed := min(e.fixed, len(e.regions))
+					fixed := min(e.st.Fixed, len(e.st.Regions))
 					for i := 0; i < fixed; i++ {
-						g := &e.regions[i]
+						g := &e.st.Regions[i]
 						if addr >= g.lo && addr <= g.hi && 4 <= g.hi-addr && g.writable {
 							ok = true
-							e.hit = uint(i)
+							e.st.Hit = uint(i)
 							break
 						}
 					}
-					for i := len(e.regions) - 1; !ok && i >= fixed; i-- {
-						g := &e.regions[i]
+					for i := len(e.st.Regions) - 1; !ok && i >= fixed; i-- {
+						g := &e.st.Regions[i]
 						if addr >= g.lo && addr <= g.hi && 4 <= g.hi-addr && g.writable {
 							ok = true
-							e.hit = uint(i)
+							e.st.Hit = uint(i)
 						}
 					}
 					if !ok {
@@ -1255,22 +1255,22 @@ func (e *Env) interpret(pc int, budget int) (int, int, uint8) {
 		case opAtomicFetchXor32:
 			addr := r[in.dst] + uint64(in.off)
 			if addr-stackLo > StackSize-4 {
-				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 4 <= e.regions[h].hi-addr && e.regions[h].writable) {
+				if h := e.st.Hit; h >= uint(len(e.st.Regions)) || !(addr >= e.st.Regions[h].lo && addr <= e.st.Regions[h].hi && 4 <= e.st.Regions[h].hi-addr && e.st.Regions[h].writable) {
 					ok := false
-					fixed := min(e.fixed, len(e.regions))
+					fixed := min(e.st.Fixed, len(e.st.Regions))
 					for i := 0; i < fixed; i++ {
-						g := &e.regions[i]
+						g := &e.st.Regions[i]
 						if addr >= g.lo && addr <= g.hi && 4 <= g.hi-addr && g.writable {
 							ok = true
-							e.hit = uint(i)
+							e.st.Hit = uint(i)
 							break
 						}
 					}
-					for i := len(e.regions) - 1; !ok && i >= fixed; i-- {
-						g := &e.regions[i]
+					for i := len(e.st.Regions) - 1; !ok && i >= fixed; i-- {
+						g := &e.st.Regions[i]
 						if addr >= g.lo && addr <= g.hi && 4 <= g.hi-addr && g.writable {
 							ok = true
-							e.hit = uint(i)
+							e.st.Hit = uint(i)
 						}
 					}
 					if !ok {
@@ -1293,22 +1293,22 @@ func (e *Env) interpret(pc int, budget int) (int, int, uint8) {
 		case opAtomicXchg32:
 			addr := r[in.dst] + uint64(in.off)
 			if addr-stackLo > StackSize-4 {
-				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 4 <= e.regions[h].hi-addr && e.regions[h].writable) {
+				if h := e.st.Hit; h >= uint(len(e.st.Regions)) || !(addr >= e.st.Regions[h].lo && addr <= e.st.Regions[h].hi && 4 <= e.st.Regions[h].hi-addr && e.st.Regions[h].writable) {
 					ok := false
-					fixed := min(e.fixed, len(e.regions))
+					fixed := min(e.st.Fixed, len(e.st.Regions))
 					for i := 0; i < fixed; i++ {
-						g := &e.regions[i]
+						g := &e.st.Regions[i]
 						if addr >= g.lo && addr <= g.hi && 4 <= g.hi-addr && g.writable {
 							ok = true
-							e.hit = uint(i)
+							e.st.Hit = uint(i)
 							break
 						}
 					}
-					for i := len(e.regions) - 1; !ok && i >= fixed; i-- {
-						g := &e.regions[i]
+					for i := len(e.st.Regions) - 1; !ok && i >= fixed; i-- {
+						g := &e.st.Regions[i]
 						if addr >= g.lo && addr <= g.hi && 4 <= g.hi-addr && g.writable {
 							ok = true
-							e.hit = uint(i)
+							e.st.Hit = uint(i)
 						}
 					}
 					if !ok {
@@ -1324,22 +1324,22 @@ func (e *Env) interpret(pc int, budget int) (int, int, uint8) {
 		case opAtomicCmpxchg32:
 			addr := r[in.dst] + uint64(in.off)
 			if addr-stackLo > StackSize-4 {
-				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 4 <= e.regions[h].hi-addr && e.regions[h].writable) {
+				if h := e.st.Hit; h >= uint(len(e.st.Regions)) || !(addr >= e.st.Regions[h].lo && addr <= e.st.Regions[h].hi && 4 <= e.st.Regions[h].hi-addr && e.st.Regions[h].writable) {
 					ok := false
-					fixed := min(e.fixed, len(e.regions))
+					fixed := min(e.st.Fixed, len(e.st.Regions))
 					for i := 0; i < fixed; i++ {
-						g := &e.regions[i]
+						g := &e.st.Regions[i]
 						if addr >= g.lo && addr <= g.hi && 4 <= g.hi-addr && g.writable {
 							ok = true
-							e.hit = uint(i)
+							e.st.Hit = uint(i)
 							break
 						}
 					}
-					for i := len(e.regions) - 1; !ok && i >= fixed; i-- {
-						g := &e.regions[i]
+					for i := len(e.st.Regions) - 1; !ok && i >= fixed; i-- {
+						g := &e.st.Regions[i]
 						if addr >= g.lo && addr <= g.hi && 4 <= g.hi-addr && g.writable {
 							ok = true
-							e.hit = uint(i)
+							e.st.Hit = uint(i)
 						}
 					}
 					if !ok {
@@ -1362,22 +1362,22 @@ func (e *Env) interpret(pc int, budget int) (int, int, uint8) {
 		case opAtomicAdd64:
 			addr := r[in.dst] + uint64(in.off)
 			if addr-stackLo > StackSize-8 {
-				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 8 <= e.regions[h].hi-addr && e.regions[h].writable) {
+				if h := e.st.Hit; h >= uint(len(e.st.Regions)) || !(addr >= e.st.Regions[h].lo && addr <= e.st.Regions[h].hi && 8 <= e.st.Regions[h].hi-addr && e.st.Regions[h].writable) {
 					ok := false
-					fixed := min(e.fixed, len(e.regions))
+					fixed := min(e.st.Fixed, len(e.st.Regions))
 					for i := 0; i < fixed; i++ {
-						g := &e.regions[i]
+						g := &e.st.Regions[i]
 						if addr >= g.lo && addr <= g.hi && 8 <= g.hi-addr && g.writable {
 							ok = true
-							e.hit = uint(i)
+							e.st.Hit = uint(i)
 							break
 						}
 					}
-					for i := len(e.regions) - 1; !ok && i >= fixed; i-- {
-						g := &e.regions[i]
+					for i := len(e.st.Regions) - 1; !ok && i >= fixed; i-- {
+						g := &e.st.Regions[i]
 						if addr >= g.lo && addr <= g.hi && 8 <= g.hi-addr && g.writable {
 							ok = true
-							e.hit = uint(i)
+							e.st.Hit = uint(i)
 						}
 					}
 					if !ok {
@@ -1393,22 +1393,22 @@ func (e *Env) interpret(pc int, budget int) (int, int, uint8) {
 		case opAtomicFetchAdd64:
 			addr := r[in.dst] + uint64(in.off)
 			if addr-stackLo > StackSize-8 {
-				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 8 <= e.regions[h].hi-addr && e.regions[h].writable) {
+				if h := e.st.Hit; h >= uint(len(e.st.Regions)) || !(addr >= e.st.Regions[h].lo && addr <= e.st.Regions[h].hi && 8 <= e.st.Regions[h].hi-addr && e.st.Regions[h].writable) {
 					ok := false
-					fixed := min(e.fixed, len(e.regions))
+					fixed := min(e.st.Fixed, len(e.st.Regions))
 					for i := 0; i < fixed; i++ {
-						g := &e.regions[i]
+						g := &e.st.Regions[i]
 						if addr >= g.lo && addr <= g.hi && 8 <= g.hi-addr && g.writable {
 							ok = true
-							e.hit = uint(i)
+							e.st.Hit = uint(i)
 							break
 						}
 					}
-					for i := len(e.regions) - 1; !ok && i >= fixed; i-- {
-						g := &e.regions[i]
+					for i := len(e.st.Regions) - 1; !ok && i >= fixed; i-- {
+						g := &e.st.Regions[i]
 						if addr >= g.lo && addr <= g.hi && 8 <= g.hi-addr && g.writable {
 							ok = true
-							e.hit = uint(i)
+							e.st.Hit = uint(i)
 						}
 					}
 					if !ok {
@@ -1425,22 +1425,22 @@ func (e *Env) interpret(pc int, budget int) (int, int, uint8) {
 		case opAtomicOr64:
 			addr := r[in.dst] + uint64(in.off)
 			if addr-stackLo > StackSize-8 {
-				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 8 <= e.regions[h].hi-addr && e.regions[h].writable) {
+				if h := e.st.Hit; h >= uint(len(e.st.Regions)) || !(addr >= e.st.Regions[h].lo && addr <= e.st.Regions[h].hi && 8 <= e.st.Regions[h].hi-addr && e.st.Regions[h].writable) {
 					ok := false
-					fixed := min(e.fixed, len(e.regions))
+					fixed := min(e.st.Fixed, len(e.st.Regions))
 					for i := 0; i < fixed; i++ {
-						g := &e.regions[i]
+						g := &e.st.Regions[i]
 						if addr >= g.lo && addr <= g.hi && 8 <= g.hi-addr && g.writable {
 							ok = true
-							e.hit = uint(i)
+							e.st.Hit = uint(i)
 							break
 						}
 					}
-					for i := len(e.regions) - 1; !ok && i >= fixed; i-- {
-						g := &e.regions[i]
+					for i := len(e.st.Regions) - 1; !ok && i >= fixed; i-- {
+						g := &e.st.Regions[i]
 						if addr >= g.lo && addr <= g.hi && 8 <= g.hi-addr && g.writable {
 							ok = true
-							e.hit = uint(i)
+							e.st.Hit = uint(i)
 						}
 					}
 					if !ok {
@@ -1456,22 +1456,22 @@ func (e *Env) interpret(pc int, budget int) (int, int, uint8) {
 		case opAtomicFetchOr64:
 			addr := r[in.dst] + uint64(in.off)
 			if addr-stackLo > StackSize-8 {
-				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 8 <= e.regions[h].hi-addr && e.regions[h].writable) {
+				if h := e.st.Hit; h >= uint(len(e.st.Regions)) || !(addr >= e.st.Regions[h].lo && addr <= e.st.Regions[h].hi && 8 <= e.st.Regions[h].hi-addr && e.st.Regions[h].writable) {
 					ok := false
-					fixed := min(e.fixed, len(e.regions))
+					fixed := min(e.st.Fixed, len(e.st.Regions))
 					for i := 0; i < fixed; i++ {
-						g := &e.regions[i]
+						g := &e.st.Regions[i]
 						if addr >= g.lo && addr <= g.hi && 8 <= g.hi-addr && g.writable {
 							ok = true
-							e.hit = uint(i)
+							e.st.Hit = uint(i)
 							break
 						}
 					}
-					for i := len(e.regions) - 1; !ok && i >= fixed; i-- {
-						g := &e.regions[i]
+					for i := len(e.st.Regions) - 1; !ok && i >= fixed; i-- {
+						g := &e.st.Regions[i]
 						if addr >= g.lo && addr <= g.hi && 8 <= g.hi-addr && g.writable {
 							ok = true
-							e.hit = uint(i)
+							e.st.Hit = uint(i)
 						}
 					}
 					if !ok {
@@ -1487,22 +1487,22 @@ func (e *Env) interpret(pc int, budget int) (int, int, uint8) {
 		case opAtomicAnd64:
 			addr := r[in.dst] + uint64(in.off)
 			if addr-stackLo > StackSize-8 {
-				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 8 <= e.regions[h].hi-addr && e.regions[h].writable) {
+				if h := e.st.Hit; h >= uint(len(e.st.Regions)) || !(addr >= e.st.Regions[h].lo && addr <= e.st.Regions[h].hi && 8 <= e.st.Regions[h].hi-addr && e.st.Regions[h].writable) {
 					ok := false
-					fixed := min(e.fixed, len(e.regions))
+					fixed := min(e.st.Fixed, len(e.st.Regions))
 					for i := 0; i < fixed; i++ {
-						g := &e.regions[i]
+						g := &e.st.Regions[i]
 						if addr >= g.lo && addr <= g.hi && 8 <= g.hi-addr && g.writable {
 							ok = true
-							e.hit = uint(i)
+							e.st.Hit = uint(i)
 							break
 						}
 					}
-					for i := len(e.regions) - 1; !ok && i >= fixed; i-- {
-						g := &e.regions[i]
+					for i := len(e.st.Regions) - 1; !ok && i >= fixed; i-- {
+						g := &e.st.Regions[i]
 						if addr >= g.lo && addr <= g.hi && 8 <= g.hi-addr && g.writable {
 							ok = true
-							e.hit = uint(i)
+							e.st.Hit = uint(i)
 						}
 					}
 					if !ok {
@@ -1518,22 +1518,22 @@ func (e *Env) interpret(pc int, budget int) (int, int, uint8) {
 		case opAtomicFetchAnd64:
 			addr := r[in.dst] + uint64(in.off)
 			if addr-stackLo > StackSize-8 {
-				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 8 <= e.regions[h].hi-addr && e.regions[h].writable) {
+				if h := e.st.Hit; h >= uint(len(e.st.Regions)) || !(addr >= e.st.Regions[h].lo && addr <= e.st.Regions[h].hi && 8 <= e.st.Regions[h].hi-addr && e.st.Regions[h].writable) {
 					ok := false
-					fixed := min(e.fixed, len(e.regions))
+					fixed := min(e.st.Fixed, len(e.st.Regions))
 					for i := 0; i < fixed; i++ {
-						g := &e.regions[i]
+						g := &e.st.Regions[i]
 						if addr >= g.lo && addr <= g.hi && 8 <= g.hi-addr && g.writable {
 							ok = true
-							e.hit = uint(i)
+							e.st.Hit = uint(i)
 							break
 						}
 					}
-					for i := len(e.regions) - 1; !ok && i >= fixed; i-- {
-						g := &e.regions[i]
+					for i := len(e.st.Regions) - 1; !ok && i >= fixed; i-- {
+						g := &e.st.Regions[i]
 						if addr >= g.lo && addr <= g.hi && 8 <= g.hi-addr && g.writable {
 							ok = true
-							e.hit = uint(i)
+							e.st.Hit = uint(i)
 						}
 					}
 					if !ok {
@@ -1549,22 +1549,22 @@ func (e *Env) interpret(pc int, budget int) (int, int, uint8) {
 		case opAtomicXor64:
 			addr := r[in.dst] + uint64(in.off)
 			if addr-stackLo > StackSize-8 {
-				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 8 <= e.regions[h].hi-addr && e.regions[h].writable) {
+				if h := e.st.Hit; h >= uint(len(e.st.Regions)) || !(addr >= e.st.Regions[h].lo && addr <= e.st.Regions[h].hi && 8 <= e.st.Regions[h].hi-addr && e.st.Regions[h].writable) {
 					ok := false
-					fixed := min(e.fixed, len(e.regions))
+					fixed := min(e.st.Fixed, len(e.st.Regions))
 					for i := 0; i < fixed; i++ {
-						g := &e.regions[i]
+						g := &e.st.Regions[i]
 						if addr >= g.lo && addr <= g.hi && 8 <= g.hi-addr && g.writable {
 							ok = true
-							e.hit = uint(i)
+							e.st.Hit = uint(i)
 							break
 						}
 					}
-					for i := len(e.regions) - 1; !ok && i >= fixed; i-- {
-						g := &e.regions[i]
+					for i := len(e.st.Regions) - 1; !ok && i >= fixed; i-- {
+						g := &e.st.Regions[i]
 						if addr >= g.lo && addr <= g.hi && 8 <= g.hi-addr && g.writable {
 							ok = true
-							e.hit = uint(i)
+							e.st.Hit = uint(i)
 						}
 					}
 					if !ok {
@@ -1586,22 +1586,22 @@ func (e *Env) interpret(pc int, budget int) (int, int, uint8) {
 		case opAtomicFetchXor64:
 			addr := r[in.dst] + uint64(in.off)
 			if addr-stackLo > StackSize-8 {
-				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 8 <= e.regions[h].hi-addr && e.regions[h].writable) {
+				if h := e.st.Hit; h >= uint(len(e.st.Regions)) || !(addr >= e.st.Regions[h].lo && addr <= e.st.Regions[h].hi && 8 <= e.st.Regions[h].hi-addr && e.st.Regions[h].writable) {
 					ok := false
-					fixed := min(e.fixed, len(e.regions))
+					fixed := min(e.st.Fixed, len(e.st.Regions))
 					for i := 0; i < fixed; i++ {
-						g := &e.regions[i]
+						g := &e.st.Regions[i]
 						if addr >= g.lo && addr <= g.hi && 8 <= g.hi-addr && g.writable {
 							ok = true
-							e.hit = uint(i)
+							e.st.Hit = uint(i)
 							break
 						}
 					}
-					for i := len(e.regions) - 1; !ok && i >= fixed; i-- {
-						g := &e.regions[i]
+					for i := len(e.st.Regions) - 1; !ok && i >= fixed; i-- {
+						g := &e.st.Regions[i]
 						if addr >= g.lo && addr <= g.hi && 8 <= g.hi-addr && g.writable {
 							ok = true
-							e.hit = uint(i)
+							e.st.Hit = uint(i)
 						}
 					}
 					if !ok {
@@ -1624,22 +1624,22 @@ func (e *Env) interpret(pc int, budget int) (int, int, uint8) {
 		case opAtomicXchg64:
 			addr := r[in.dst] + uint64(in.off)
 			if addr-stackLo > StackSize-8 {
-				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 8 <= e.regions[h].hi-addr && e.regions[h].writable) {
+				if h := e.st.Hit; h >= uint(len(e.st.Regions)) || !(addr >= e.st.Regions[h].lo && addr <= e.st.Regions[h].hi && 8 <= e.st.Regions[h].hi-addr && e.st.Regions[h].writable) {
 					ok := false
-					fixed := min(e.fixed, len(e.regions))
+					fixed := min(e.st.Fixed, len(e.st.Regions))
 					for i := 0; i < fixed; i++ {
-						g := &e.regions[i]
+						g := &e.st.Regions[i]
 						if addr >= g.lo && addr <= g.hi && 8 <= g.hi-addr && g.writable {
 							ok = true
-							e.hit = uint(i)
+							e.st.Hit = uint(i)
 							break
 						}
 					}
-					for i := len(e.regions) - 1; !ok && i >= fixed; i-- {
-						g := &e.regions[i]
+					for i := len(e.st.Regions) - 1; !ok && i >= fixed; i-- {
+						g := &e.st.Regions[i]
 						if addr >= g.lo && addr <= g.hi && 8 <= g.hi-addr && g.writable {
 							ok = true
-							e.hit = uint(i)
+							e.st.Hit = uint(i)
 						}
 					}
 					if !ok {
@@ -1655,22 +1655,22 @@ func (e *Env) interpret(pc int, budget int) (int, int, uint8) {
 		case opAtomicCmpxchg64:
 			addr := r[in.dst] + uint64(in.off)
 			if addr-stackLo > StackSize-8 {
-				if h := e.hit; h >= uint(len(e.regions)) || !(addr >= e.regions[h].lo && addr <= e.regions[h].hi && 8 <= e.regions[h].hi-addr && e.regions[h].writable) {
+				if h := e.st.Hit; h >= uint(len(e.st.Regions)) || !(addr >= e.st.Regions[h].lo && addr <= e.st.Regions[h].hi && 8 <= e.st.Regions[h].hi-addr && e.st.Regions[h].writable) {
 					ok := false
-					fixed := min(e.fixed, len(e.regions))
+					fixed := min(e.st.Fixed, len(e.st.Regions))
 					for i := 0; i < fixed; i++ {
-						g := &e.regions[i]
+						g := &e.st.Regions[i]
 						if addr >= g.lo && addr <= g.hi && 8 <= g.hi-addr && g.writable {
 							ok = true
-							e.hit = uint(i)
+							e.st.Hit = uint(i)
 							break
 						}
 					}
-					for i := len(e.regions) - 1; !ok && i >= fixed; i-- {
-						g := &e.regions[i]
+					for i := len(e.st.Regions) - 1; !ok && i >= fixed; i-- {
+						g := &e.st.Regions[i]
 						if addr >= g.lo && addr <= g.hi && 8 <= g.hi-addr && g.writable {
 							ok = true
-							e.hit = uint(i)
+							e.st.Hit = uint(i)
 						}
 					}
 					if !ok {
@@ -1710,22 +1710,22 @@ func (e *Env) interpret(pc int, budget int) (int, int, uint8) {
 			}
 			// An unreadable key is the helper's to report.
 			if k-stackLo > StackSize-4 {
-				if h := e.hit; h >= uint(len(e.regions)) || !(k >= e.regions[h].lo && k <= e.regions[h].hi && 4 <= e.regions[h].hi-k) {
+				if h := e.st.Hit; h >= uint(len(e.st.Regions)) || !(k >= e.st.Regions[h].lo && k <= e.st.Regions[h].hi && 4 <= e.st.Regions[h].hi-k) {
 					ok := false
-					fixed := min(e.fixed, len(e.regions))
+					fixed := min(e.st.Fixed, len(e.st.Regions))
 					for i := 0; i < fixed; i++ {
-						g := &e.regions[i]
+						g := &e.st.Regions[i]
 						if k >= g.lo && k <= g.hi && 4 <= g.hi-k {
 							ok = true
-							e.hit = uint(i)
+							e.st.Hit = uint(i)
 							break
 						}
 					}
-					for i := len(e.regions) - 1; !ok && i >= fixed; i-- {
-						g := &e.regions[i]
+					for i := len(e.st.Regions) - 1; !ok && i >= fixed; i-- {
+						g := &e.st.Regions[i]
 						if k >= g.lo && k <= g.hi && 4 <= g.hi-k {
 							ok = true
-							e.hit = uint(i)
+							e.st.Hit = uint(i)
 						}
 					}
 					if !ok {

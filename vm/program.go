@@ -10,6 +10,7 @@ import (
 	ciliumasm "github.com/cilium/ebpf/asm"
 
 	"github.com/uebpf/uebpf/asm"
+	"github.com/uebpf/uebpf/internal/engine"
 	"github.com/uebpf/uebpf/maps"
 )
 
@@ -146,9 +147,9 @@ func (p *Program) Budget() uint64 { return p.budget }
 // Timeout returns the program's time limit per run (negative: none).
 func (p *Program) Timeout() time.Duration { return p.timeout }
 
-// MapPointer returns the value a program sees in a register loaded with a
+// mapPointer returns the value a program sees in a register loaded with a
 // reference to Maps()[i]: the address of that entry of the map table.
-func (p *Program) MapPointer(i int) uint64 {
+func (p *Program) mapPointer(i int) uint64 {
 	return uint64(uintptr(unsafe.Pointer(&p.maps[i])))
 }
 
@@ -193,7 +194,7 @@ type arrayMap struct {
 
 // hashMap is what engine-side hash lookups and updates need of a hash map.
 type hashMap struct {
-	direct    maps.DirectHash
+	h         unsafe.Pointer // the map's handle (engine.HashOf)
 	keySize   uint64
 	valueSize uint64
 	writable  bool // values are writable by programs (not BPF_F_RDONLY_PROG)
@@ -207,8 +208,8 @@ func (p *Program) findArrays() {
 	p.hashes = make([]hashMap, len(p.maps))
 	for i, m := range p.maps {
 		if mm, ok := m.(maps.Map); ok {
-			if d, ok := maps.DirectHashOf(mm); ok {
-				p.hashes[i] = hashMap{direct: d, keySize: uint64(mm.KeySize()),
+			if h := engine.HashOf(mm); h != nil {
+				p.hashes[i] = hashMap{h: h, keySize: uint64(mm.KeySize()),
 					valueSize: uint64(mm.ValueSize()), writable: !mm.ReadOnlyProg()}
 				continue
 			}

@@ -12,7 +12,7 @@ import "unsafe"
 // A removed region is emptied in place (lo = hi = 0 allows no access of
 // one byte or more), so the indices the engines hold stay meaningful: the
 // interpreter's last-hit index, the regions a run started with
-// (e.regions[:e.fixed]) and the length Exec and EndRun truncate the list
+// (st.Regions[:st.Fixed]) and the length Exec and endRun truncate the list
 // to after the run. Emptied regions at the end of the list of those the
 // run added are dropped, so that a program that reserves and submits in a
 // loop keeps a short list. Engines read the list again after every helper
@@ -24,8 +24,8 @@ func (e *Env) RemoveRegion(p unsafe.Pointer, size uintptr) int {
 		return 0
 	}
 	n := 0
-	for i := range e.regions {
-		r := &e.regions[i]
+	for i := range e.st.Regions {
+		r := &e.st.Regions[i]
 		if r.lo < hi && lo < r.hi {
 			*r = region{}
 			n++
@@ -35,12 +35,12 @@ func (e *Env) RemoveRegion(p unsafe.Pointer, size uintptr) int {
 		return 0
 	}
 	// Only regions past those the run started with may go: Exec
-	// truncates to a length at most e.fixed after the run.
-	end := len(e.regions)
-	for end > e.fixed && e.regions[end-1] == (region{}) {
+	// truncates to a length at most st.Fixed after the run.
+	end := len(e.st.Regions)
+	for end > e.st.Fixed && e.st.Regions[end-1] == (region{}) {
 		end--
 	}
-	e.regions = e.regions[:end]
-	e.hit = 0
+	e.st.Regions = e.st.Regions[:end]
+	e.st.Hit = 0
 	return n
 }

@@ -73,12 +73,12 @@ func (e *Env) SetTimeout(d time.Duration) { e.timeout = d }
 // iteration of bpf_loop. It reports false, and the run ends with
 // ErrBudgetExceeded when the helper returns, if the budget cannot pay.
 func (e *Env) Charge(n uint64) bool {
-	if n > e.budgetLeft {
-		e.budgetLeft = 0
-		e.status |= statusOverdrawn
+	if n > e.st.BudgetLeft {
+		e.st.BudgetLeft = 0
+		e.st.Status |= statusOverdrawn
 		return false
 	}
-	e.budgetLeft -= n
+	e.st.BudgetLeft -= n
 	return true
 }
 

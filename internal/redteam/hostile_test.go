@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/uebpf/uebpf/internal/engine"
 	"github.com/uebpf/uebpf/jit"
 	"github.com/uebpf/uebpf/maps"
 	"github.com/uebpf/uebpf/vm"
@@ -139,8 +140,8 @@ func args(a ...string) []string { return a }
 // (or not for the map kind it needs).
 var forgedMaps = []string{
 	"0", "1", "r10-8", "ctx", "val", "rec", "mapv1",
-	"map0+1", "map0+4", "map5+" + strconv.Itoa(int(vm.MapEntrySize)), "map0-" + strconv.Itoa(int(vm.MapEntrySize)),
-	"map5+" + strconv.Itoa(int(100*vm.MapEntrySize)),
+	"map0+1", "map0+4", "map5+" + strconv.Itoa(int(engine.MapEntrySize)), "map0-" + strconv.Itoa(int(engine.MapEntrySize)),
+	"map5+" + strconv.Itoa(int(100*engine.MapEntrySize)),
 	"0xffffffffffffffff", "0xffff800000000000", "0x7ffffffff000", "0xc000000000",
 	"map0", "map1", "map2", "map3", "map4", "map5", // the right one for some helpers, the wrong kind for the others
 }

@@ -15,6 +15,9 @@
 package backend
 
 import (
+	"unsafe"
+
+	"github.com/uebpf/uebpf/internal/engine"
 	"github.com/uebpf/uebpf/jit/internal/frontend"
 	"github.com/uebpf/uebpf/vm"
 )
@@ -94,3 +97,7 @@ type Code struct {
 	// and Analysis must not be used afterwards.
 	Release func()
 }
+
+// Constant returns the value that the lddw at slot i of p loads, map
+// references resolved.
+func Constant(p *vm.Program, i int) uint64 { return engine.Constant(unsafe.Pointer(p), i) }

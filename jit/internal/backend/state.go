@@ -1,13 +1,13 @@
 package backend
 
-import "github.com/uebpf/uebpf/vm"
+import "github.com/uebpf/uebpf/internal/engine"
 
 // The run state is the block that generated code and Go share during one
 // run (package jit's runState, which asserts these offsets): generated
 // code addresses it through a register and the offsets below. It lives in
-// the Env's engine space (vm.Env.EngineState); the Env fields generated
-// code reads (arguments, stack, regions, packet) are at vm.Engine*Offset
-// from it.
+// the Env's engine scratch space (engine.Env.Scratch); the Env fields
+// generated code reads (arguments, stack, regions, packet) are at
+// engine.*Offset from it.
 const (
 	OffRegs       int32 = 0   // [11]uint64: r0..r10 while Go has control
 	OffBudget     int32 = 88  // int64: instructions left
@@ -28,12 +28,12 @@ const (
 
 // Offsets from the state of the Env fields generated code reads.
 const (
-	OffArgs     = vm.EngineArgsOffset
-	OffStackLo  = vm.EngineStackLoOffset
-	OffRegions  = vm.EngineRegionsOffset
-	OffNRegions = vm.EngineRegionsLenOffset
-	OffPktPtr   = vm.EnginePacketOffset
-	OffPktLen   = vm.EnginePacketLenOffset
+	OffArgs     = engine.ArgsOffset
+	OffStackLo  = engine.StackLoOffset
+	OffRegions  = engine.RegionsOffset
+	OffNRegions = engine.RegionsLenOffset
+	OffPktPtr   = engine.PacketOffset
+	OffPktLen   = engine.PacketLenOffset
 )
 
 // PCInExitPC in the upper bits of a reason means the pc is in the state's

@@ -219,7 +219,7 @@ const header = `// interpret is the interpreter's dispatch loop. It runs e.prog 
 // registers instead of spilling it on every instruction.
 func (e *Env) interpret(pc int, budget int) (int, int, uint8) {
 	r := &e.regs
-	stackLo := e.stackLo
+	stackLo := e.st.StackLo
 	code := unsafe.Pointer(unsafe.SliceData(e.prog.code))
 	start := pc // where the current straight-line stretch began
 	for {
@@ -293,7 +293,7 @@ func memCheck(size int, write bool) string {
 func regionCheck(addr string, size int, write bool, onFail string) string {
 	perm, hitPerm := "", ""
 	if write {
-		perm, hitPerm = " && g.writable", " && e.regions[h].writable"
+		perm, hitPerm = " && g.writable", " && e.st.Regions[h].writable"
 	}
 	// The region that satisfied the last check is tried first (programs
 	// walk one buffer at a time), then the regions the run started with
@@ -301,22 +301,22 @@ func regionCheck(addr string, size int, write bool, onFail string) string {
 	// those helpers added, newest first (a lookup's value is read right
 	// after the lookup).
 	return fmt.Sprintf(`if %[4]s-stackLo > StackSize-%[1]d {
-if h := e.hit; h >= uint(len(e.regions)) || !(%[4]s >= e.regions[h].lo && %[4]s <= e.regions[h].hi && %[1]d <= e.regions[h].hi-%[4]s%[3]s) {
+if h := e.st.Hit; h >= uint(len(e.st.Regions)) || !(%[4]s >= e.st.Regions[h].lo && %[4]s <= e.st.Regions[h].hi && %[1]d <= e.st.Regions[h].hi-%[4]s%[3]s) {
 	ok := false
-	fixed := min(e.fixed, len(e.regions))
+	fixed := min(e.st.Fixed, len(e.st.Regions))
 	for i := 0; i < fixed; i++ {
-		g := &e.regions[i]
+		g := &e.st.Regions[i]
 		if %[4]s >= g.lo && %[4]s <= g.hi && %[1]d <= g.hi-%[4]s%[2]s {
 			ok = true
-			e.hit = uint(i)
+			e.st.Hit = uint(i)
 			break
 		}
 	}
-	for i := len(e.regions) - 1; !ok && i >= fixed; i-- {
-		g := &e.regions[i]
+	for i := len(e.st.Regions) - 1; !ok && i >= fixed; i-- {
+		g := &e.st.Regions[i]
 		if %[4]s >= g.lo && %[4]s <= g.hi && %[1]d <= g.hi-%[4]s%[2]s {
 			ok = true
-			e.hit = uint(i)
+			e.st.Hit = uint(i)
 		}
 	}
 	if !ok {

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/uebpf/uebpf/asm"
+	"github.com/uebpf/uebpf/internal/engine"
 	"github.com/uebpf/uebpf/jit/internal/backend"
 	"github.com/uebpf/uebpf/jit/internal/frontend"
 	"github.com/uebpf/uebpf/jit/internal/x86"
@@ -53,7 +54,7 @@ type compiler struct {
 	// arrays to answer such calls with (see compile_lookup.go).
 	inlineLookups bool
 	tableBase     uint64            // address of the program's map table
-	arrays        []vm.ArrayMapInfo // by map table entry
+	arrays        []engine.ArrayMap // by map table entry
 	infoFixups    []int32           // rel32 fields that must point at the array table
 	// lookupPatches are the jumps of inline lookups to their out-of-line
 	// paths, by lookup in order (see stubLookup).
@@ -304,7 +305,7 @@ func (c *compiler) emitSlots(from, to int, offsets []int32) error {
 			}
 		case asm.ClassLD:
 			if ins.Opcode == asm.OpLDDW {
-				c.emitConst(regMap[ins.Dst], c.prog.Constant(pc))
+				c.emitConst(regMap[ins.Dst], backend.Constant(c.prog, pc))
 				c.trackLDDW(pc, ins.Dst)
 				lddw = true
 			} else {

@@ -2,19 +2,20 @@ package amd64
 
 import (
 	"math"
+	"unsafe"
 
 	"github.com/uebpf/uebpf/asm"
+	"github.com/uebpf/uebpf/internal/engine"
 	"github.com/uebpf/uebpf/jit/internal/backend"
 	"github.com/uebpf/uebpf/jit/internal/x86"
 	"github.com/uebpf/uebpf/maps"
-	"github.com/uebpf/uebpf/vm"
 )
 
 // Inline hash updates. A call to a HashUpdate helper (bpf_map_update_elem)
 // on a hash or LRU hash map of package maps that overwrites the value of a
 // key already in the map is answered in generated code, under the map's
 // stripe lock, exactly as the map's UpdateElem answers it
-// (maps.HashLayout is the recipe). Everything else (a missing key, a busy
+// (engine.HashLayout is the recipe). Everything else (a missing key, a busy
 // lock, flags other than BPF_ANY and BPF_EXIST) takes the ordinary helper
 // exit right after, where Go answers as the interpreter does. The inline
 // code comes after the call's budget test, so both paths charge alike.
@@ -34,7 +35,7 @@ const maxInlineValue = 64
 
 // inlineHashUpdate returns the layout and sizes of the map that the
 // HashUpdate call at slot pc updates, if the call can be answered inline.
-func (c *compiler) inlineHashUpdate(pc int) (l maps.HashLayout, keySize, valueSize int, ok bool) {
+func (c *compiler) inlineHashUpdate(pc int) (l engine.HashLayout, keySize, valueSize int, ok bool) {
 	m, ok := c.knownMap()
 	if !ok {
 		return l, 0, 0, false
@@ -42,11 +43,11 @@ func (c *compiler) inlineHashUpdate(pc int) (l maps.HashLayout, keySize, valueSi
 	if h, known := c.prog.Helpers()[c.insns[pc].Imm]; !known || !h.HashUpdate {
 		return l, 0, 0, false
 	}
-	d, keySize, valueSize, writable, ok := c.prog.HashMap(m)
-	if !ok || !writable {
+	h, keySize, valueSize, writable := engine.HashMap(unsafe.Pointer(c.prog), m)
+	if h == nil || !writable {
 		return l, 0, 0, false
 	}
-	if l, ok = d.Layout(); !ok || l.NumSlots > math.MaxInt32 || l.SlotSize > math.MaxInt32 || l.LockStride > math.MaxInt32 {
+	if l, ok = engine.HashLayoutOf(h); !ok || l.NumSlots > math.MaxInt32 || l.SlotSize > math.MaxInt32 || l.LockStride > math.MaxInt32 {
 		return l, 0, 0, false
 	}
 	if keySize&(keySize-1) != 0 || valueSize > maxInlineValue {
@@ -65,9 +66,9 @@ func (c *compiler) knownMap() (int, bool) {
 	if !c.tr.R1Known || n == 0 {
 		return 0, false
 	}
-	off := c.tr.R1 - c.prog.MapPointer(0)
-	m := off / vm.MapEntrySize
-	if off%vm.MapEntrySize != 0 || m >= uint64(n) {
+	off := c.tr.R1 - uint64(uintptr(unsafe.Pointer(unsafe.SliceData(c.prog.Maps()))))
+	m := off / engine.MapEntrySize
+	if off%engine.MapEntrySize != 0 || m >= uint64(n) {
 		return 0, false
 	}
 	return int(m), true
@@ -76,7 +77,7 @@ func (c *compiler) knownMap() (int, bool) {
 // emitHashUpdateCall emits the call at slot pc of a HashUpdate helper that
 // inlineHashUpdate accepted: the budget's test, the inline update, and
 // the helper exit for what it leaves to Go.
-func (c *compiler) emitHashUpdateCall(pc int, l maps.HashLayout, keySize, valueSize int) {
+func (c *compiler) emitHashUpdateCall(pc int, l engine.HashLayout, keySize, valueSize int) {
 	reason := c.helperReason(pc)
 	c.checkBudget(pc)
 	c.hashUpdates++
@@ -97,7 +98,7 @@ func (c *compiler) emitHashUpdateCall(pc int, l maps.HashLayout, keySize, valueS
 // lock, r10 the slot, rcx the slots left to look at, rax scratch. r1, r5
 // and the budget (rdx) are saved on the native stack around it; r2-r4 are
 // only read, so the helper exit sees all of r1-r5 as the program left them.
-func (c *compiler) emitHashUpdate(l maps.HashLayout, keySize, valueSize int) (done int) {
+func (c *compiler) emitHashUpdate(l engine.HashLayout, keySize, valueSize int) (done int) {
 	a := c.a
 	const (
 		key   = tmpAddr
@@ -126,20 +127,20 @@ func (c *compiler) emitHashUpdate(l maps.HashLayout, keySize, valueSize int) (do
 	a.Push(want)
 	a.Push(slot)
 	// rax = HashSmall(start, key): two 128-bit products, halves xored.
-	a.MovRI(x86.RAX, l.HashStart^maps.HashP0)
+	a.MovRI(x86.RAX, l.HashStart^engine.HashP0)
 	a.ALURR(x86.XOR, 8, x86.RAX, key)
-	a.MovRI(tmpC, maps.HashP1)
+	a.MovRI(tmpC, engine.HashP1)
 	a.ALURR(x86.XOR, 8, tmpC, key)
 	a.Unary(x86.MUL, 8, tmpC)
 	a.ALURR(x86.XOR, 8, x86.RAX, x86.RDX)
-	a.MovRI(tmpC, maps.HashP2)
+	a.MovRI(tmpC, engine.HashP2)
 	a.ALURR(x86.XOR, 8, tmpC, x86.RAX)
 	a.Unary(x86.MUL, 8, tmpC)
 	a.ALURR(x86.XOR, 8, x86.RAX, x86.RDX)
 	// want = tag | live; rax = home.
 	a.MovRR(4, want, x86.RAX)
-	a.ALURI(x86.AND, 4, want, maps.CtrlTagMask)
-	a.ALURI(x86.OR, 4, want, maps.CtrlLive)
+	a.ALURI(x86.AND, 4, want, engine.CtrlTagMask)
+	a.ALURI(x86.OR, 4, want, engine.CtrlLive)
 	a.ShiftRI(x86.SHR, 8, x86.RAX, 32)
 	a.ImulRRI(8, x86.RAX, x86.RAX, int32(l.NumSlots))
 	a.ShiftRI(x86.SHR, 8, x86.RAX, 32)
@@ -159,15 +160,15 @@ func (c *compiler) emitHashUpdate(l maps.HashLayout, keySize, valueSize int) (do
 	popAndFall := a.Jcc(x86.CondNE)
 	// left = the home slot's bound on probes, unless saturated.
 	a.Load(8, left, x86.M(slot, 0))
-	a.ShiftRI(x86.SHR, 8, left, maps.CtrlHomeDistShift)
-	a.ALURI(x86.AND, 4, left, maps.CtrlMaxDist)
-	a.ALURI(x86.CMP, 4, left, maps.CtrlMaxDist)
+	a.ShiftRI(x86.SHR, 8, left, engine.CtrlHomeDistShift)
+	a.ALURI(x86.AND, 4, left, engine.CtrlMaxDist)
+	a.ALURI(x86.CMP, 4, left, engine.CtrlMaxDist)
 	var unlockAndFall [3]int
 	unlockAndFall[0] = a.Jcc(x86.CondE)
 	probe := a.Len()
 	a.Load(8, x86.RAX, x86.M(slot, 0))
 	a.ALURR(x86.XOR, 8, x86.RAX, want)
-	a.TestRI(4, x86.RAX, maps.CtrlTagMask|maps.CtrlStateMask)
+	a.TestRI(4, x86.RAX, engine.CtrlTagMask|engine.CtrlStateMask)
 	a.JccShort(x86.CondNE, 0)
 	noMatch := a.Len()
 	// Unlike a lookup, no second read of the control word: only holders
@@ -179,7 +180,7 @@ func (c *compiler) emitHashUpdate(l maps.HashLayout, keySize, valueSize int) (do
 	a.Bytes()[noMatch-1] = byte(a.Len() - noMatch)
 	// An empty slot ends the probe; so does the bound.
 	a.Load(4, x86.RAX, x86.M(slot, 0))
-	a.TestRI(4, x86.RAX, maps.CtrlStateMask)
+	a.TestRI(4, x86.RAX, engine.CtrlStateMask)
 	unlockAndFall[1] = a.Jcc(x86.CondE)
 	a.ALURI(x86.SUB, 4, left, 1)
 	unlockAndFall[2] = a.Jcc(x86.CondB)

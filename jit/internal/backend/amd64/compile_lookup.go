@@ -2,8 +2,10 @@ package amd64
 
 import (
 	"math"
+	"unsafe"
 
 	"github.com/uebpf/uebpf/asm"
+	"github.com/uebpf/uebpf/internal/engine"
 	"github.com/uebpf/uebpf/jit/internal/backend"
 	"github.com/uebpf/uebpf/jit/internal/frontend"
 	"github.com/uebpf/uebpf/jit/internal/x86"
@@ -27,7 +29,7 @@ import (
 
 // arrayInfoSize is the size of an entry of the emitted array table: base,
 // stride, count and padding, so that the map table offset (a multiple of
-// vm.MapEntrySize = 16) times 2 indexes it.
+// engine.MapEntrySize = 16) times 2 indexes it.
 const arrayInfoSize = 32
 
 // isArrayLookup reports whether ins calls an ArrayLookup helper.
@@ -42,11 +44,11 @@ func (c *compiler) prepareLookups() {
 	if !c.Lookups {
 		return
 	}
-	if vm.MapEntrySize*2 != arrayInfoSize {
+	if engine.MapEntrySize*2 != arrayInfoSize {
 		return
 	}
-	c.tableBase, c.arrays = c.prog.ArrayMaps()
-	if uint64(len(c.arrays))*vm.MapEntrySize > math.MaxInt32 {
+	c.tableBase, c.arrays = engine.ArrayMaps(unsafe.Pointer(c.prog))
+	if uint64(len(c.arrays))*engine.MapEntrySize > math.MaxInt32 {
 		return
 	}
 	for _, a := range c.arrays {
@@ -57,14 +59,14 @@ func (c *compiler) prepareLookups() {
 }
 
 // knownArray returns the array that r1 points to at this call, if known.
-func (c *compiler) knownArray() (vm.ArrayMapInfo, bool) {
+func (c *compiler) knownArray() (engine.ArrayMap, bool) {
 	m, ok := c.knownMap()
 	if !ok || m >= len(c.arrays) {
-		return vm.ArrayMapInfo{}, false
+		return engine.ArrayMap{}, false
 	}
 	a := c.arrays[m]
 	if a.Base == 0 || a.Stride > math.MaxInt32 {
-		return vm.ArrayMapInfo{}, false
+		return engine.ArrayMap{}, false
 	}
 	return a, true
 }
@@ -169,13 +171,13 @@ func (c *compiler) emitArrayLookup(pc int) bool {
 		// r11 = r1 - table: a multiple of 16 inside the table, else the helper's.
 		a.MovRI(tmpAddr, -c.tableBase)
 		a.ALURR(x86.ADD, 8, tmpAddr, r1)
-		a.ALURI(x86.CMP, 8, tmpAddr, int32(uint64(len(c.arrays))*vm.MapEntrySize))
+		a.ALURI(x86.CMP, 8, tmpAddr, int32(uint64(len(c.arrays))*engine.MapEntrySize))
 		patch(a.Jcc(x86.CondAE), true)
-		a.TestRI(4, tmpAddr, int32(vm.MapEntrySize-1))
+		a.TestRI(4, tmpAddr, int32(engine.MapEntrySize-1))
 		patch(a.Jcc(x86.CondNE), true)
 		// rcx = the entry's array info; base 0: not an array.
 		c.infoFixups = append(c.infoFixups, int32(a.LeaRIP(tmpC)))
-		a.Lea(tmpC, x86.MIndex(tmpC, tmpAddr, arrayInfoSize/uint8(vm.MapEntrySize), 0))
+		a.Lea(tmpC, x86.MIndex(tmpC, tmpAddr, arrayInfoSize/uint8(engine.MapEntrySize), 0))
 		a.ALUMI(x86.CMP, 8, x86.M(tmpC, 0), 0)
 		patch(a.Jcc(x86.CondE), true)
 		if keyKnown {

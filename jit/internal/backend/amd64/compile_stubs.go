@@ -3,6 +3,7 @@ package amd64
 import (
 	"math/bits"
 
+	"github.com/uebpf/uebpf/internal/engine"
 	"github.com/uebpf/uebpf/jit/internal/backend"
 	"github.com/uebpf/uebpf/jit/internal/frontend"
 	"github.com/uebpf/uebpf/jit/internal/x86"
@@ -177,21 +178,21 @@ func (c *compiler) emitRegionCheck(probe bool) int {
 	loop := a.Len()
 	a.TestRR(8, x86.RAX, x86.RAX)
 	jNone := a.Jcc(x86.CondE)
-	a.ALURM(x86.CMP, 8, tmpAddr, x86.M(x86.RBX, int32(vm.RegionLoOffset)))
+	a.ALURM(x86.CMP, 8, tmpAddr, x86.M(x86.RBX, int32(engine.RegionLoOffset)))
 	a.JccShort(x86.CondB, 0)
 	next1 := a.Len()
-	a.ALURM(x86.CMP, 8, tmpD, x86.M(x86.RBX, int32(vm.RegionHiOffset)))
+	a.ALURM(x86.CMP, 8, tmpD, x86.M(x86.RBX, int32(engine.RegionHiOffset)))
 	a.JccShort(x86.CondA, 0)
 	next2 := a.Len()
-	a.CmpMemByteReg(x86.M(x86.RBX, int32(vm.RegionWritableOffset)), tmpC)
+	a.CmpMemByteReg(x86.M(x86.RBX, int32(engine.RegionWritableOffset)), tmpC)
 	a.JccShort(x86.CondB, 0)
 	next3 := a.Len()
 	// Allowed: remember the region for the inline tests of this kind of
 	// access (rcx: 0 read, 1 write; hot*Lo/End pairs are 16 bytes apart).
 	a.ShiftRI(x86.SHL, 4, tmpC, 4)
-	a.Load(8, x86.RAX, x86.M(x86.RBX, int32(vm.RegionLoOffset)))
+	a.Load(8, x86.RAX, x86.M(x86.RBX, int32(engine.RegionLoOffset)))
 	a.Store(8, x86.MIndex(stateReg, tmpC, 1, backend.OffHotReadLo), x86.RAX)
-	a.Load(8, tmpD, x86.M(x86.RBX, int32(vm.RegionHiOffset)))
+	a.Load(8, tmpD, x86.M(x86.RBX, int32(engine.RegionHiOffset)))
 	a.ALURR(x86.SUB, 8, tmpD, x86.RAX)
 	a.ALURI(x86.SUB, 8, tmpD, 7)
 	a.JccShort(x86.CondAE, 2) // size - 7 >= 0 (no borrow)
@@ -207,7 +208,7 @@ func (c *compiler) emitRegionCheck(probe bool) int {
 	for _, j := range []int{next1, next2, next3} {
 		a.Bytes()[j-1] = byte(next - j)
 	}
-	a.ALURI(x86.ADD, 8, x86.RBX, int32(vm.RegionSize))
+	a.ALURI(x86.ADD, 8, x86.RBX, int32(engine.RegionSize))
 	a.ALURI(x86.SUB, 8, x86.RAX, 1)
 	a.JmpTo(loop)
 	fault := a.Len()

@@ -2,6 +2,7 @@ package amd64
 
 import (
 	"github.com/uebpf/uebpf/asm"
+	"github.com/uebpf/uebpf/jit/internal/backend"
 	"github.com/uebpf/uebpf/jit/internal/x86"
 )
 
@@ -14,7 +15,7 @@ func (c *compiler) frameOff(reg uint8, off int32) (int32, bool)     { return c.t
 func (c *compiler) inFrame(reg uint8, off int32, size int) bool     { return c.tr.InFrame(reg, off, size) }
 func (c *compiler) slotReg(off int32, size int) (uint8, bool)       { return c.tr.SlotReg(off, size) }
 func (c *compiler) keySlot(off int32) (uint8, bool)                 { return c.tr.KeySlot(off) }
-func (c *compiler) trackLDDW(pc int, dst uint8)                     { c.tr.LDDW(dst, c.prog.Constant(pc)) }
+func (c *compiler) trackLDDW(pc int, dst uint8)                     { c.tr.LDDW(dst, backend.Constant(c.prog, pc)) }
 func (c *compiler) trackALU(ins *asm.Instruction)                   { c.tr.ALU(ins) }
 func (c *compiler) needsTrackALU(ins *asm.Instruction) bool         { return c.tr.NeedsALU(ins) }
 func (c *compiler) trackStore(base uint8, off int32, size, src int) { c.tr.Store(base, off, size, src) }

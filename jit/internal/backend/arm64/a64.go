@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/uebpf/uebpf/asm"
+	"github.com/uebpf/uebpf/internal/engine"
 	"github.com/uebpf/uebpf/jit/internal/arm64"
 	"github.com/uebpf/uebpf/jit/internal/backend"
 	"github.com/uebpf/uebpf/jit/internal/frontend"
@@ -219,7 +220,7 @@ func (c *a64Compiler) emitInsn(pc int, ins *asm.Instruction) error {
 		c.emitStore(pc, ins)
 	case asm.ClassLD:
 		if ins.Opcode == asm.OpLDDW {
-			c.movConst(a64Regs[ins.Dst], c.prog.Constant(pc), 8)
+			c.movConst(a64Regs[ins.Dst], backend.Constant(c.prog, pc), 8)
 			return nil
 		}
 		c.emitPacketLoad(pc, ins)
@@ -413,18 +414,18 @@ func (c *a64Compiler) emitRegionCheck() {
 	c.ldState(n, backend.OffNRegions)
 	loop := a.Len()
 	fault2 := c.forward(must64(arm64.Cbz(8, n, 0)))
-	c.emit(arm64.Load(8, t, lo, int64(vm.RegionLoOffset)))
+	c.emit(arm64.Load(8, t, lo, int64(engine.RegionLoOffset)))
 	a.Emit(arm64.Cmp(8, a64Addr, t))
 	next1 := c.forward(must64(arm64.BCond(arm64.LO, 0)))
-	c.emit(arm64.Load(8, u, lo, int64(vm.RegionHiOffset)))
+	c.emit(arm64.Load(8, u, lo, int64(engine.RegionHiOffset)))
 	a.Emit(arm64.Cmp(8, end, u))
 	next2 := c.forward(must64(arm64.BCond(arm64.HI, 0)))
-	c.emit(arm64.Load(1, u, lo, int64(vm.RegionWritableOffset)))
+	c.emit(arm64.Load(1, u, lo, int64(engine.RegionWritableOffset)))
 	a.Emit(arm64.Cmp(8, u, a64Tmp))
 	next3 := c.forward(must64(arm64.BCond(arm64.LO, 0)))
 	// Allowed: the region becomes the hot one of its kind (hot*Lo/End
 	// pairs are 16 bytes apart), with end = size - 7, or 0 if negative.
-	c.emit(arm64.Load(8, u, lo, int64(vm.RegionHiOffset)))
+	c.emit(arm64.Load(8, u, lo, int64(engine.RegionHiOffset)))
 	a.Emit(arm64.ALUReg(arm64.SUB, 8, u, u, t))
 	c.emit(arm64.ALUImm(arm64.SUBS, 8, u, u, 7))
 	a.Emit(arm64.Csel(8, u, u, arm64.XZR, arm64.HS))
@@ -435,7 +436,7 @@ func (c *a64Compiler) emitRegionCheck() {
 	c.here(next1)
 	c.here(next2)
 	c.here(next3)
-	c.emit(arm64.AddImm(8, lo, lo, int64(vm.RegionSize)))
+	c.emit(arm64.AddImm(8, lo, lo, int64(engine.RegionSize)))
 	c.emit(arm64.AddImm(8, n, n, -1))
 	c.branchTo(must64(arm64.B(0)), loop, false)
 	c.here(fault1)
