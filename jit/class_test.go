@@ -20,7 +20,7 @@ var interesting = []uint64{
 
 // tableModes are the modes of the table tests: both safety modes, and
 // every alternative code path (blinding, no BMI2, no MOVBE) in one.
-var tableModes = []jit.Options{{Unchecked: true}, {}, {Blind: true, DisableBMI2: true, DisableMOVBE: true}}
+var tableModes = []jit.Options{{Unchecked: true}, {}, {Blind: true, AMD64: jit.AMD64Options{DisableBMI2: true, DisableMOVBE: true}}}
 
 // regPairs are (dst, src) pairs: distinct, equal, and with r0, which
 // division and cmpxchg use implicitly.

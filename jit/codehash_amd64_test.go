@@ -63,7 +63,7 @@ func TestCodeHash(t *testing.T) {
 	}
 	modes := []jit.Options{
 		{}, {Unchecked: true}, {Blind: true}, {Unchecked: true, Blind: true},
-		{DisableBMI2: true, DisableMOVBE: true},
+		{AMD64: jit.AMD64Options{DisableBMI2: true, DisableMOVBE: true}},
 	}
 	var report bytes.Buffer
 	total := sha256.New()

@@ -4,9 +4,12 @@ package jit
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"runtime"
 	"sync/atomic"
+	"unsafe"
 
+	"github.com/uebpf/uebpf/internal/engine"
 	"github.com/uebpf/uebpf/vm"
 )
 
@@ -16,8 +19,9 @@ const Supported = true
 var nextTag atomic.Uint32
 
 // Compile translates p to native code with the back end of this
-// architecture (family.compile). Errors are *vm.LoadError values for
-// instructions the JIT cannot translate, or mapping failures.
+// architecture (arch, in compile_linux_<arch>.go). Errors are
+// *vm.LoadError values for instructions the JIT cannot translate, or
+// mapping failures.
 func Compile(p *vm.Program, opts *Options) (*Program, error) {
 	if opts == nil {
 		opts = &Options{}
@@ -27,6 +31,74 @@ func Compile(p *vm.Program, opts *Options) (*Program, error) {
 	}
 	fam := &family{opts: *opts, progs: map[*vm.Program]*Program{}}
 	return fam.compile(p)
+}
+
+// compile compiles a member of the family with the back end of this
+// architecture. The caller holds f.mu or is the only one who can see f.
+func (f *family) compile(vp *vm.Program) (*Program, error) {
+	opts := f.opts
+	var key uint64
+	if opts.Blind {
+		key = rand.Uint64() | 1<<31 // never 0 in the low word
+	}
+	tag := nextTag.Add(1)
+	// The proof covers its own program only, not tail-call targets.
+	proved := opts.Verified != nil && opts.Verified.Program() == vp
+	if proved {
+		opts.Unchecked = true
+	}
+	bo := opts.backend(key, tag)
+	code, err := arch.Compile(vp, bo)
+	if err != nil {
+		return nil, err
+	}
+	defer code.Release()
+	minContext := 0
+	if proved {
+		minContext = opts.Verified.ContextSize
+	}
+	// A direct entry is appended to the code, so it is decided before the
+	// code is mapped, on the run path the Program will have.
+	machine, direct := code.Bytes, -1
+	var shortErr error
+	if arch.AppendDirect != nil {
+		probe := &Program{vp: vp, calls: code.Calls, resumable: code.Resumable}
+		probe.setRunPath(code, bo.Checked)
+		if directCapable(probe, code, bo) {
+			shortErr = fmt.Errorf("program %s: context shorter than %d bytes: %w", vp.Name(), minContext, ErrShortContext)
+			machine, direct = arch.AppendDirect(code, vp, probe.budget, minContext, errorWords(shortErr))
+		}
+	}
+	mem, err := mapCode(machine)
+	if err != nil {
+		return nil, fmt.Errorf("program %s: %w", vp.Name(), err)
+	}
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(mem)))
+	p := &Program{
+		vp:    vp,
+		fam:   f,
+		mem:   mem,
+		entry: base + uintptr(code.Body),
+		start: base + uintptr(code.Start),
+		enter: base + uintptr(code.Enter),
+		tag:   tag,
+
+		needsSave: code.NeedsSave,
+		calls:     code.Calls,
+		resumable: code.Resumable,
+	}
+	p.helpers = helperTable(vp, code.HelperExits)
+	if code.ArrayLookups {
+		p.arrayTable, p.arrays = engine.ArrayMaps(unsafe.Pointer(vp))
+	}
+	p.minContext = minContext
+	p.setRunPath(code, bo.Checked)
+	if direct >= 0 {
+		p.direct, p.directCode = directFunc(p, base+uintptr(direct))
+		p.shortErr = shortErr
+	}
+	f.register(p)
+	return p, nil
 }
 
 // helperTable returns the helpers that a program's exits to Go at the

@@ -27,8 +27,8 @@ var modes = []struct {
 	{"checked", jit.Options{}},
 	{"unchecked", jit.Options{Unchecked: true}},
 	{"checked-blind", jit.Options{Blind: true}},
-	{"checked-nobmi2-nomovbe", jit.Options{DisableBMI2: true, DisableMOVBE: true}},
-	{"unchecked-blind-nobmi2", jit.Options{Unchecked: true, Blind: true, DisableBMI2: true}},
+	{"checked-nobmi2-nomovbe", jit.Options{AMD64: jit.AMD64Options{DisableBMI2: true, DisableMOVBE: true}}},
+	{"unchecked-blind-nobmi2", jit.Options{Unchecked: true, Blind: true, AMD64: jit.AMD64Options{DisableBMI2: true}}},
 }
 
 func TestConformance(t *testing.T) {

@@ -164,12 +164,12 @@ func sameExecuted(got, want outcome, slots int) bool {
 var checkedModes = []jit.Options{
 	{},
 	{Blind: true},
-	{DisableBMI2: true, DisableMOVBE: true},
+	{AMD64: jit.AMD64Options{DisableBMI2: true, DisableMOVBE: true}},
 }
 
 var allModes = append([]jit.Options{
 	{Unchecked: true},
-	{Unchecked: true, Blind: true, DisableBMI2: true},
+	{Unchecked: true, Blind: true, AMD64: jit.AMD64Options{DisableBMI2: true}},
 }, checkedModes...)
 
 // diffSource assembles src and compares the engines on it.

@@ -13,8 +13,20 @@
 // check this with the conformance suite, per-instruction-class tables and
 // a differential fuzzer. Compile returns ErrUnsupportedArch on platforms
 // other than linux/amd64 and linux/arm64; the package builds everywhere.
-// What follows describes the amd64 back end; the arm64 one (a64.go)
-// follows the same run protocol without most of its optimisations.
+//
+// # Layout
+//
+// This package holds the API, the shared compile (compile_linux.go: the
+// back end of GOARCH compiles, this package maps the code and fills the
+// Program), the Go side of runs and the assembly trampolines. The back
+// ends are packages of their own behind one seam, jit/internal/backend (a
+// struct of functions, Arch, with what a back end is given and returns
+// and the run state's layout): internal/backend/amd64 and
+// internal/backend/arm64, each with its encoder (internal/x86,
+// internal/arm64) and its options (Options.AMD64, Options.ARM64). Both
+// read the architecture-neutral analyses of internal/frontend. What
+// follows describes the amd64 back end; the arm64 one follows the same run
+// protocol without most of its optimisations.
 //
 // # Code generation
 //
@@ -153,7 +165,7 @@
 //
 // Calls of a HashUpdate helper (bpf_map_update_elem) that give an
 // existing key of a preallocated hash or LRU hash map of package maps a
-// new value are answered in generated code too (compile_hash.go), with
+// new value are answered in generated code too (amd64: compile_hash.go), with
 // the recipe engine.HashLayout describes and package maps fills: hash the key, take the key's
 // stripe lock, probe for the key, copy the value, mark an LRU element
 // used, release. The map must be known at compile time (lddw r1 in the
@@ -191,7 +203,7 @@
 // shorter contexts than the proof assumed; Options.Unchecked drops them
 // without a proof, for programs verified elsewhere.
 //
-// Counted loops are compiled twice (compile_hoist.go): as above, and
+// Counted loops are compiled twice (amd64: compile_hoist.go): as above, and
 // without the checks of the accesses whose addresses are a counter plus
 // registers the loop does not change (or such registers alone). A guard
 // where the loop is entered works out, from the counter's value at entry,

@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/uebpf/uebpf/internal/engine"
+	"github.com/uebpf/uebpf/jit/internal/backend"
 	"github.com/uebpf/uebpf/vm"
 )
 
@@ -20,7 +21,7 @@ import (
 // exceeded its budget executed all of it, as the interpreter counts,
 // though the block that failed overdrew it.
 func executed(reason, budget uint64, left int64, reserve uint64) uint64 {
-	if reason&0xff == reasonBudget {
+	if reason&0xff == backend.ReasonBudget {
 		return budget
 	}
 	return budget - reserve - uint64(left)
@@ -30,13 +31,13 @@ func executed(reason, budget uint64, left int64, reserve uint64) uint64 {
 // reason (not a helper call or a return into another program).
 func exitError(reason, pc, addr, size uint64) error {
 	switch reason & 0xff {
-	case reasonFault:
+	case backend.ReasonFault:
 		return &vm.RunError{PC: int(pc), Addr: addr, Size: int(size), Err: vm.ErrMemoryAccess}
-	case reasonMisaligned:
+	case backend.ReasonMisaligned:
 		return &vm.RunError{PC: int(pc), Addr: addr, Size: int(size), Err: vm.ErrMisaligned}
-	case reasonBudget: // the pc rides in the reason
+	case backend.ReasonBudget: // the pc rides in the reason
 		return &vm.RunError{PC: reasonPC(reason, pc), Err: vm.ErrBudgetExceeded}
-	case reasonCallDepth:
+	case backend.ReasonCallDepth:
 		return &vm.RunError{PC: reasonPC(reason, pc), Err: vm.ErrCallDepth}
 	}
 	return &vm.RunError{PC: int(pc), Err: fmt.Errorf("jit: generated code returned unknown reason %d", reason)}
@@ -57,7 +58,7 @@ func (p *Program) execFull(e *vm.Env) (uint64, error) {
 		return p.execWithSaveArea(e, s, budget, mark, sl)
 	}
 	enter(s, p.start)
-	if s.reason != reasonExit {
+	if s.reason != backend.ReasonExit {
 		r0, err := p.continueRun(e, s, &sl)
 		envOf(e).Executed = executed(s.reason, budget, s.budget, sl.reserve)
 		engine.EndRun(unsafe.Pointer(e), mark)
@@ -75,7 +76,7 @@ func (p *Program) execWithSaveArea(e *vm.Env, s *runState, budget uint64, mark i
 	save := p.fam.saveArea(s)
 	enter(s, p.start)
 	r0, err := s.regs[0], error(nil)
-	if s.reason != reasonExit {
+	if s.reason != backend.ReasonExit {
 		r0, err = p.continueRun(e, s, &sl)
 	}
 	s.saveArea = 0 // the buffer goes back to the pool
@@ -107,12 +108,12 @@ func (p *Program) continueRun(e *vm.Env, s *runState, sl *budgetSlices) (r0 uint
 	for {
 		pc := int(s.exitPC)
 		switch s.reason & 0xff {
-		case reasonExit:
+		case backend.ReasonExit:
 			return s.regs[0], nil
-		case reasonHelper, reasonCallX, reasonHashLookup, reasonHashUpdate, reasonArrayLookup, reasonArrayHashLookup:
+		case backend.ReasonHelper, backend.ReasonCallX, backend.ReasonHashLookup, backend.ReasonHashUpdate, backend.ReasonArrayLookup, backend.ReasonArrayHashLookup:
 			kind, r := s.reason&0xff, &s.regs
 			var refund int64
-			if kind == reasonArrayLookup || kind == reasonArrayHashLookup {
+			if kind == backend.ReasonArrayLookup || kind == backend.ReasonArrayHashLookup {
 				if r0, ok := cur.lookupArray(e, r[1], r[2]); ok {
 					r[0] = r0
 					break
@@ -122,17 +123,17 @@ func (p *Program) continueRun(e *vm.Env, s *runState, sl *budgetSlices) (r0 uint
 				}
 				refund = int64(s.exitSize)
 			}
-			if kind == reasonHashLookup || kind == reasonHashUpdate || kind == reasonArrayHashLookup {
+			if kind == backend.ReasonHashLookup || kind == backend.ReasonHashUpdate || kind == backend.ReasonArrayHashLookup {
 				// Go answers what it can without the helper, as the
 				// interpreter does.
-				if r0, ok := engine.CallHash(unsafe.Pointer(e), kind == reasonHashUpdate, r[1], r[2], r[3], r[4]); ok {
+				if r0, ok := engine.CallHash(unsafe.Pointer(e), kind == backend.ReasonHashUpdate, r[1], r[2], r[3], r[4]); ok {
 					r[0] = r0
 					s.budget += refund
 					break
 				}
 			}
 			var fn vm.HelperFunc
-			if kind != reasonCallX {
+			if kind != backend.ReasonCallX {
 				fn = cur.helpers[s.reason>>8]
 			} else if n := s.regs[cur.vp.Instructions()[pc].Dst]; n <= 1<<31-1 {
 				fn = cur.vp.Helpers()[int32(n)].Func
@@ -178,15 +179,15 @@ func (p *Program) continueRun(e *vm.Env, s *runState, sl *budgetSlices) (r0 uint
 					save = p.fam.saveArea(s)
 				}
 			}
-		case reasonSlice:
+		case backend.ReasonSlice:
 			pc = reasonPC(s.reason, s.exitPC)
 			if err := sl.next(e, s); err != nil {
 				if err == vm.ErrBudgetExceeded {
-					s.reason = s.reason&^0xff | reasonBudget // it executed all of it
+					s.reason = s.reason&^0xff | backend.ReasonBudget // it executed all of it
 				}
 				return 0, &vm.RunError{PC: pc, Err: err}
 			}
-		case reasonReturn:
+		case backend.ReasonReturn:
 			cur = p.fam.owner(s.resumePC)
 			engine.SetProgram(unsafe.Pointer(e), unsafe.Pointer(cur.vp))
 			s.progTag = uint64(cur.tag)
@@ -222,7 +223,7 @@ func (p *Program) lookupArray(e *vm.Env, r1, r2 uint64) (r0 uint64, ok bool) {
 // chargeStretch charges the stretch that ends at the helper call at pc
 // (its length in exitSize), as the interpreter does when the call leaves
 // for the helper, for code that leaves for Go without charging it
-// (reasonArrayLookup). An overdrawn budget ends the slice, or the run.
+// (backend.ReasonArrayLookup). An overdrawn budget ends the slice, or the run.
 func (p *Program) chargeStretch(e *vm.Env, s *runState, sl *budgetSlices, pc int) error {
 	s.budget -= int64(s.exitSize)
 	if s.budget >= 0 {
@@ -234,7 +235,7 @@ func (p *Program) chargeStretch(e *vm.Env, s *runState, sl *budgetSlices, pc int
 	}
 	if err != nil {
 		if err == vm.ErrBudgetExceeded {
-			s.reason = s.reason&^0xff | reasonBudget // it executed all of it
+			s.reason = s.reason&^0xff | backend.ReasonBudget // it executed all of it
 		}
 		return &vm.RunError{PC: pc, Err: err}
 	}

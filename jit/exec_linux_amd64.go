@@ -5,6 +5,7 @@ import (
 	"unsafe"
 
 	"github.com/uebpf/uebpf/internal/engine"
+	"github.com/uebpf/uebpf/jit/internal/backend"
 	"github.com/uebpf/uebpf/vm"
 )
 
@@ -65,7 +66,7 @@ func runEnvABI(p *Program, ctx []byte) (uint64, error) {
 // a lean run gets (see Program.budget), the result of running it again
 // with an Env, which can take its whole budget in slices.
 func frameError(p *Program, ctx unsafe.Pointer, size uintptr, reason, pc, addr, n uint64) (uint64, error) {
-	if reason&0xff == reasonSlice {
+	if reason&0xff == backend.ReasonSlice {
 		if size == 0 {
 			ctx = nil // as run passes it
 		}
@@ -113,7 +114,7 @@ func (p *Program) Exec(e *vm.Env) (uint64, error) {
 		s := stateOf(e)
 		r0, reason := execLean(s, p.start, budget)
 		runtime.KeepAlive(p) // its code was running
-		if reason != reasonExit {
+		if reason != backend.ReasonExit {
 			return 0, leanError(e, s, budget)
 		}
 		return r0, nil

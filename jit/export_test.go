@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"unsafe"
 
+	"github.com/uebpf/uebpf/jit/internal/backend/amd64"
 	"github.com/uebpf/uebpf/vm"
 )
 
@@ -39,20 +40,8 @@ func RunPath(p *Program) string {
 }
 
 // Hoisted returns the number of loops of vp whose checks the checked
-// compiler hoists (compile_hoist.go) and of accesses it hoists.
-func Hoisted(vp *vm.Program) (loops, accesses int) {
-	c := newCompiler(vp, &Options{}, features{}, 0, 0)
-	defer c.release()
-	if c.analyze() != nil {
-		return 0, 0
-	}
-	for _, h := range c.Hoisted {
-		if h {
-			accesses++
-		}
-	}
-	return len(c.Hoists), accesses
-}
+// amd64 compiler hoists and of accesses it hoists.
+func Hoisted(vp *vm.Program) (loops, accesses int) { return amd64.Hoisted(vp) }
 
 // TrapSlowPaths returns o with the checked copies of loops whose checks
 // are hoisted failing where they are entered, and inline hash updates
@@ -63,15 +52,11 @@ func TrapSlowPaths(o Options) Options {
 	return o
 }
 
-// InlineHashUpdates returns how many calls of vp the compiler answers with
-// inline hash updates (compile_hash.go) when compiling with opts.
+// InlineHashUpdates returns how many calls of vp the amd64 compiler
+// answers with inline hash updates when compiling with opts.
 func InlineHashUpdates(vp *vm.Program, opts Options) int {
-	c := newCompiler(vp, &opts, features{}, 0, 0)
-	defer c.release()
-	if _, err := c.compile(); err != nil {
-		return 0
-	}
-	return c.hashUpdates
+	bo := opts.backend(0, 0)
+	return amd64.InlineHashUpdates(vp, &bo)
 }
 
 // SetSlice makes every slice of the budget n units (0: the normal sizes)

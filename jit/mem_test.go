@@ -80,7 +80,7 @@ var llscModes = func() []jit.Options {
 	if runtime.GOARCH != "arm64" {
 		return nil
 	}
-	return []jit.Options{{ForceLLSC: true}, {ForceLLSC: true, Unchecked: true}}
+	return []jit.Options{{ARM64: jit.ARM64Options{ForceLLSC: true}}, {ARM64: jit.ARM64Options{ForceLLSC: true}, Unchecked: true}}
 }()
 
 func TestAtomics(t *testing.T) {

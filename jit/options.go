@@ -1,6 +1,9 @@
 package jit
 
-import "github.com/uebpf/uebpf/verifier"
+import (
+	"github.com/uebpf/uebpf/jit/internal/backend"
+	"github.com/uebpf/uebpf/verifier"
+)
 
 // Options tune compilation. The zero value (or nil) compiles checked code
 // with every CPU feature the machine has.
@@ -25,17 +28,43 @@ type Options struct {
 	// executable memory (a defence against JIT spraying). It costs an
 	// instruction or two per immediate.
 	Blind bool
-	// DisableBMI2 and DisableMOVBE make the compiler ignore those CPU
-	// features, for tests and for comparing code paths.
-	DisableBMI2  bool
-	DisableMOVBE bool
-	// ForceLLSC makes the arm64 back end use load/store-exclusive loops
-	// for atomics even when the CPU has the LSE atomics.
-	ForceLLSC bool
+	// AMD64 and ARM64 tune the back end of that architecture; the
+	// others ignore them.
+	AMD64 AMD64Options
+	ARM64 ARM64Options
 
 	// trapSlowPaths (tests only): the checked copy of a loop whose
 	// checks are hoisted fails where it is entered, and a hash update
 	// answered inline fails where it would leave for Go: this shows
 	// whether a run took the fast paths.
 	trapSlowPaths bool
+}
+
+// backend returns what the back end is asked for, with the blinding key
+// (used if o.Blind) and tag of one program.
+func (o *Options) backend(key uint64, tag uint32) backend.Options {
+	return backend.Options{
+		Checked:       !o.Unchecked,
+		Blind:         o.Blind,
+		Key:           key,
+		Tag:           tag,
+		TrapSlowPaths: o.trapSlowPaths,
+		AMD64:         backend.AMD64Options(o.AMD64),
+		ARM64:         backend.ARM64Options(o.ARM64),
+	}
+}
+
+// AMD64Options tune the x86-64 back end.
+type AMD64Options struct {
+	// DisableBMI2 and DisableMOVBE make the compiler ignore those CPU
+	// features, for tests and for comparing code paths.
+	DisableBMI2  bool
+	DisableMOVBE bool
+}
+
+// ARM64Options tune the arm64 back end.
+type ARM64Options struct {
+	// ForceLLSC makes the compiler use load/store-exclusive loops for
+	// atomics even when the CPU has the LSE atomics.
+	ForceLLSC bool
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/uebpf/uebpf/asm"
 	"github.com/uebpf/uebpf/internal/engine"
+	"github.com/uebpf/uebpf/jit/internal/backend"
 	"github.com/uebpf/uebpf/vm"
 )
 
@@ -38,7 +39,7 @@ type Program struct {
 	calls bool
 	// resumable: the code can run long (it has a backward jump or a
 	// local call), so it gets its budget in slices and comes back to Go
-	// when one runs out (reasonSlice; see setBudget). Such code is never
+	// when one runs out (backend.ReasonSlice; see setBudget). Such code is never
 	// lean: a lean run's state dies with its frame.
 	resumable bool
 	// lean: a run needs nothing of an Env but its arguments, stack and
@@ -75,7 +76,7 @@ type Program struct {
 	// without Reset (see RunPointer).
 	bare sync.Pool
 	// arrayTable and arrays are engine.ArrayMaps, for the array
-	// lookups Go answers (reasonArrayLookup).
+	// lookups Go answers (backend.ReasonArrayLookup).
 	arrayTable uint64
 	arrays     []engine.ArrayMap
 }
@@ -214,24 +215,30 @@ func (p *Program) Close() error {
 // code cannot overflow: 2^62 instructions take decades.
 const maxBudget = 1 << 62
 
-// setRunPath records how runs of p, compiled by c, enter its code: see
-// lean.
-func (p *Program) setRunPath(c *compiler) {
+// setRunPath records how runs of p, compiled to c (checked: with memory
+// checks), enter its code: see lean. Code that cannot run on runFrame's
+// frame (arm64) always runs with an Env.
+func (p *Program) setRunPath(c *backend.Code, checked bool) {
 	p.budget = int64(min(p.vp.Budget(), maxBudget))
+	if !c.Frame {
+		p.path = pathEnv
+		return
+	}
+	insns := p.vp.Instructions()
 	// Code that can run long is lean only if it has no local calls (so
 	// that it ends a slice at the base of its native stack) and writes
 	// nothing but its stack: a lean run gets one slice of the budget,
 	// and a run that needs more starts again with an Env (frameError),
 	// which is only the same run if the first wrote nothing it reads.
-	p.lean = !p.calls && (!p.resumable || !c.Local && !slices.ContainsFunc(c.insns, writesOutsideFrame)) &&
-		(!c.checked || engine.StaticRegions(unsafe.Pointer(p.vp)) == 0)
+	p.lean = !p.calls && (!p.resumable || !c.Local && !slices.ContainsFunc(insns, writesOutsideFrame)) &&
+		(!checked || engine.StaticRegions(unsafe.Pointer(p.vp)) == 0)
 	if p.lean && p.resumable {
 		p.budget = min(p.budget, firstSlice)
 		if sliceOverride != 0 {
 			p.budget = min(p.budget, int64(sliceOverride))
 		}
 	}
-	if c.checked && c.Memory {
+	if checked && c.Memory {
 		p.frameSetup |= frameSetupChecked
 	}
 	if c.Packet {
@@ -243,11 +250,11 @@ func (p *Program) setRunPath(c *compiler) {
 	switch {
 	case !p.lean:
 		p.path = pathEnv
-	case p.resumable && !c.flat(): // runFrame records the native stack's base for the slice's end
+	case p.resumable && !c.Flat: // runFrame records the native stack's base for the slice's end
 		p.path = pathFrame
-	case p.frameSetup != 0 || c.LiveIn&(1<<2) != 0 || !c.flat():
+	case p.frameSetup != 0 || c.LiveIn&(1<<2) != 0 || !c.Flat:
 		p.path = pathFrame
-	case slices.ContainsFunc(c.insns, usesR10):
+	case slices.ContainsFunc(insns, usesR10):
 		p.path = pathPlain
 	default:
 		p.path = pathStackless

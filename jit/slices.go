@@ -10,7 +10,7 @@ import (
 // Generated code cannot be preempted by Go, and a time limit or a
 // cancellation needs Go to look at the clock and the context. Code that
 // can run long (Program.resumable) therefore gets its budget one slice
-// at a time: when the slice runs out it returns to Go (reasonSlice),
+// at a time: when the slice runs out it returns to Go (backend.ReasonSlice),
 // which checks the run's limits (engine.SliceEnded, where the goroutine
 // also stops for the scheduler and the garbage collector) and re-enters
 // it with the next slice. Slices adapt to how fast the code spends them,
@@ -49,7 +49,7 @@ func (p *Program) setBudget(s *runState, budget uint64) budgetSlices {
 	return budgetSlices{}
 }
 
-// next is called when the code's slice ran out (reasonSlice) with what
+// next is called when the code's slice ran out (ReasonSlice) with what
 // the code left in s.budget (negative: the block that ran out overdrew
 // it): it checks the run's limits and hands out the next slice. It
 // returns the cause that ends the run, vm.ErrBudgetExceeded when the

@@ -4,6 +4,7 @@ import (
 	"unsafe"
 
 	"github.com/uebpf/uebpf/internal/engine"
+	"github.com/uebpf/uebpf/jit/internal/backend"
 	"github.com/uebpf/uebpf/vm"
 )
 
@@ -50,10 +51,6 @@ var _ [engine.ScratchWords*8 - unsafe.Sizeof(runState{})]byte
 // stateOf returns e's run state.
 func stateOf(e *vm.Env) *runState { return (*runState)(unsafe.Pointer(&envOf(e).Scratch)) }
 
-// constant returns the value that the lddw at slot i of p loads, map
-// references resolved.
-func constant(p *vm.Program, i int) uint64 { return engine.Constant(unsafe.Pointer(p), i) }
-
 // envOf returns the engines' part of e (engine.Env, its first field).
 func envOf(e *vm.Env) *engine.Env[engine.Region] { return engine.EnvOf(unsafe.Pointer(e)) }
 
@@ -69,67 +66,35 @@ const nativeStackBytes = 336
 // nested local calls of 5 words.
 const saveAreaBytes = 7 * 40
 
-// pcInExitPC in the upper bits of a reason means the pc is in exitPC: it
-// does not fit in 24 bits.
-const pcInExitPC = 1<<24 - 1
-
 // reasonPC returns the pc of a reason that carries one, given exitPC.
 func reasonPC(reason, exitPC uint64) int {
-	if pc := reason >> 8 & pcInExitPC; pc != pcInExitPC {
+	if pc := reason >> 8 & backend.PCInExitPC; pc != backend.PCInExitPC {
 		return int(pc)
 	}
 	return int(exitPC)
 }
 
-// Why generated code returned to the trampoline (in rcx, then reason).
-const (
-	reasonExit       = 0 // normal exit: r0 in regs[0]
-	reasonHelper     = 1 // call helper at exitPC (index in Program.helpers << 8), then resume
-	reasonCallX      = 2 // callx at exitPC, then resume
-	reasonFault      = 3 // memory access outside the regions
-	reasonMisaligned = 4 // misaligned atomic
-	reasonBudget     = 5 // budget exceeded at the jump, call or exit at reasonPC
-	reasonCallDepth  = 6 // local call at reasonPC exceeds the depth
-	reasonReturn     = 7 // returned into another program's code after a tail call
-	// Helper calls that Go may answer without the helper (engine.CallHash),
-	// with the helper's index as in reasonHelper for
-	// the calls it cannot.
-	reasonHashLookup = 8
-	reasonHashUpdate = 9
-	// reasonSlice: the slice of the budget that Go handed out ran out at
-	// the jump, call or exit at reasonPC (Program.resumable); Go resumes
-	// at resumePC with the next slice, or ends the run.
-	reasonSlice = 10
-	// Calls of an ArrayLookup helper that Go answers for arrays as the
-	// interpreter does (back ends without inline lookups: arm64), then
-	// with HashLookup as reasonHashLookup, then with the helper.
-	reasonArrayLookup     = 11
-	reasonArrayHashLookup = 12
-)
-
-// Offsets of runState fields for generated code, and of the Env fields
-// it reads.
+// The back ends address the state at the offsets of backend.Off*: they
+// must be runState's.
 var (
-	offArgs     = engine.ArgsOffset
-	offStackLo  = engine.StackLoOffset
-	offRegions  = engine.RegionsOffset
-	offNRegions = engine.RegionsLenOffset
-	offPktPtr   = engine.PacketOffset
-	offPktLen   = engine.PacketLenOffset
-
-	offRegs       = int32(unsafe.Offsetof(runState{}.regs))
-	offBudget     = int32(unsafe.Offsetof(runState{}.budget))
-	offCallLimit  = int32(unsafe.Offsetof(runState{}.callLimit))
-	offHotReadLo  = int32(unsafe.Offsetof(runState{}.hotReadLo))
-	offHotWriteLo = int32(unsafe.Offsetof(runState{}.hotWriteLo))
-	offResumePC   = int32(unsafe.Offsetof(runState{}.resumePC))
-	offLive       = int32(unsafe.Offsetof(runState{}.live))
-	offSaveArea   = int32(unsafe.Offsetof(runState{}.saveArea))
-	offNativeBase = int32(unsafe.Offsetof(runState{}.nativeBase))
-	offExitPC     = int32(unsafe.Offsetof(runState{}.exitPC))
-	offExitAddr   = int32(unsafe.Offsetof(runState{}.exitAddr))
-	offExitSize   = int32(unsafe.Offsetof(runState{}.exitSize))
-	offProgTag    = int32(unsafe.Offsetof(runState{}.progTag))
+	_ [unsafe.Sizeof(runState{}) - backend.StateSize]struct{}
+	_ [backend.StateSize - unsafe.Sizeof(runState{})]struct{}
+	_ = [1]struct{}{}[unsafe.Offsetof(runState{}.regs)-uintptr(backend.OffRegs)]
+	_ = [1]struct{}{}[unsafe.Offsetof(runState{}.budget)-uintptr(backend.OffBudget)]
+	_ = [1]struct{}{}[unsafe.Offsetof(runState{}.callLimit)-uintptr(backend.OffCallLimit)]
+	_ = [1]struct{}{}[unsafe.Offsetof(runState{}.hotReadLo)-uintptr(backend.OffHotReadLo)]
+	_ = [1]struct{}{}[unsafe.Offsetof(runState{}.hotReadEnd)-uintptr(backend.OffHotReadLo+8)]
+	_ = [1]struct{}{}[unsafe.Offsetof(runState{}.hotWriteLo)-uintptr(backend.OffHotWriteLo)]
+	_ = [1]struct{}{}[unsafe.Offsetof(runState{}.hotWriteEnd)-uintptr(backend.OffHotWriteLo+8)]
+	_ = [1]struct{}{}[unsafe.Offsetof(runState{}.resumePC)-uintptr(backend.OffResumePC)]
+	_ = [1]struct{}{}[unsafe.Offsetof(runState{}.live)-uintptr(backend.OffLive)]
+	_ = [1]struct{}{}[unsafe.Offsetof(runState{}.saveArea)-uintptr(backend.OffSaveArea)]
+	_ = [1]struct{}{}[unsafe.Offsetof(runState{}.nativeBase)-uintptr(backend.OffNativeBase)]
+	_ = [1]struct{}{}[unsafe.Offsetof(runState{}.exitPC)-uintptr(backend.OffExitPC)]
+	_ = [1]struct{}{}[unsafe.Offsetof(runState{}.exitAddr)-uintptr(backend.OffExitAddr)]
+	_ = [1]struct{}{}[unsafe.Offsetof(runState{}.exitSize)-uintptr(backend.OffExitSize)]
+	_ = [1]struct{}{}[unsafe.Offsetof(runState{}.reason)-uintptr(backend.OffReason)]
+	_ = [1]struct{}{}[unsafe.Offsetof(runState{}.progTag)-uintptr(backend.OffProgTag)]
 )
 
 // Layout of the frame of runFrame (trampoline_linux_amd64.s), which runs

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/uebpf/uebpf/jit/internal/backend"
 	"github.com/uebpf/uebpf/vm"
 )
 
@@ -24,14 +25,14 @@ func TestEnvOffsets(t *testing.T) {
 		off  int32
 		want uint64
 	}{
-		{"r1", offArgs, uint64(uintptr(unsafe.Pointer(&ctx[0])))},
-		{"r2", offArgs + 8, 24},
-		{"r5", offArgs + 32, 0x5555},
-		{"stack", offStackLo, envOf(e).StackLo},
-		{"regions", offRegions, uint64(uintptr(first))},
-		{"regions length", offNRegions, uint64(n)},
-		{"packet", offPktPtr, uint64(uintptr(unsafe.Pointer(&pkt[0])))},
-		{"packet length", offPktLen, 7},
+		{"r1", backend.OffArgs, uint64(uintptr(unsafe.Pointer(&ctx[0])))},
+		{"r2", backend.OffArgs + 8, 24},
+		{"r5", backend.OffArgs + 32, 0x5555},
+		{"stack", backend.OffStackLo, envOf(e).StackLo},
+		{"regions", backend.OffRegions, uint64(uintptr(first))},
+		{"regions length", backend.OffNRegions, uint64(n)},
+		{"packet", backend.OffPktPtr, uint64(uintptr(unsafe.Pointer(&pkt[0])))},
+		{"packet length", backend.OffPktLen, 7},
 	} {
 		if got := word(tc.off); got != tc.want {
 			t.Errorf("%s: %#x, want %#x", tc.name, got, tc.want)
@@ -46,10 +47,10 @@ func TestReasonPC(t *testing.T) {
 		reason, exitPC uint64
 		want           int
 	}{
-		{reasonBudget, 99, 0},
-		{7<<8 | reasonBudget, 99, 7},
-		{(pcInExitPC-1)<<8 | reasonCallDepth, 99, pcInExitPC - 1},
-		{pcInExitPC<<8 | reasonBudget, 1 << 30, 1 << 30},
+		{backend.ReasonBudget, 99, 0},
+		{7<<8 | backend.ReasonBudget, 99, 7},
+		{(backend.PCInExitPC-1)<<8 | backend.ReasonCallDepth, 99, backend.PCInExitPC - 1},
+		{backend.PCInExitPC<<8 | backend.ReasonBudget, 1 << 30, 1 << 30},
 	} {
 		if got := reasonPC(tc.reason, tc.exitPC); got != tc.want {
 			t.Errorf("reason %#x, exitPC %d: pc %d, want %d", tc.reason, tc.exitPC, got, tc.want)

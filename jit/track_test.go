@@ -13,7 +13,7 @@ import (
 	"github.com/uebpf/uebpf/vm"
 )
 
-// Programs for what the compiler tracks inside a block (compile_track.go)
+// Programs for what the compiler tracks inside a block (frontend.Tracking)
 // and for the budget's charging at conditional jumps: stack slots stored
 // and loaded back (overlapping, through r10 and through copies of it),
 // registers that hold r10 plus a constant and then change, forward jumps

@@ -138,7 +138,7 @@ func (t *Target) RunUserspace(p *Program) ([]Outcome, error) {
 	}{
 		{EngineJIT, nil},
 		{EngineJITUnchecked, &jit.Options{Unchecked: true}},
-		{EngineJITPortable, &jit.Options{Blind: true, DisableBMI2: true, DisableMOVBE: true}},
+		{EngineJITPortable, &jit.Options{Blind: true, AMD64: jit.AMD64Options{DisableBMI2: true, DisableMOVBE: true}}},
 	} {
 		jp, err := jit.Compile(vp, mode.opts)
 		if err != nil {

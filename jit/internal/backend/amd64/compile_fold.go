@@ -1,4 +1,4 @@
-package jit
+package amd64
 
 import (
 	"github.com/uebpf/uebpf/asm"
@@ -21,7 +21,7 @@ func (c *compiler) emitFoldedAccess(pc int, ins *asm.Instruction) bool {
 		return false
 	}
 	reg := ins.Dst
-	if reg >= asm.R10 || c.tr.fpKnown&(1<<reg) != 0 {
+	if reg >= asm.R10 || c.tr.FramePointer(reg) {
 		return false // a frame pointer: its accesses are tracked
 	}
 	next := &c.insns[pc+1]

@@ -1,10 +1,11 @@
-package jit
+package amd64
 
 import (
 	"fmt"
 	"math/bits"
 
 	"github.com/uebpf/uebpf/asm"
+	"github.com/uebpf/uebpf/jit/internal/backend"
 	"github.com/uebpf/uebpf/jit/internal/x86"
 	"github.com/uebpf/uebpf/vm"
 )
@@ -181,7 +182,7 @@ func (c *compiler) emitDivMod(mod, signed bool, size int, ins *asm.Instruction, 
 		}
 	}
 	if dv == tmpAddr {
-		a.Store(8, st(offBudget), budgetReg)
+		a.Store(8, st(backend.OffBudget), budgetReg)
 	} else {
 		a.MovRR(8, tmpAddr, budgetReg)
 	}
@@ -235,10 +236,10 @@ func (c *compiler) emitDivMod(mod, signed bool, size int, ins *asm.Instruction, 
 		a.MovRR(8, x86.RAX, tmpC)
 	default:
 		a.MovRR(size, dst, result)
-		c.written(asm.R0) // rax no longer holds what a slot may say
+		c.tr.Written(asm.R0) // rax no longer holds what a slot may say
 	}
 	if dv == tmpAddr {
-		a.Load(8, budgetReg, st(offBudget))
+		a.Load(8, budgetReg, st(backend.OffBudget))
 	} else {
 		a.MovRR(8, budgetReg, tmpAddr)
 	}

@@ -1,9 +1,10 @@
-package jit
+package amd64
 
 import (
 	"bytes"
 	"testing"
 
+	"github.com/uebpf/uebpf/jit/internal/backend"
 	"github.com/uebpf/uebpf/jit/internal/x86"
 )
 
@@ -20,7 +21,7 @@ func TestSeqs(t *testing.T) {
 			t.Fatalf("charge %d: % x, want % x", n, got.Bytes(), want.Bytes())
 		}
 	}
-	for i, hot := range []int32{offHotReadLo, offHotWriteLo} {
+	for i, hot := range []int32{backend.OffHotReadLo, backend.OffHotWriteLo} {
 		var want x86.Asm
 		want.ALURM(x86.SUB, 8, tmpAddr, st(hot))
 		want.ALURM(x86.CMP, 8, tmpAddr, st(hot+8))

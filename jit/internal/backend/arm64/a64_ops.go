@@ -1,10 +1,11 @@
-package jit
+package arm64
 
 import (
 	"fmt"
 
 	"github.com/uebpf/uebpf/asm"
 	"github.com/uebpf/uebpf/jit/internal/arm64"
+	"github.com/uebpf/uebpf/jit/internal/backend"
 	"github.com/uebpf/uebpf/jit/internal/frontend"
 	"github.com/uebpf/uebpf/vm"
 )
@@ -164,16 +165,16 @@ func (c *a64Compiler) emitCheck(pc int, baseReg uint8, off int32, size int, writ
 		return
 	}
 	if baseReg == asm.R10 {
-		c.ldState(a64Tmp, offStackLo)
+		c.ldState(a64Tmp, backend.OffStackLo)
 		a.Emit(arm64.ALUReg(arm64.SUB, 8, a64Tmp2, a64Addr, a64Tmp))
 		a.MovConst(8, a64Tmp, uint64(vm.StackSize-size))
 		a.Emit(arm64.Cmp(8, a64Tmp2, a64Tmp))
 		c.memSlowPath(arm64.HI, pc, size, write)
 		return
 	}
-	hot := offHotReadLo
+	hot := backend.OffHotReadLo
 	if write {
-		hot = offHotWriteLo
+		hot = backend.OffHotWriteLo
 	}
 	c.ldState(a64Tmp, hot)
 	a.Emit(arm64.ALUReg(arm64.SUB, 8, a64Tmp2, a64Addr, a64Tmp))
@@ -249,10 +250,10 @@ func (c *a64Compiler) emitPacketLoad(pc int, ins *asm.Instruction) {
 		abort(arm64.LT)
 	}
 	c.emit(arm64.AddImm(8, a64Tmp, a64Addr, int64(size)))
-	c.ldState(a64Tmp2, offPktLen)
+	c.ldState(a64Tmp2, backend.OffPktLen)
 	a.Emit(arm64.Cmp(8, a64Tmp, a64Tmp2))
 	abort(arm64.HI)
-	c.ldState(a64Tmp2, offPktPtr)
+	c.ldState(a64Tmp2, backend.OffPktPtr)
 	c.emit(arm64.LdrReg(size, arm64.X0, a64Tmp2, a64Addr))
 	switch size {
 	case 2:
@@ -391,7 +392,7 @@ func (c *a64Compiler) emitJump(pc int, ins *asm.Instruction) error {
 			// local call (of this program, or of one that tail-called
 			// this one): pop the frame and go back to the caller, which
 			// restores r6-r10.
-			c.ldState(a64Tmp, offSaveArea)
+			c.ldState(a64Tmp, backend.OffSaveArea)
 			a.Emit(arm64.Cmp(8, a64Native, a64Tmp))
 			c.outOfLine(arm64.NE, func() {
 				c.emit(arm64.AddImm(8, a64Native, a64Native, -a64FrameBytes))
@@ -400,7 +401,7 @@ func (c *a64Compiler) emitJump(pc int, ins *asm.Instruction) error {
 			})
 		}
 		a.Emit(arm64.Mov(8, a64Reason, arm64.XZR))
-		c.ldState(arm64.RegLR, offNativeBase)
+		c.ldState(arm64.RegLR, backend.OffNativeBase)
 		a.Emit(arm64.Ret())
 		return nil
 	case asm.OpCall:
@@ -411,7 +412,7 @@ func (c *a64Compiler) emitJump(pc int, ins *asm.Instruction) error {
 		}
 		return nil
 	case asm.OpCallX:
-		c.emitHelperExit(pc, reasonCallX)
+		c.emitHelperExit(pc, backend.ReasonCallX)
 		return nil
 	case asm.ClassJMP | asm.JmpJA, asm.ClassJMP32 | asm.JmpJA:
 		target := frontend.JumpTarget(pc, ins)
@@ -479,15 +480,15 @@ func (c *a64Compiler) emitCompare(ins *asm.Instruction) {
 // helperReason returns the exit reason of the helper call at slot pc,
 // with the helper's index in Program.helpers.
 func (c *a64Compiler) helperReason(pc int) uint64 {
-	kind := uint64(reasonHelper)
+	kind := uint64(backend.ReasonHelper)
 	// Without inline lookups, Go answers arrays as the interpreter does.
 	switch h := c.prog.Helpers()[c.insns[pc].Imm]; {
 	case h.ArrayLookup && h.HashLookup:
-		kind = reasonArrayHashLookup
+		kind = backend.ReasonArrayHashLookup
 	case h.ArrayLookup:
-		kind = reasonArrayLookup
+		kind = backend.ReasonArrayLookup
 	case h.HashUpdate:
-		kind = reasonHashUpdate
+		kind = backend.ReasonHashUpdate
 	}
 	reason := kind | uint64(len(c.helperExits))<<8
 	c.helperExits = append(c.helperExits, int32(pc))
@@ -498,19 +499,19 @@ func (c *a64Compiler) helperReason(pc int) uint64 {
 // re-enters right after.
 func (c *a64Compiler) emitHelperExit(pc int, reason uint64) {
 	a := c.a
-	if k := reason & 0xff; k == reasonArrayLookup || k == reasonArrayHashLookup {
+	if k := reason & 0xff; k == backend.ReasonArrayLookup || k == backend.ReasonArrayHashLookup {
 		// The interpreter answers arrays without ending the stretch; Go
 		// does too, and charges the stretch (its length in exitSize)
 		// only when the helper runs, refunding it afterwards: this
 		// code charges it again where the block ends.
-		a.MovConst(8, a64Tmp, uint64(pc+1-c.blockStart))
-		c.stState(a64Tmp, offExitSize)
+		a.MovConst(8, a64Tmp, uint64(pc+1-c.stretch.Start))
+		c.stState(a64Tmp, backend.OffExitSize)
 	} else {
 		c.checkBudget(pc)
 	}
 	c.setExitPC(pc)
 	pos := c.adr()
-	c.stState(a64Tmp, offResumePC)
+	c.stState(a64Tmp, backend.OffResumePC)
 	a.MovConst(8, a64Reason, reason)
 	c.branchTo(must64(arm64.B(0)), c.leaveOff, false)
 	c.adrHere(pos)
@@ -523,9 +524,9 @@ func (c *a64Compiler) emitLocalCall(pc, target int) {
 	a := c.a
 	// r10 = stack top - 512*depth: depth+1 >= MaxCallDepth exactly when
 	// r10 <= callLimit.
-	c.ldState(a64Tmp, offCallLimit)
+	c.ldState(a64Tmp, backend.OffCallLimit)
 	a.Emit(arm64.Cmp(8, a64Regs[10], a64Tmp))
-	c.outOfLine(arm64.LS, func() { c.leavePC(reasonCallDepth, pc, false) })
+	c.outOfLine(arm64.LS, func() { c.leavePC(backend.ReasonCallDepth, pc, false) })
 	c.checkBudget(pc)
 	n := a64Native
 	c.emit(arm64.Stp(8, a64Regs[6], a64Regs[7], n, 0, arm64.Offset))
@@ -544,7 +545,7 @@ func (c *a64Compiler) emitLocalCall(pc, target int) {
 		// The callee may have made a tail call: this code then runs for
 		// a program that is no longer the current one, and Go must
 		// switch back first.
-		c.ldState(a64Tmp, offProgTag)
+		c.ldState(a64Tmp, backend.OffProgTag)
 		a.MovConst(4, a64Tmp2, uint64(c.tag))
 		a.Emit(arm64.Cmp(4, a64Tmp, a64Tmp2))
 		pos := c.forward(must64(arm64.BCond(arm64.NE, 0)))
@@ -554,8 +555,8 @@ func (c *a64Compiler) emitLocalCall(pc, target int) {
 			c.setExitPC(pc)
 			p := c.adr()
 			c.fixups = append(c.fixups, a64Fixup{pos: int32(p), target: int32(back), label: true, adr: true})
-			c.stState(a64Tmp, offResumePC)
-			a.MovConst(8, a64Reason, reasonReturn)
+			c.stState(a64Tmp, backend.OffResumePC)
+			a.MovConst(8, a64Reason, backend.ReasonReturn)
 			c.branchTo(must64(arm64.B(0)), c.leaveOff, false)
 		})
 	}

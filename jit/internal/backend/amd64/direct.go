@@ -1,14 +1,14 @@
-package jit
+package amd64
 
 import (
-	"unsafe"
-
 	"github.com/uebpf/uebpf/asm"
-
+	"github.com/uebpf/uebpf/jit/internal/backend"
 	"github.com/uebpf/uebpf/jit/internal/x86"
+	"github.com/uebpf/uebpf/vm"
 )
 
-// A direct entry lets Go call a program's code as an ordinary func value:
+// A direct entry (jit.Program.Direct) lets Go call a program's code as an
+// ordinary func value:
 // func(ctx []byte) (r0 uint64, err error) in Go's internal register ABI,
 // with no assembly trampoline, ABI wrapper or frame between them. It is for
 // code that cannot fail and needs nothing from a run but r1: stackless
@@ -31,20 +31,15 @@ const directFrame = 24
 // address and the few words flat code pushes.
 const directSpill = 64
 
-// directCapable reports whether p, compiled by c, can have a direct entry.
-func directCapable(p *Program, c *compiler) bool {
-	return p.path == pathStackless && !p.resumable && !p.calls && !c.Packet &&
-		!(c.checked && c.Memory) && p.budget > int64(len(c.insns)) && !c.trap
-}
-
-// appendDirect returns code with the direct entry appended, and the
-// entry's offset. A context shorter than minContext gets shortErr. When
+// appendDirect returns c's code with the direct entry appended, and the
+// entry's offset (backend.Arch.AppendDirect). When
 // the code leaves r6, r8 and r9 alone (keepsRegs), the entry jumps into
 // it and its return goes straight back to Go: rbx (r6) then still holds
 // the 0 of a nil error's first word, and g is still in r14.
-func appendDirect(code []byte, body int, budget int64, minContext int, shortErr error, keepsRegs bool) ([]byte, int) {
+func appendDirect(c *backend.Code, p *vm.Program, budget int64, minContext int, shortErr [2]uintptr) ([]byte, int) {
+	keepsRegs := keepsRegs(p.Instructions())
 	var a x86.Asm
-	a.Append(code)
+	a.Append(c.Bytes)
 	a.Align(16)
 	off := a.Len()
 	// The slice's pointer, length and capacity arrive in rax, rbx and
@@ -68,11 +63,11 @@ func appendDirect(code []byte, body int, budget int64, minContext int, shortErr 
 	if keepsRegs {
 		a.ALURR(x86.XOR, 4, x86.RBX, x86.RBX)
 		// The budget's spill slot is below anything the code pushes.
-		a.Lea(stateReg, x86.M(x86.RSP, -directSpill-offBudget))
-		a.PatchRel32(a.Jmp(), body)
+		a.Lea(stateReg, x86.M(x86.RSP, -directSpill-backend.OffBudget))
+		a.PatchRel32(a.Jmp(), c.Body)
 	} else {
-		a.Lea(stateReg, x86.M(x86.RSP, -offBudget)) // the spill slot is 0(rsp)
-		a.PatchRel32(a.Call(), body)
+		a.Lea(stateReg, x86.M(x86.RSP, -backend.OffBudget)) // the spill slot is 0(rsp)
+		a.PatchRel32(a.Call(), c.Body)
 		a.Load(8, x86.R14, x86.M(x86.RSP, 16))
 		a.Load(8, x86.R15, x86.M(x86.RSP, 8))
 		a.ALURI(x86.ADD, 8, x86.RSP, directFrame)
@@ -81,12 +76,11 @@ func appendDirect(code []byte, body int, budget int64, minContext int, shortErr 
 	}
 	if short >= 0 {
 		a.PatchRel32(short, a.Len())
-		// The error's words are constants: the Program keeps shortErr
+		// The error's words are constants: the Program keeps the error
 		// alive, and the Go heap does not move.
-		words := (*[2]uintptr)(unsafe.Pointer(&shortErr))
 		a.ALURR(x86.XOR, 4, x86.RAX, x86.RAX)
-		a.MovRI(x86.RBX, uint64(words[0]))
-		a.MovRI(x86.RCX, uint64(words[1]))
+		a.MovRI(x86.RBX, uint64(shortErr[0]))
+		a.MovRI(x86.RCX, uint64(shortErr[1]))
 		a.Ret()
 	}
 	return a.Bytes(), off
@@ -102,16 +96,4 @@ func keepsRegs(insns []asm.Instruction) bool {
 		}
 	}
 	return true
-}
-
-// directFunc makes p's func value whose code is at entry, and returns it
-// with the address of its code word. A func value points at a closure:
-// the code's address, then what the code captured, here p, so that the
-// func keeps p and its code alive (the code ignores its closure).
-func directFunc(p *Program, entry uintptr) (func([]byte) (uint64, error), *uintptr) {
-	fv := &struct {
-		code uintptr
-		p    *Program
-	}{entry, p}
-	return *(*func([]byte) (uint64, error))(unsafe.Pointer(&fv)), &fv.code
 }

@@ -1,4 +1,4 @@
-package jit
+package amd64
 
 import (
 	"math"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/uebpf/uebpf/asm"
 	"github.com/uebpf/uebpf/internal/engine"
+	"github.com/uebpf/uebpf/jit/internal/backend"
 	"github.com/uebpf/uebpf/jit/internal/frontend"
 	"github.com/uebpf/uebpf/jit/internal/x86"
 	"github.com/uebpf/uebpf/vm"
@@ -117,7 +118,7 @@ func (c *compiler) emitArrayLookup(pc int) bool {
 	// the miss go on with the block uncharged. The helper's exit, out of
 	// line, charges the stretch up to the call, tests it, and after the
 	// helper gives the slots back, so that all paths go on alike.
-	cost := int32(pc + 1 - c.blockStart)
+	cost := int32(pc + 1 - c.stretch.Start)
 	r1, r2 := regMap[1], regMap[2]
 	fused, target := c.nullTest(pc)
 	si := len(c.stubs)
@@ -146,7 +147,7 @@ func (c *compiler) emitArrayLookup(pc int) bool {
 		// The key: on the stack inline, elsewhere out of line (the region
 		// of the last read, then the region list), or the helper's.
 		a.MovRR(8, tmpAddr, r2)
-		a.ALURM(x86.SUB, 8, tmpAddr, st(offStackLo))
+		a.ALURM(x86.SUB, 8, tmpAddr, st(backend.OffStackLo))
 		a.ALURI(x86.CMP, 8, tmpAddr, int32(vm.StackSize-4))
 		c.stubs[si].off = int32(len(c.stubs))
 		c.toStub(x86.CondA, stubKeyCheck, pc).resume = int32(a.Len())
@@ -261,8 +262,8 @@ func (c *compiler) emitKeyCheck(s *stub) {
 	a := c.a
 	r2 := regMap[2]
 	a.MovRR(8, tmpAddr, r2)
-	a.ALURM(x86.SUB, 8, tmpAddr, st(offHotReadLo))
-	a.ALURM(x86.CMP, 8, tmpAddr, st(offHotReadLo+8))
+	a.ALURM(x86.SUB, 8, tmpAddr, st(backend.OffHotReadLo))
+	a.ALURM(x86.CMP, 8, tmpAddr, st(backend.OffHotReadLo+8))
 	a.JccTo(x86.CondB, int(s.resume))
 	a.Push(budgetReg)
 	a.MovRI32(tmpD, 4)

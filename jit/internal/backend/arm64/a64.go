@@ -1,4 +1,4 @@
-package jit
+package arm64
 
 import (
 	"errors"
@@ -7,6 +7,7 @@ import (
 	"github.com/uebpf/uebpf/asm"
 	"github.com/uebpf/uebpf/internal/engine"
 	"github.com/uebpf/uebpf/jit/internal/arm64"
+	"github.com/uebpf/uebpf/jit/internal/backend"
 	"github.com/uebpf/uebpf/jit/internal/frontend"
 	"github.com/uebpf/uebpf/vm"
 )
@@ -87,8 +88,8 @@ type a64Compiler struct {
 	stubs       []func()
 	helperExits []int32
 
-	pc, blockStart int
-	uncharged      bool
+	pc      int
+	stretch frontend.Stretch // the budget stretch being emitted
 	// stubsDone stubs are emitted; the last island of stubs ended at
 	// islandAt (see flushStubs).
 	stubsDone, islandAt int
@@ -149,12 +150,12 @@ func (c *a64Compiler) compile() (code []byte, err error) {
 			c.islandAt = c.a.Len()
 		}
 		if c.Starts[pc] {
-			if c.blockStart < pc && c.uncharged {
+			if n := c.stretch.Pending(pc); n > 0 {
 				// The block falls into a jump target: charge it
 				// without a test (the stretch goes on).
-				c.subBudget(pc - c.blockStart)
+				c.subBudget(n)
 			}
-			c.blockStart, c.uncharged = pc, true
+			c.stretch.Begin(pc)
 		}
 		c.pc = pc
 		c.offsets[pc] = int32(c.a.Len())
@@ -166,9 +167,7 @@ func (c *a64Compiler) compile() (code []byte, err error) {
 			pc++
 			c.offsets[pc] = c.offsets[pc-1]
 		}
-		if !c.uncharged {
-			c.blockStart, c.uncharged = pc+1, true
-		}
+		c.stretch.Next(pc)
 	}
 	c.a.Emit(arm64.Brk(1)) // unreachable: validation forbids falling off the end
 	c.flushStubs()
@@ -221,7 +220,7 @@ func (c *a64Compiler) emitInsn(pc int, ins *asm.Instruction) error {
 		c.emitStore(pc, ins)
 	case asm.ClassLD:
 		if ins.Opcode == asm.OpLDDW {
-			c.movConst(a64Regs[ins.Dst], constant(c.prog, pc), 8)
+			c.movConst(a64Regs[ins.Dst], backend.Constant(c.prog, pc), 8)
 			return nil
 		}
 		c.emitPacketLoad(pc, ins)
@@ -348,28 +347,28 @@ func (c *a64Compiler) emitShared() {
 	a := c.a
 	// enter: resume a run at resumePC with everything from the state.
 	c.enterOff = a.Len()
-	c.stState(arm64.RegLR, offNativeBase)
-	c.ldState(a64Native, offSaveArea)
-	c.ldState(a64Tmp, offLive)
+	c.stState(arm64.RegLR, backend.OffNativeBase)
+	c.ldState(a64Native, backend.OffSaveArea)
+	c.ldState(a64Tmp, backend.OffLive)
 	a.Emit(arm64.ALUReg(arm64.ADD, 8, a64Native, a64Native, a64Tmp))
 	for i, r := range a64Regs {
-		c.ldState(r, offRegs+8*int32(i))
+		c.ldState(r, backend.OffRegs+8*int32(i))
 	}
-	c.ldState(a64Budget, offBudget)
-	c.ldState(a64Tmp, offResumePC)
+	c.ldState(a64Budget, backend.OffBudget)
+	c.ldState(a64Tmp, backend.OffResumePC)
 	a.Emit(arm64.Br(a64Tmp))
 
 	// leave: for exits Go resumes from, with the reason in x14; r0 and
 	// the budget stay in x0 and x11, which the trampoline stores.
 	c.leaveOff = a.Len()
 	for i, r := range a64Regs[1:] {
-		c.stState(r, offRegs+8*int32(i+1))
+		c.stState(r, backend.OffRegs+8*int32(i+1))
 	}
-	c.ldState(a64Tmp, offSaveArea)
+	c.ldState(a64Tmp, backend.OffSaveArea)
 	a.Emit(arm64.ALUReg(arm64.SUB, 8, a64Tmp, a64Native, a64Tmp))
-	c.stState(a64Tmp, offLive)
+	c.stState(a64Tmp, backend.OffLive)
 	c.leaveFinalOff = a.Len()
-	c.ldState(arm64.RegLR, offNativeBase)
+	c.ldState(arm64.RegLR, backend.OffNativeBase)
 	a.Emit(arm64.Ret())
 
 	// abort: a packet load outside the packet ends the run with r0 = 0.
@@ -380,9 +379,9 @@ func (c *a64Compiler) emitShared() {
 
 	// misaligned atomic: x19 = address, x17 = size, exitPC set.
 	c.misalignedOff = a.Len()
-	c.stState(a64Addr, offExitAddr)
-	c.stState(a64Tmp2, offExitSize)
-	a.MovConst(8, a64Reason, reasonMisaligned)
+	c.stState(a64Addr, backend.OffExitAddr)
+	c.stState(a64Tmp2, backend.OffExitSize)
+	a.MovConst(8, a64Reason, backend.ReasonMisaligned)
 	c.branchTo(must64(arm64.B(0)), c.leaveFinalOff, false)
 
 	if c.checked {
@@ -394,7 +393,7 @@ func (c *a64Compiler) emitShared() {
 // when their inline test fails. In: x19 = address, x17 = size, x16 = 1
 // for a write, exitPC set. It returns when the stack or a region allows
 // the access, remembering the region for the inline tests of that kind,
-// and otherwise leaves with reasonFault.
+// and otherwise leaves with backend.ReasonFault.
 func (c *a64Compiler) emitRegionCheck() {
 	a := c.a
 	c.regionCheckOff = a.Len()
@@ -403,7 +402,7 @@ func (c *a64Compiler) emitRegionCheck() {
 	a.Emit(arm64.Cmp(8, end, a64Addr))
 	fault1 := c.forward(must64(arm64.BCond(arm64.LO, 0)))
 	// The stack: addr - stackLo <= StackSize - size.
-	c.ldState(lo, offStackLo)
+	c.ldState(lo, backend.OffStackLo)
 	a.Emit(arm64.ALUReg(arm64.SUB, 8, t, a64Addr, lo))
 	a.MovConst(8, u, vm.StackSize)
 	a.Emit(arm64.ALUReg(arm64.SUB, 8, u, u, a64Tmp2))
@@ -411,8 +410,8 @@ func (c *a64Compiler) emitRegionCheck() {
 	notStack := c.forward(must64(arm64.BCond(arm64.HI, 0)))
 	a.Emit(arm64.Ret())
 	c.here(notStack)
-	c.ldState(lo, offRegions)
-	c.ldState(n, offNRegions)
+	c.ldState(lo, backend.OffRegions)
+	c.ldState(n, backend.OffNRegions)
 	loop := a.Len()
 	fault2 := c.forward(must64(arm64.Cbz(8, n, 0)))
 	c.emit(arm64.Load(8, t, lo, int64(engine.RegionLoOffset)))
@@ -431,8 +430,8 @@ func (c *a64Compiler) emitRegionCheck() {
 	c.emit(arm64.ALUImm(arm64.SUBS, 8, u, u, 7))
 	a.Emit(arm64.Csel(8, u, u, arm64.XZR, arm64.HS))
 	c.emit(arm64.ALUShifted(arm64.ADD, 8, n, a64State, a64Tmp, arm64.LSL, 4))
-	c.emit(arm64.Store(8, t, n, int64(offHotReadLo)))
-	c.emit(arm64.Store(8, u, n, int64(offHotReadLo+8)))
+	c.emit(arm64.Store(8, t, n, int64(backend.OffHotReadLo)))
+	c.emit(arm64.Store(8, u, n, int64(backend.OffHotReadLo+8)))
 	a.Emit(arm64.Ret())
 	c.here(next1)
 	c.here(next2)
@@ -442,9 +441,9 @@ func (c *a64Compiler) emitRegionCheck() {
 	c.branchTo(must64(arm64.B(0)), loop, false)
 	c.here(fault1)
 	c.here(fault2)
-	c.stState(a64Addr, offExitAddr)
-	c.stState(a64Tmp2, offExitSize)
-	a.MovConst(8, a64Reason, reasonFault)
+	c.stState(a64Addr, backend.OffExitAddr)
+	c.stState(a64Tmp2, backend.OffExitSize)
+	a.MovConst(8, a64Reason, backend.ReasonFault)
 	c.branchTo(must64(arm64.B(0)), c.leaveFinalOff, false)
 }
 
@@ -454,27 +453,27 @@ func (c *a64Compiler) emitRegionCheck() {
 func (c *a64Compiler) emitStart() {
 	a := c.a
 	c.startOff = a.Len()
-	c.stState(arm64.RegLR, offNativeBase)
+	c.stState(arm64.RegLR, backend.OffNativeBase)
 	for i := 1; i <= 5; i++ {
-		c.ldState(a64Regs[i], offArgs+8*int32(i-1))
+		c.ldState(a64Regs[i], backend.OffArgs+8*int32(i-1))
 	}
-	c.ldState(a64Regs[10], offStackLo)
+	c.ldState(a64Regs[10], backend.OffStackLo)
 	c.addImm(a64Regs[10], a64Regs[10], vm.StackSize)
 	for _, i := range []int{0, 6, 7, 8, 9} {
 		a.Emit(arm64.Mov(8, a64Regs[i], arm64.XZR))
 	}
-	c.ldState(a64Budget, offBudget)
-	c.ldState(a64Native, offSaveArea)
+	c.ldState(a64Budget, backend.OffBudget)
+	c.ldState(a64Native, backend.OffSaveArea)
 	if c.checked { // no region allowed the last access yet
-		c.stState(arm64.XZR, offHotReadLo+8)
-		c.stState(arm64.XZR, offHotWriteLo+8)
+		c.stState(arm64.XZR, backend.OffHotReadLo+8)
+		c.stState(arm64.XZR, backend.OffHotWriteLo+8)
 	}
 	// A tail call may continue in a program with local calls.
 	c.addImm(a64Tmp, a64Regs[10], vm.StackFrameSize-vm.StackSize)
-	c.stState(a64Tmp, offCallLimit)
+	c.stState(a64Tmp, backend.OffCallLimit)
 	if c.Calls {
 		a.MovConst(8, a64Tmp, uint64(c.tag))
-		c.stState(a64Tmp, offProgTag)
+		c.stState(a64Tmp, backend.OffProgTag)
 	}
 }
 
@@ -493,9 +492,9 @@ func (c *a64Compiler) subBudget(n int) {
 // testBudget charges the block up to and including slot pc, if not done
 // yet, and sets the flags from the budget (MI: overdrawn).
 func (c *a64Compiler) testBudget() {
-	if c.uncharged {
-		c.subBudget(c.pc + 1 - c.blockStart)
-		c.uncharged = false
+	if c.stretch.Uncharged {
+		c.subBudget(c.stretch.Pending(c.pc + 1))
+		c.stretch.Charged()
 		return
 	}
 	c.emit(arm64.CmpImm(8, a64Budget, 0))
@@ -517,12 +516,12 @@ func (c *a64Compiler) checkBudget(pc int) {
 // slice in resumable code (Go resumes at code offset resume, or slot
 // resume when slot is set), the end of the run otherwise.
 func (c *a64Compiler) leaveBudget(pc, resume int, slot bool) {
-	reason := uint64(reasonBudget)
+	reason := uint64(backend.ReasonBudget)
 	if c.resumable() {
-		reason = reasonSlice
+		reason = backend.ReasonSlice
 		pos := c.adr()
 		c.fixups = append(c.fixups, a64Fixup{pos: int32(pos), target: int32(resume), label: !slot, adr: true})
-		c.stState(a64Tmp, offResumePC)
+		c.stState(a64Tmp, backend.OffResumePC)
 	}
 	c.leavePC(reason, pc, c.resumable())
 }
@@ -531,10 +530,10 @@ func (c *a64Compiler) leaveBudget(pc, resume int, slot bool) {
 // does not fit), through leave (resume) or leaveFinal.
 func (c *a64Compiler) leavePC(reason uint64, pc int, resume bool) {
 	a := c.a
-	if pc >= pcInExitPC {
+	if pc >= backend.PCInExitPC {
 		a.MovConst(8, a64Tmp, uint64(pc))
-		c.stState(a64Tmp, offExitPC)
-		pc = pcInExitPC
+		c.stState(a64Tmp, backend.OffExitPC)
+		pc = backend.PCInExitPC
 	}
 	a.MovConst(8, a64Reason, reason|uint64(pc)<<8)
 	target := c.leaveFinalOff
@@ -547,5 +546,5 @@ func (c *a64Compiler) leavePC(reason uint64, pc int, resume bool) {
 // setExitPC stores pc in the state's exitPC.
 func (c *a64Compiler) setExitPC(pc int) {
 	c.a.MovConst(8, a64Tmp, uint64(pc))
-	c.stState(a64Tmp, offExitPC)
+	c.stState(a64Tmp, backend.OffExitPC)
 }

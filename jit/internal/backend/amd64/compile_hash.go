@@ -1,4 +1,4 @@
-package jit
+package amd64
 
 import (
 	"math"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/uebpf/uebpf/asm"
 	"github.com/uebpf/uebpf/internal/engine"
+	"github.com/uebpf/uebpf/jit/internal/backend"
 	"github.com/uebpf/uebpf/jit/internal/x86"
 	"github.com/uebpf/uebpf/maps"
 )
@@ -62,10 +63,10 @@ func (c *compiler) inlineHashUpdate(pc int) (l engine.HashLayout, keySize, value
 // this call, if known.
 func (c *compiler) knownMap() (int, bool) {
 	n := len(c.prog.Maps())
-	if !c.r1Known || n == 0 {
+	if !c.tr.R1Known || n == 0 {
 		return 0, false
 	}
-	off := c.r1 - uint64(uintptr(unsafe.Pointer(unsafe.SliceData(c.prog.Maps()))))
+	off := c.tr.R1 - uint64(uintptr(unsafe.Pointer(unsafe.SliceData(c.prog.Maps()))))
 	m := off / engine.MapEntrySize
 	if off%engine.MapEntrySize != 0 || m >= uint64(n) {
 		return 0, false
@@ -82,7 +83,7 @@ func (c *compiler) emitHashUpdateCall(pc int, l engine.HashLayout, keySize, valu
 	c.hashUpdates++
 	done := c.emitHashUpdate(l, keySize, valueSize)
 	if c.trap {
-		c.jmpLeavePC(reasonBudget, int32(pc))
+		c.jmpLeavePC(backend.ReasonBudget, int32(pc))
 	} else {
 		c.emitHelperLeave(pc, reason)
 	}

@@ -1,4 +1,4 @@
-package jit
+package amd64
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/uebpf/uebpf/asm"
 	"github.com/uebpf/uebpf/internal/engine"
+	"github.com/uebpf/uebpf/jit/internal/backend"
 	"github.com/uebpf/uebpf/jit/internal/frontend"
 	"github.com/uebpf/uebpf/jit/internal/x86"
 	"github.com/uebpf/uebpf/vm"
@@ -69,20 +70,17 @@ type compiler struct {
 	hoistGuards []hoistGuard
 	copying     *frontend.Hoist
 	copyOffsets []int32
-	r1Known     bool     // r1 holds the constant r1 here (in this block)
-	hashUpdates int      // calls answered by inline hash updates (compile_hash.go)
-	tr          tracking // see compile_track.go
-	// pc is the slot being emitted, blockStart the first slot of its
-	// block. uncharged: the block's length is not yet subtracted from the
-	// budget register. The subtraction waits for the charging instruction
-	// that ends the block, whose sign test it then is.
-	pc, blockStart int
-	uncharged      bool
+	hashUpdates int               // calls answered by inline hash updates (compile_hash.go)
+	tr          frontend.Tracking // see compile_track.go
+	// pc is the slot being emitted, stretch the budget stretch it is in:
+	// its length is subtracted from the budget register at the charging
+	// instruction that ends it, whose sign test the subtraction then is.
+	pc      int
+	stretch frontend.Stretch
 	// flatLeave: every exit of the body is at depth 0, where the stack
 	// pointer is already the native stack's base: leaving is returning
 	// (see jmpLeave). The shared stubs leave through leaveFinal.
 	flatLeave bool
-	r1        uint64
 	// magic caches the reciprocals of divMagic, which cost divisions to
 	// find; they depend on nothing but the divisor and are kept across
 	// compiles.
@@ -98,6 +96,10 @@ type compiler struct {
 	// Offsets of the shared stubs.
 	enterOff, startOff, leaveOff, leaveFinalOff, bodyOff int
 	regionCheckOff, regionProbeOff, abortOff             int
+
+	// out is what Compile returns, done its Release (c.release).
+	out  backend.Code
+	done func()
 }
 
 // jumpFixup is a rel32 field that must point at a slot's code.
@@ -153,15 +155,15 @@ type stub struct {
 // nothing in the steady state.
 var compilers = sync.Pool{New: func() any { return &compiler{a: x86.NewAsm(4096)} }}
 
-func newCompiler(p *vm.Program, opts *Options, feat features, key uint64, tag uint32) *compiler {
+func newCompiler(p *vm.Program, opts *backend.Options, feat features, key uint64, tag uint32) *compiler {
 	insns := p.Instructions()
 	c := compilers.Get().(*compiler)
 	*c = compiler{
 		a:       c.a,
 		prog:    p,
 		insns:   insns,
-		checked: !opts.Unchecked,
-		trap:    opts.trapSlowPaths,
+		checked: opts.Checked,
+		trap:    opts.TrapSlowPaths,
 		blind:   opts.Blind,
 		key:     key,
 		feat:    feat,
@@ -177,9 +179,13 @@ func newCompiler(p *vm.Program, opts *Options, feat features, key uint64, tag ui
 		switchPatches: c.switchPatches,
 		infoFixups:    c.infoFixups[:0],
 		magic:         c.magic,
+		done:          c.done,
 
 		hoistGuards: c.hoistGuards,
 		copyOffsets: c.copyOffsets,
+	}
+	if c.done == nil {
+		c.done = c.release // made once: Compile hands it out as Code.Release
 	}
 	c.a.Reset()
 	return c
@@ -229,10 +235,10 @@ func (c *compiler) emitSlots(from, to int, offsets []int32) error {
 		if starts[pc] {
 			// The last block may fall through into this one without a
 			// charging instruction.
-			if c.blockStart < pc {
+			if c.stretch.Start < pc {
 				c.charge(pc)
 			}
-			c.blockStart, c.uncharged = pc, true
+			c.stretch.Begin(pc)
 			c.resetTracking()
 			if c.Loops && c.LoopHead[pc] {
 				if i := c.hoistAt(pc); i >= 0 && c.copying == nil {
@@ -282,9 +288,7 @@ func (c *compiler) emitSlots(from, to int, offsets []int32) error {
 				c.resetTracking()
 				pc++
 				offsets[pc] = int32(c.a.Len())
-				if !c.uncharged {
-					c.blockStart, c.uncharged = pc+1, true
-				}
+				c.stretch.Next(pc)
 				continue
 			}
 			if op := ins.Opcode & 0xf0; op == asm.JmpCALL || op == asm.JmpEXIT {
@@ -301,7 +305,7 @@ func (c *compiler) emitSlots(from, to int, offsets []int32) error {
 			}
 		case asm.ClassLD:
 			if ins.Opcode == asm.OpLDDW {
-				c.emitConst(regMap[ins.Dst], constant(c.prog, pc))
+				c.emitConst(regMap[ins.Dst], backend.Constant(c.prog, pc))
 				c.trackLDDW(pc, ins.Dst)
 				lddw = true
 			} else {
@@ -318,11 +322,7 @@ func (c *compiler) emitSlots(from, to int, offsets []int32) error {
 			offsets[pc+1] = offsets[pc]
 			pc++
 		}
-		if !c.uncharged {
-			// This slot charged the budget: the interpreter's next
-			// stretch starts after it, whether or not a block does.
-			c.blockStart, c.uncharged = pc+1, true
-		}
+		c.stretch.Next(pc)
 	}
 	return nil
 }
@@ -409,7 +409,7 @@ func (c *compiler) alignLoopHead() {
 }
 
 // checkBudget emits the test of a charging instruction at slot pc: leave
-// with reasonBudget if the budget is overdrawn.
+// with backend.ReasonBudget if the budget is overdrawn.
 func (c *compiler) checkBudget(pc int) {
 	c.budgetStub(stubBudget, pc)
 }
@@ -427,10 +427,10 @@ const chargeImm = 3
 // charging the block first if not done yet, and jumps to a new stub of
 // kind when it is overdrawn.
 func (c *compiler) budgetStub(kind stubKind, pc int) *stub {
-	if n := c.pc + 1 - c.blockStart; c.uncharged && n <= 0x7f {
+	if n := c.pc + 1 - c.stretch.Start; c.stretch.Uncharged && n <= 0x7f {
 		start := c.a.EmitSeq(&chargeSeq)
 		c.a.Bytes()[start+chargeImm] = byte(n)
-		c.uncharged = false
+		c.stretch.Charged()
 		return c.addStub(c.a.Len()-4, kind, pc)
 	}
 	c.testBudget()
@@ -448,11 +448,11 @@ func (c *compiler) testBudget() {
 // charge subtracts the slots of the current block before slot end from
 // the budget register, unless done already, and reports whether it did.
 func (c *compiler) charge(end int) bool {
-	if !c.uncharged {
+	if !c.stretch.Uncharged {
 		return false
 	}
-	c.a.ALURI(x86.SUB, 8, budgetReg, int32(end-c.blockStart))
-	c.uncharged = false
+	c.a.ALURI(x86.SUB, 8, budgetReg, int32(c.stretch.Pending(end)))
+	c.stretch.Charged()
 	return true
 }
 

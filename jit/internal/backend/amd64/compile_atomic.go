@@ -1,9 +1,10 @@
-package jit
+package amd64
 
 import (
 	"fmt"
 
 	"github.com/uebpf/uebpf/asm"
+	"github.com/uebpf/uebpf/jit/internal/backend"
 	"github.com/uebpf/uebpf/jit/internal/frontend"
 	"github.com/uebpf/uebpf/jit/internal/x86"
 	"github.com/uebpf/uebpf/vm"
@@ -58,8 +59,8 @@ func (c *compiler) emitAtomic(pc int, ins *asm.Instruction) error {
 func (c *compiler) emitFetchLoop(o x86.ALUOp, size int, src x86.Reg) {
 	a := c.a
 	m := x86.M(tmpAddr, 0)
-	a.Store(8, st(offBudget), budgetReg) // rdx is needed
-	a.MovRR(8, tmpC, x86.RAX)            // cmpxchg needs rax: save r0
+	a.Store(8, st(backend.OffBudget), budgetReg) // rdx is needed
+	a.MovRR(8, tmpC, x86.RAX)                    // cmpxchg needs rax: save r0
 	operand := src
 	if src == x86.RAX {
 		operand = tmpC
@@ -76,5 +77,5 @@ func (c *compiler) emitFetchLoop(o x86.ALUOp, size int, src x86.Reg) {
 	} else if size == 4 {
 		a.MovRR(4, x86.RAX, x86.RAX)
 	}
-	a.Load(8, budgetReg, st(offBudget))
+	a.Load(8, budgetReg, st(backend.OffBudget))
 }

@@ -1,7 +1,8 @@
-package jit
+package amd64
 
 import (
 	"github.com/uebpf/uebpf/asm"
+	"github.com/uebpf/uebpf/jit/internal/backend"
 	"github.com/uebpf/uebpf/jit/internal/frontend"
 	"github.com/uebpf/uebpf/jit/internal/x86"
 	"github.com/uebpf/uebpf/vm"
@@ -29,7 +30,7 @@ func (c *compiler) emitCheck(pc int, baseReg uint8, off int32, size int, write b
 	base := regMap[baseReg]
 	a.Lea(tmpAddr, x86.M(base, off))
 	if baseReg == asm.R10 {
-		a.ALURM(x86.SUB, 8, tmpAddr, st(offStackLo))
+		a.ALURM(x86.SUB, 8, tmpAddr, st(backend.OffStackLo))
 		a.ALURI(x86.CMP, 8, tmpAddr, int32(vm.StackSize-size))
 		c.memStub(x86.CondA, pc, memVariant(size, write, true))
 		return
@@ -46,13 +47,13 @@ func (c *compiler) emitCheck(pc int, baseReg uint8, off int32, size int, write b
 // write regions, "sub r11, lo; cmp r11, hi-lo; jae stub", prepared once.
 var hotChecks = [2]x86.Seq{
 	x86.NewSeq(func(a *x86.Asm) {
-		a.ALURM(x86.SUB, 8, tmpAddr, st(offHotReadLo))
-		a.ALURM(x86.CMP, 8, tmpAddr, st(offHotReadLo+8))
+		a.ALURM(x86.SUB, 8, tmpAddr, st(backend.OffHotReadLo))
+		a.ALURM(x86.CMP, 8, tmpAddr, st(backend.OffHotReadLo+8))
 		a.Jcc(x86.CondAE)
 	}),
 	x86.NewSeq(func(a *x86.Asm) {
-		a.ALURM(x86.SUB, 8, tmpAddr, st(offHotWriteLo))
-		a.ALURM(x86.CMP, 8, tmpAddr, st(offHotWriteLo+8))
+		a.ALURM(x86.SUB, 8, tmpAddr, st(backend.OffHotWriteLo))
+		a.ALURM(x86.CMP, 8, tmpAddr, st(backend.OffHotWriteLo+8))
 		a.Jcc(x86.CondAE)
 	}),
 }
@@ -133,9 +134,9 @@ func (c *compiler) emitPacketLoad(pc int, ins *asm.Instruction) {
 		a.JccTo(x86.CondS, c.abortOff)
 	}
 	a.Lea(tmpC, x86.M(tmpAddr, int32(size)))
-	a.ALURM(x86.CMP, 8, tmpC, st(offPktLen))
+	a.ALURM(x86.CMP, 8, tmpC, st(backend.OffPktLen))
 	a.JccTo(x86.CondA, c.abortOff)
-	a.ALURM(x86.ADD, 8, tmpAddr, st(offPktPtr))
+	a.ALURM(x86.ADD, 8, tmpAddr, st(backend.OffPktPtr))
 	m := x86.M(tmpAddr, 0)
 	switch {
 	case size == 1:

@@ -1,9 +1,10 @@
-package jit
+package amd64
 
 import (
 	"fmt"
 
 	"github.com/uebpf/uebpf/asm"
+	"github.com/uebpf/uebpf/jit/internal/backend"
 	"github.com/uebpf/uebpf/jit/internal/frontend"
 	"github.com/uebpf/uebpf/jit/internal/x86"
 	"github.com/uebpf/uebpf/vm"
@@ -26,7 +27,7 @@ func (c *compiler) emitJump(pc int, ins *asm.Instruction) (fused bool, err error
 	case asm.OpExit:
 		// At depth 0 the native stack pointer is at the trampoline's
 		// return address, so one ret serves both a return from a local
-		// call and the end of the run (rcx = reasonExit).
+		// call and the end of the run (rcx = backend.ReasonExit).
 		c.checkBudget(pc)
 		c.a.ALURR(x86.XOR, 4, tmpC, tmpC)
 		c.a.Ret()
@@ -39,11 +40,11 @@ func (c *compiler) emitJump(pc int, ins *asm.Instruction) (fused bool, err error
 		} else if l, keySize, valueSize, ok := c.inlineHashUpdate(pc); ok {
 			c.emitHashUpdateCall(pc, l, keySize, valueSize)
 		} else {
-			c.emitHelperExit(pc, reasonHelper)
+			c.emitHelperExit(pc, backend.ReasonHelper)
 		}
 		return false, nil
 	case asm.OpCallX:
-		c.emitHelperExit(pc, reasonCallX)
+		c.emitHelperExit(pc, backend.ReasonCallX)
 		return false, nil
 	case asm.ClassJMP | asm.JmpJA, asm.ClassJMP32 | asm.JmpJA:
 		c.emitGoto(pc, frontend.JumpTarget(pc, ins))
@@ -84,10 +85,7 @@ func (c *compiler) emitJump(pc int, ins *asm.Instruction) (fused bool, err error
 // stretch so far (the block is not charged on the fall-through path) and
 // fails if the budget is overdrawn.
 func (c *compiler) edgeStub(patch, pc, target int) {
-	n := 0
-	if c.uncharged {
-		n = pc + 1 - c.blockStart
-	}
+	n := c.stretch.Pending(pc + 1)
 	s := c.addStub(patch, stubEdge, pc)
 	s.target, s.n = int32(target), int32(n)
 }
@@ -152,7 +150,7 @@ func (c *compiler) emitGoto(pc, target int) {
 // emitHelperExit returns to Go to run a helper (or callx) at slot pc; Go
 // re-enters right after.
 func (c *compiler) emitHelperExit(pc int, reason uint32) {
-	if reason == reasonHelper {
+	if reason == backend.ReasonHelper {
 		reason = c.helperReason(pc)
 	}
 	c.checkBudget(pc)
@@ -162,12 +160,12 @@ func (c *compiler) emitHelperExit(pc int, reason uint32) {
 // helperReason returns the exit reason of the helper call at slot pc: the
 // helper's index in Program.helpers rides in it.
 func (c *compiler) helperReason(pc int) uint32 {
-	kind := uint32(reasonHelper)
+	kind := uint32(backend.ReasonHelper)
 	switch h := c.prog.Helpers()[c.insns[pc].Imm]; {
 	case h.ArrayLookup && h.HashLookup:
-		kind = reasonHashLookup
+		kind = backend.ReasonHashLookup
 	case h.HashUpdate:
-		kind = reasonHashUpdate
+		kind = backend.ReasonHashUpdate
 	}
 	reason := kind | uint32(len(c.helperExits))<<8
 	c.helperExits = append(c.helperExits, int32(pc))
@@ -178,10 +176,10 @@ func (c *compiler) helperReason(pc int) uint32 {
 // leave for Go to call the helper, and resume right after.
 func (c *compiler) emitHelperLeave(pc int, reason uint32) {
 	a := c.a
-	a.StoreImm(8, st(offExitPC), int32(pc))
+	a.StoreImm(8, st(backend.OffExitPC), int32(pc))
 	// lea r11, [rip+resume]: the resume point is right after "jmp leave".
 	leaPos := a.LeaRIP(tmpAddr)
-	a.Store(8, st(offResumePC), tmpAddr)
+	a.Store(8, st(backend.OffResumePC), tmpAddr)
 	a.MovRI32(tmpC, reason)
 	a.PatchRel32(a.Jmp(), c.leaveOff)
 	a.PatchRel32(leaPos, a.Len())
@@ -194,7 +192,7 @@ func (c *compiler) emitLocalCall(pc, target int) {
 	a := c.a
 	// r10 = stack top - 512*depth, so depth+1 >= MaxCallDepth exactly
 	// when r10 <= stackLo + 512.
-	a.ALURM(x86.CMP, 8, regMap[10], st(offCallLimit))
+	a.ALURM(x86.CMP, 8, regMap[10], st(backend.OffCallLimit))
 	c.toStub(x86.CondBE, stubCallDepth, pc)
 	c.checkBudget(pc)
 	for _, r := range regMap[6:10] {
@@ -215,7 +213,7 @@ func (c *compiler) emitLocalCall(pc, target int) {
 		// The callee may have made a tail call: then this code runs for
 		// a program that is no longer the current one, and Go must
 		// switch back before anything looks at the current program.
-		a.ALUMI(x86.CMP, 4, st(offProgTag), int32(c.tag))
+		a.ALUMI(x86.CMP, 4, st(backend.OffProgTag), int32(c.tag))
 		c.toStub(x86.CondNE, stubReturn, pc).resume = int32(a.Len())
 	}
 }

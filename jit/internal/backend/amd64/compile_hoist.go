@@ -1,8 +1,9 @@
-package jit
+package amd64
 
 import (
 	"slices"
 
+	"github.com/uebpf/uebpf/jit/internal/backend"
 	"github.com/uebpf/uebpf/jit/internal/frontend"
 	"github.com/uebpf/uebpf/jit/internal/x86"
 )
@@ -55,7 +56,7 @@ func (c *compiler) enterHoisted(i int) {
 func (c *compiler) emitLoopTrap(pc int) {
 	for i := range c.Hoists {
 		if c.copying == nil && int(c.Hoists[i].Entry) == pc {
-			c.jmpLeavePC(reasonBudget, int32(pc))
+			c.jmpLeavePC(backend.ReasonBudget, int32(pc))
 		}
 	}
 }
@@ -83,9 +84,9 @@ func (c *compiler) emitGuard(i int) {
 		// r11 = the lowest address - the region's start, rcx = the
 		// highest + 1 - 8 - the region's start: allowed if r11 <= rcx <
 		// end, where end is the region's size minus 7.
-		hot := offHotReadLo
+		hot := backend.OffHotReadLo
 		if r.Write {
-			hot = offHotWriteLo
+			hot = backend.OffHotWriteLo
 		}
 		bases := r.Bases
 		if r.IV {
@@ -191,13 +192,13 @@ func (c *compiler) emitLoopCopies() error {
 			}
 		}
 		c.copying = l
-		c.blockStart, c.uncharged = head, true
+		c.stretch.Begin(head)
 		jumps := len(c.jumps)
 		if err := c.emitSlots(head, end+1, c.copyOffsets); err != nil {
 			return err
 		}
 		if frontend.FallsThrough(&c.insns[end]) {
-			if c.blockStart < end+1 {
+			if c.stretch.Start < end+1 {
 				c.charge(end + 1)
 			}
 			c.a.JmpTo(int(c.offsets[end+1]))

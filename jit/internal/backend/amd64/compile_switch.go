@@ -1,4 +1,4 @@
-package jit
+package amd64
 
 import "github.com/uebpf/uebpf/jit/internal/x86"
 
@@ -31,7 +31,7 @@ func (c *compiler) emitSwitch(i int) {
 	if s.Wide {
 		size = 8
 	}
-	p.pre = int32(c.pc - c.blockStart)
+	p.pre = int32(c.pc - c.stretch.Start)
 	a.MovRR(size, tmpAddr, regMap[s.Reg])
 	if s.Lo != 0 {
 		a.ALURI(x86.SUB, size, tmpAddr, int32(s.Lo))

@@ -1,9 +1,10 @@
-package jit
+package amd64
 
 import (
 	"math/bits"
 
 	"github.com/uebpf/uebpf/internal/engine"
+	"github.com/uebpf/uebpf/jit/internal/backend"
 	"github.com/uebpf/uebpf/jit/internal/frontend"
 	"github.com/uebpf/uebpf/jit/internal/x86"
 	"github.com/uebpf/uebpf/vm"
@@ -15,20 +16,20 @@ import (
 func (c *compiler) emitEnter() {
 	a := c.a
 	c.enterOff = a.Len()
-	a.Load(8, tmpC, st(offLive))
+	a.Load(8, tmpC, st(backend.OffLive))
 	a.TestRR(8, tmpC, tmpC)
 	a.JccShort(x86.CondE, 0)
 	skip := a.Len()
 	a.ALURR(x86.SUB, 8, x86.RSP, tmpC)
 	a.MovRR(8, x86.RDI, x86.RSP)
-	a.Load(8, x86.RSI, st(offSaveArea))
+	a.Load(8, x86.RSI, st(backend.OffSaveArea))
 	a.RepMovsb()
 	a.Bytes()[skip-1] = byte(a.Len() - skip)
 	for i, r := range regMap {
-		a.Load(8, r, st(offRegs+8*int32(i)))
+		a.Load(8, r, st(backend.OffRegs+8*int32(i)))
 	}
-	a.Load(8, budgetReg, st(offBudget))
-	a.JmpMem(st(offResumePC))
+	a.Load(8, budgetReg, st(backend.OffBudget))
+	a.JmpMem(st(backend.OffResumePC))
 }
 
 // emitStart emits the entry point of a run: the arguments and r10 come
@@ -59,11 +60,11 @@ func (c *compiler) emitStartCode() {
 	live := c.LiveIn
 	for i := 1; i <= 5; i++ {
 		if live&(1<<i) != 0 {
-			a.Load(8, regMap[i], st(offArgs+8*int32(i-1)))
+			a.Load(8, regMap[i], st(backend.OffArgs+8*int32(i-1)))
 		}
 	}
 	if live&(1<<10) != 0 {
-		a.Load(8, regMap[10], st(offStackLo))
+		a.Load(8, regMap[10], st(backend.OffStackLo))
 		a.ALURI(x86.ADD, 8, regMap[10], vm.StackSize)
 	}
 	for _, i := range []int{0, 6, 7, 8, 9} {
@@ -71,18 +72,18 @@ func (c *compiler) emitStartCode() {
 			a.ALURR(x86.XOR, 4, regMap[i], regMap[i])
 		}
 	}
-	a.Load(8, budgetReg, st(offBudget))
+	a.Load(8, budgetReg, st(backend.OffBudget))
 	if c.checked && (c.HotUsed || c.Calls) { // no region allowed the last access yet
-		a.StoreImm(8, st(offHotReadLo+8), 0)
-		a.StoreImm(8, st(offHotWriteLo+8), 0)
+		a.StoreImm(8, st(backend.OffHotReadLo+8), 0)
+		a.StoreImm(8, st(backend.OffHotWriteLo+8), 0)
 	}
 	// A tail call may continue in a program with local calls.
 	if c.Local || c.Calls {
 		a.Lea(tmpAddr, x86.M(regMap[10], vm.StackFrameSize-vm.StackSize))
-		a.Store(8, st(offCallLimit), tmpAddr)
+		a.Store(8, st(backend.OffCallLimit), tmpAddr)
 	}
 	if c.Calls {
-		a.StoreImm(8, st(offProgTag), int32(c.tag))
+		a.StoreImm(8, st(backend.OffProgTag), int32(c.tag))
 	}
 }
 
@@ -97,21 +98,21 @@ func (c *compiler) emitLeave() {
 	// r0 and the budget stay in rax and rdx, which the trampoline (enter)
 	// stores with the reason.
 	for i, r := range regMap[1:] {
-		a.Store(8, st(offRegs+8*int32(i+1)), r)
+		a.Store(8, st(backend.OffRegs+8*int32(i+1)), r)
 	}
 	a.MovRR(8, tmpAddr, tmpC) // the reason
-	a.Load(8, tmpC, st(offNativeBase))
+	a.Load(8, tmpC, st(backend.OffNativeBase))
 	a.ALURR(x86.SUB, 8, tmpC, x86.RSP)
-	a.Store(8, st(offLive), tmpC)
+	a.Store(8, st(backend.OffLive), tmpC)
 	a.JccShort(x86.CondE, 0)
 	skip := a.Len()
 	a.MovRR(8, x86.RSI, x86.RSP)
-	a.Load(8, x86.RDI, st(offSaveArea))
+	a.Load(8, x86.RDI, st(backend.OffSaveArea))
 	a.RepMovsb()
 	a.Bytes()[skip-1] = byte(a.Len() - skip)
 	a.MovRR(8, tmpC, tmpAddr)
 	c.leaveFinalOff = a.Len()
-	a.Load(8, x86.RSP, st(offNativeBase))
+	a.Load(8, x86.RSP, st(backend.OffNativeBase))
 	a.Ret()
 }
 
@@ -140,7 +141,7 @@ func (c *compiler) emitAbort() {
 // accesses call when the address is not on the stack, and returns its
 // offset. In: r11 = address, edx = size, ecx = 1 for a write; exitPC set.
 // It returns when a region allows the access, and otherwise leaves with
-// reasonFault. The probe variant, for keys of inline lookups and the guards
+// backend.ReasonFault. The probe variant, for keys of inline lookups and the guards
 // of loops with hoisted checks (compile_hoist.go), also allows the stack,
 // and returns in both cases, with ecx = 0 when the stack or a region
 // allows the access and 1 if not.
@@ -156,12 +157,12 @@ func (c *compiler) emitRegionCheck(probe bool) int {
 		// The stack, which is not in the region list (the checks' own
 		// slow paths test it before calling): start and end inside.
 		a.MovRR(8, x86.RAX, tmpAddr)
-		a.ALURM(x86.SUB, 8, x86.RAX, st(offStackLo))
+		a.ALURM(x86.SUB, 8, x86.RAX, st(backend.OffStackLo))
 		a.ALURI(x86.CMP, 8, x86.RAX, vm.StackSize)
 		a.JccShort(x86.CondAE, 0)
 		notStack := a.Len()
 		a.MovRR(8, x86.RBX, tmpD)
-		a.ALURM(x86.SUB, 8, x86.RBX, st(offStackLo))
+		a.ALURM(x86.SUB, 8, x86.RBX, st(backend.OffStackLo))
 		a.ALURI(x86.CMP, 8, x86.RBX, vm.StackSize)
 		a.JccShort(x86.CondA, 0)
 		notStack2 := a.Len()
@@ -172,8 +173,8 @@ func (c *compiler) emitRegionCheck(probe bool) int {
 		a.Bytes()[notStack-1] = byte(a.Len() - notStack)
 		a.Bytes()[notStack2-1] = byte(a.Len() - notStack2)
 	}
-	a.Load(8, x86.RBX, st(offRegions))
-	a.Load(8, x86.RAX, st(offNRegions))
+	a.Load(8, x86.RBX, st(backend.OffRegions))
+	a.Load(8, x86.RAX, st(backend.OffNRegions))
 	loop := a.Len()
 	a.TestRR(8, x86.RAX, x86.RAX)
 	jNone := a.Jcc(x86.CondE)
@@ -190,13 +191,13 @@ func (c *compiler) emitRegionCheck(probe bool) int {
 	// access (rcx: 0 read, 1 write; hot*Lo/End pairs are 16 bytes apart).
 	a.ShiftRI(x86.SHL, 4, tmpC, 4)
 	a.Load(8, x86.RAX, x86.M(x86.RBX, int32(engine.RegionLoOffset)))
-	a.Store(8, x86.MIndex(stateReg, tmpC, 1, offHotReadLo), x86.RAX)
+	a.Store(8, x86.MIndex(stateReg, tmpC, 1, backend.OffHotReadLo), x86.RAX)
 	a.Load(8, tmpD, x86.M(x86.RBX, int32(engine.RegionHiOffset)))
 	a.ALURR(x86.SUB, 8, tmpD, x86.RAX)
 	a.ALURI(x86.SUB, 8, tmpD, 7)
 	a.JccShort(x86.CondAE, 2) // size - 7 >= 0 (no borrow)
 	a.ALURR(x86.XOR, 4, tmpD, tmpD)
-	a.Store(8, x86.MIndex(stateReg, tmpC, 1, offHotReadLo+8), tmpD)
+	a.Store(8, x86.MIndex(stateReg, tmpC, 1, backend.OffHotReadLo+8), tmpD)
 	a.Pop(x86.RBX)
 	a.Pop(x86.RAX)
 	if probe {
@@ -221,14 +222,14 @@ func (c *compiler) emitRegionCheck(probe bool) int {
 		return start
 	}
 	a.ALURR(x86.SUB, 8, tmpD, tmpAddr)
-	a.Store(8, st(offExitAddr), tmpAddr)
-	a.Store(8, st(offExitSize), tmpD)
+	a.Store(8, st(backend.OffExitAddr), tmpAddr)
+	a.Store(8, st(backend.OffExitSize), tmpD)
 	a.Pop(x86.RBX)
 	a.Pop(x86.RAX)
 	// The budget, which the caller (emitMemSlowPaths) pushed before
 	// calling: the run reports what it executed.
 	a.Load(8, budgetReg, x86.M(x86.RSP, 8))
-	c.jmpLeave(reasonFault)
+	c.jmpLeave(backend.ReasonFault)
 	return start
 }
 
@@ -261,16 +262,16 @@ func (c *compiler) emitMemSlowPaths() {
 		size := int32(1) << (v & 3)
 		write := v&4 != 0
 		if v&8 != 0 {
-			a.ALURM(x86.ADD, 8, tmpAddr, st(offStackLo))
+			a.ALURM(x86.ADD, 8, tmpAddr, st(backend.OffStackLo))
 		} else {
-			hot := offHotReadLo
+			hot := backend.OffHotReadLo
 			if write {
-				hot = offHotWriteLo
+				hot = backend.OffHotWriteLo
 			}
 			a.ALURM(x86.ADD, 8, tmpAddr, st(hot))
 			// Not in the hot region: the stack, then the region list.
 			a.MovRR(8, tmpC, tmpAddr)
-			a.ALURM(x86.SUB, 8, tmpC, st(offStackLo))
+			a.ALURM(x86.SUB, 8, tmpC, st(backend.OffStackLo))
 			a.ALURI(x86.CMP, 8, tmpC, vm.StackSize-size)
 			a.JccShort(x86.CondA, 1)
 			a.Ret()
@@ -291,9 +292,9 @@ func (c *compiler) emitMemSlowPaths() {
 // jmpLeavePC leaves with reason and the pc in the reason's upper bits,
 // which saves the store of exitPC; pcs that do not fit store it anyway.
 func (c *compiler) jmpLeavePC(reason uint32, pc int32) {
-	if pc >= pcInExitPC {
-		c.a.StoreImm(8, st(offExitPC), pc)
-		pc = pcInExitPC
+	if pc >= backend.PCInExitPC {
+		c.a.StoreImm(8, st(backend.OffExitPC), pc)
+		pc = backend.PCInExitPC
 	}
 	c.jmpLeave(reason | uint32(pc)<<8)
 }
@@ -310,19 +311,19 @@ func (c *compiler) resumable() bool { return c.Loops || c.Local }
 // budget handed to the code was all of it, and the run fails.
 func (c *compiler) leaveBudget(pc int32, resume int) {
 	if !c.resumable() {
-		c.jmpLeavePC(reasonBudget, pc)
+		c.jmpLeavePC(backend.ReasonBudget, pc)
 		return
 	}
 	a := c.a
 	leaPos := a.LeaRIP(tmpAddr)
-	if pc >= pcInExitPC {
-		a.StoreImm(8, st(offExitPC), pc)
-		pc = pcInExitPC
+	if pc >= backend.PCInExitPC {
+		a.StoreImm(8, st(backend.OffExitPC), pc)
+		pc = backend.PCInExitPC
 	}
-	a.MovRI32(tmpC, reasonSlice|uint32(pc)<<8)
+	a.MovRI32(tmpC, backend.ReasonSlice|uint32(pc)<<8)
 	switch {
 	case !c.flatLeave:
-		a.Store(8, st(offResumePC), tmpAddr)
+		a.Store(8, st(backend.OffResumePC), tmpAddr)
 		a.PatchRel32(a.Jmp(), c.leaveOff)
 	case c.flatSliceOff == 0:
 		c.emitFlatSlice()
@@ -343,10 +344,10 @@ func (c *compiler) leaveBudget(pc int32, resume int) {
 func (c *compiler) emitFlatSlice() {
 	a := c.a
 	c.flatSliceOff = a.Len()
-	a.Store(8, st(offResumePC), tmpAddr)
-	a.StoreImm(8, st(offLive), 0)
+	a.Store(8, st(backend.OffResumePC), tmpAddr)
+	a.StoreImm(8, st(backend.OffLive), 0)
 	for i, r := range regMap[1:] {
-		a.Store(8, st(offRegs+8*int32(i+1)), r)
+		a.Store(8, st(backend.OffRegs+8*int32(i+1)), r)
 	}
 	a.Ret()
 }
@@ -359,7 +360,7 @@ func (c *compiler) emitStub(s *stub) {
 	}
 	switch s.kind {
 	case stubMemCheck:
-		a.StoreImm(8, st(offExitPC), s.pc)
+		a.StoreImm(8, st(backend.OffExitPC), s.pc)
 		a.PatchRel32(a.Call(), int(c.memShared[s.size]))
 		a.JmpTo(int(s.resume))
 	case stubBudgetCond:
@@ -391,21 +392,21 @@ func (c *compiler) emitStub(s *stub) {
 	case stubHoistProbe:
 		c.emitHoistProbe(s)
 	case stubCallDepth:
-		c.jmpLeavePC(reasonCallDepth, s.pc)
+		c.jmpLeavePC(backend.ReasonCallDepth, s.pc)
 	case stubMisaligned:
-		a.StoreImm(8, st(offExitPC), s.pc)
+		a.StoreImm(8, st(backend.OffExitPC), s.pc)
 		a.Lea(tmpAddr, x86.M(s.base, s.off))
-		a.Store(8, st(offExitAddr), tmpAddr)
-		a.StoreImm(8, st(offExitSize), int32(s.size))
-		c.jmpLeave(reasonMisaligned)
+		a.Store(8, st(backend.OffExitAddr), tmpAddr)
+		a.StoreImm(8, st(backend.OffExitSize), int32(s.size))
+		c.jmpLeave(backend.ReasonMisaligned)
 	case stubKeyCheck:
-		a.StoreImm(8, st(offExitPC), s.pc)
+		a.StoreImm(8, st(backend.OffExitPC), s.pc)
 		c.emitKeyCheck(s)
 	case stubReturn:
-		a.StoreImm(8, st(offExitPC), s.pc)
+		a.StoreImm(8, st(backend.OffExitPC), s.pc)
 		a.Lea(tmpAddr, x86.MRIP(int32(int(s.resume)-(a.Len()+7))))
-		a.Store(8, st(offResumePC), tmpAddr)
-		a.MovRI32(tmpC, reasonReturn)
+		a.Store(8, st(backend.OffResumePC), tmpAddr)
+		a.MovRI32(tmpC, backend.ReasonReturn)
 		a.JmpTo(c.leaveOff)
 	}
 }

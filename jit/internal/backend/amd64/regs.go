@@ -1,4 +1,4 @@
-package jit
+package amd64
 
 import "github.com/uebpf/uebpf/jit/internal/x86"
 

@@ -1,0 +1,67 @@
+// Package amd64 is the x86-64 back end of package jit: a compiler from a
+// vm.Program, with the front end's analyses (jit/internal/frontend), to
+// x86-64 code that follows the run protocol of jit/internal/backend,
+// emitted with the encoders of jit/internal/x86. See jit/doc.go for the
+// code it generates.
+package amd64
+
+import (
+	"github.com/uebpf/uebpf/jit/internal/backend"
+	"github.com/uebpf/uebpf/vm"
+)
+
+// Arch is the x86-64 back end.
+var Arch = backend.Arch{Compile: Compile, AppendDirect: appendDirect}
+
+// Compile translates p to x86-64 code with o.
+func Compile(p *vm.Program, o backend.Options) (*backend.Code, error) {
+	c := newCompiler(p, &o, hostFeatures(&o), o.Key, o.Tag)
+	code, err := c.compile()
+	if err != nil {
+		c.release()
+		return nil, err
+	}
+	c.out = backend.Code{
+		Bytes:       code,
+		Body:        c.bodyOff,
+		Start:       c.startOff,
+		Enter:       c.enterOff,
+		HelperExits: c.helperExits,
+		Analysis:    &c.Analysis,
+		Resumable:   c.resumable(),
+		NeedsSave:   c.Local && (c.Calls || c.resumable()),
+		Frame:       true,
+		Flat:        c.flat(),
+		Release:     c.done,
+	}
+	return &c.out, nil
+}
+
+// Hoisted returns the number of loops of vp whose checks the checked
+// compiler hoists (compile_hoist.go) and of accesses it hoists, for
+// package jit's tests.
+func Hoisted(vp *vm.Program) (loops, accesses int) {
+	c := newCompiler(vp, &backend.Options{Checked: true}, features{}, 0, 0)
+	defer c.release()
+	if c.analyze() != nil {
+		return 0, 0
+	}
+	for _, h := range c.Hoisted {
+		if h {
+			accesses++
+		}
+	}
+	return len(c.Hoists), accesses
+}
+
+// InlineHashUpdates returns how many calls of vp the compiler answers with
+// inline hash updates (compile_hash.go) when compiling with o, for
+// package jit's tests.
+func InlineHashUpdates(vp *vm.Program, o *backend.Options) int {
+	c := newCompiler(vp, o, features{}, 0, 0)
+	defer c.release()
+	if _, err := c.compile(); err != nil {
+		return 0
+	}
+	return c.hashUpdates
+}

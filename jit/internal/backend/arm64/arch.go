@@ -1,0 +1,39 @@
+// Package arm64 is the arm64 back end of package jit: a compiler from a
+// vm.Program, with the front end's analyses (jit/internal/frontend), to
+// A64 code that follows the run protocol of jit/internal/backend,
+// emitted with the encoders of jit/internal/arm64 (imported under the
+// same name: in this package, arm64.X0 is the encoder's).
+package arm64
+
+import (
+	"github.com/uebpf/uebpf/jit/internal/backend"
+	"github.com/uebpf/uebpf/vm"
+)
+
+// Arch is the arm64 back end.
+var Arch = backend.Arch{Compile: Compile}
+
+// Compile translates p to A64 code with o.
+func Compile(p *vm.Program, o backend.Options) (*backend.Code, error) {
+	c := newA64Compiler(p, o.Checked, hasLSE(&o), o.Tag)
+	if o.Blind {
+		c.blind, c.key = true, o.Key
+	}
+	code, err := c.compile()
+	if err != nil {
+		return nil, err
+	}
+	return &backend.Code{
+		Bytes:       code,
+		Body:        c.bodyOff,
+		Start:       c.startOff,
+		Enter:       c.enterOff,
+		HelperExits: c.helperExits,
+		Analysis:    &c.Analysis,
+		Resumable:   c.resumable(),
+		// The native stack of local calls is the save area.
+		NeedsSave:    c.Local,
+		ArrayLookups: c.Lookups,
+		Release:      func() {},
+	}, nil
+}

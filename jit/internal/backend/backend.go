@@ -1,0 +1,110 @@
+// Package backend is the seam between package jit and its back ends, one
+// package per architecture (backend/amd64, backend/arm64): what a back
+// end is given (the program, Options) and what it returns (Code), and the
+// run protocol its code follows (state.go: the run state's layout and the
+// reasons code returns to Go with). In the spirit of Go's
+// cmd/internal/obj LinkArch, a back end is a struct of functions (Arch);
+// package jit picks the one of its GOARCH (compile_linux_<arch>.go) and
+// does the rest, the same for every architecture: mapping the code,
+// filling the Program, the run loop.
+//
+// The architecture-neutral analyses a back end reads while emitting are
+// the front end's (jit/internal/frontend); the encoders are
+// jit/internal/x86 and jit/internal/arm64. The trampolines that enter
+// generated code stay in package jit (see ARCHITECTURE.md).
+package backend
+
+import (
+	"unsafe"
+
+	"github.com/uebpf/uebpf/internal/engine"
+	"github.com/uebpf/uebpf/jit/internal/frontend"
+	"github.com/uebpf/uebpf/vm"
+)
+
+// Arch is one architecture's back end.
+type Arch struct {
+	// Compile translates p to machine code. The Code belongs to the
+	// back end until the caller calls its Release. (o is a value: a
+	// pointer passed through a func value would escape, an allocation
+	// per compile.)
+	Compile func(p *vm.Program, o Options) (*Code, error)
+	// AppendDirect, when not nil, returns c's code with a direct entry
+	// appended (jit.Program.Direct: Go's internal register ABI, for code
+	// that needs nothing from a run but r1 and cannot fail) and the
+	// entry's offset. The entry gives the code budget; a context shorter
+	// than minContext returns the error whose two interface words are
+	// shortErr.
+	AppendDirect func(c *Code, p *vm.Program, budget int64, minContext int, shortErr [2]uintptr) ([]byte, int)
+}
+
+// Options are jit.Options as package jit resolved them for one program.
+type Options struct {
+	// Checked: memory accesses are checked (neither jit.Options.Unchecked
+	// nor a proof of the program).
+	Checked bool
+	// Blind: immediates are XORed with Key, which is never 0 in its low
+	// word (jit.Options.Blind).
+	Blind bool
+	Key   uint64
+	// Tag identifies the program's code to the run-time tag checks.
+	Tag uint32
+	// TrapSlowPaths (tests only): the checked copy of a loop whose checks
+	// are hoisted fails where it is entered, and a hash update answered
+	// inline fails where it would leave for Go.
+	TrapSlowPaths bool
+
+	// The architectures' own options (jit.AMD64Options, ARM64Options).
+	AMD64 AMD64Options
+	ARM64 ARM64Options
+}
+
+// AMD64Options is jit.AMD64Options.
+type AMD64Options struct {
+	DisableBMI2  bool
+	DisableMOVBE bool
+}
+
+// ARM64Options is jit.ARM64Options.
+type ARM64Options struct {
+	ForceLLSC bool
+}
+
+// Code is a compiled program: its machine code and what package jit needs
+// to run it.
+type Code struct {
+	Bytes []byte
+	// Offsets in Bytes of the first instruction of the body, of the start
+	// stub (where a run enters) and of the enter stub (where a run that
+	// returned to Go resumes).
+	Body, Start, Enter int
+	// HelperExits are the slots of the helper calls the code leaves to
+	// Go, by the index its exits put in the reason's upper bits.
+	HelperExits []int32
+	// Analysis is the front end's analysis of the program (what it does:
+	// Calls, Local, Memory, Packet, LiveIn...).
+	*frontend.Analysis
+
+	// Resumable: the code can run long (a backward jump or a local call),
+	// so it takes its budget in slices (ReasonSlice).
+	Resumable bool
+	// NeedsSave: helper exits may happen inside local calls, so a run
+	// needs a save area for the native stack.
+	NeedsSave bool
+	// Frame: the code can run without an Env, on the frame of package
+	// jit's runFrame (lean runs; amd64 only). Flat: it makes no local
+	// call, no checked access and no packet load, so every exit leaves
+	// from the base of its native stack.
+	Frame, Flat bool
+	// ArrayLookups: Go answers the code's array lookups
+	// (ReasonArrayLookup), with the program's map table.
+	ArrayLookups bool
+
+	// Release gives the back end its buffers back: Bytes, HelperExits
+	// and Analysis must not be used afterwards.
+	Release func()
+}
+
+// Constant returns the value that the lddw at slot i of p loads, map
+// references resolved.
+func Constant(p *vm.Program, i int) uint64 { return engine.Constant(unsafe.Pointer(p), i) }
