@@ -7,64 +7,9 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/uebpf/uebpf/asm"
-	"github.com/uebpf/uebpf/internal/conformance"
 	"github.com/uebpf/uebpf/jit"
 	"github.com/uebpf/uebpf/verifier"
-	"github.com/uebpf/uebpf/vm"
 )
-
-// directProgram runs programs through Direct where they have one.
-type directProgram struct{ *jit.Program }
-
-func (p directProgram) Run(mem []byte) (uint64, error) {
-	if d := p.Direct(); d != nil {
-		return d(mem)
-	}
-	return p.Program.Run(mem)
-}
-
-// The conformance suite passes through Direct's entry, checked and
-// unchecked, and a good share of it has one on amd64.
-func TestDirectConformance(t *testing.T) {
-	if !jit.Supported {
-		t.Skip(jit.ErrUnsupportedArch)
-	}
-	dir, ok := conformance.SharedDir()
-	if !ok {
-		t.Skipf("conformance suite not found (looked at %q; set %s)", dir, conformance.EnvDir)
-	}
-	tests, err := conformance.LoadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, opts := range []jit.Options{{}, {Unchecked: true}, {Unchecked: true, Blind: true}} {
-		direct := 0
-		for _, ct := range tests {
-			err := ct.Run(func(insns []asm.Instruction, helpers vm.Helpers) (conformance.Program, error) {
-				vp, err := vm.Load(&vm.ProgramSpec{Instructions: insns}, &vm.Options{Helpers: helpers})
-				if err != nil {
-					return nil, err
-				}
-				p, err := jit.Compile(vp, &opts)
-				if err != nil {
-					return nil, err
-				}
-				if p.Direct() != nil {
-					direct++
-				}
-				return directProgram{p}, nil
-			})
-			if err != nil {
-				t.Errorf("%+v: %v", opts, err)
-			}
-		}
-		t.Logf("%+v: %d of %d programs have a direct entry", opts, direct, len(tests))
-		if runtime.GOARCH == "amd64" && direct < 50 {
-			t.Errorf("%+v: only %d programs with a direct entry", opts, direct)
-		}
-	}
-}
 
 // directCases: which programs get a direct entry on amd64.
 var directCases = []struct {
