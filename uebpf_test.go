@@ -2,6 +2,7 @@ package uebpf_test
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"os"
 	"strings"
@@ -203,5 +204,39 @@ func TestRunErrorOnFastPath(t *testing.T) {
 		} else if err.Error() != want {
 			t.Errorf("%v: %v; interpreter: %v", engine, err, want)
 		}
+	}
+}
+
+// Func runs a program as Run does, on every engine: the same results, the
+// same refusal of a context shorter than the verified one, ErrClosed
+// after Close.
+func TestFunc(t *testing.T) {
+	for _, engine := range []uebpf.Engine{uebpf.EngineInterpreter, uebpf.EngineJIT} {
+		t.Run(engine.String(), func(t *testing.T) {
+			coll, err := uebpf.LoadFile("internal/benchset/c/memory_a_plus_b.bpf.o", &uebpf.Options{Engine: engine})
+			if errors.Is(err, jit.ErrUnsupportedArch) {
+				t.Skip(err)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := coll.Program("memory_a_plus_b")
+			run := p.Func()
+			for _, ab := range [][2]uint32{{1, 2}, {0xffffffff, 0xffffffff}, {0, 0}} {
+				ctx := binary.LittleEndian.AppendUint32(binary.LittleEndian.AppendUint32(nil, ab[0]), ab[1])
+				if r0, err := run(ctx); r0 != uint64(ab[0])+uint64(ab[1]) || err != nil {
+					t.Errorf("Func on %v: %d, %v", ab, r0, err)
+				}
+			}
+			if _, err := run(make([]byte, p.ContextSize()-1)); !errors.Is(err, uebpf.ErrShortContext) {
+				t.Errorf("Func on a short context: %v, want ErrShortContext", err)
+			}
+			coll.Close()
+			if engine == uebpf.EngineJIT {
+				if _, err := run(make([]byte, 8)); !errors.Is(err, jit.ErrClosed) {
+					t.Errorf("Func after Close: %v, want ErrClosed", err)
+				}
+			}
+		})
 	}
 }

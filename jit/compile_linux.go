@@ -54,8 +54,11 @@ func (f *family) compile(vp *vm.Program) (*Program, error) {
 	}
 	defer code.Release()
 	minContext := 0
-	if proved {
+	switch {
+	case proved:
 		minContext = opts.Verified.ContextSize
+	case opts.Unchecked:
+		minContext = opts.ContextSize
 	}
 	// A direct entry is appended to the code, so it is decided before the
 	// code is mapped, on the run path the Program will have.

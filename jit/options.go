@@ -23,6 +23,11 @@ type Options struct {
 	// program that goes out of bounds corrupts or crashes the host
 	// process.
 	Unchecked bool
+	// ContextSize, with Unchecked, makes runs refuse a context shorter
+	// than this many bytes (ErrShortContext), as Verified does with its
+	// proof's: for code verified some other way for a context of this
+	// size. Run and Direct's func check it where they start.
+	ContextSize int
 	// Blind XORs every immediate of the program with a per-program random
 	// key, so that attacker-chosen constants never appear verbatim in
 	// executable memory (a defence against JIT spraying). It costs an

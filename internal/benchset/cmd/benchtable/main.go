@@ -174,12 +174,13 @@ func variants(bm *benchset.Benchmark) ([]*variant, error) {
 		}
 		_ = coll // lives as long as the command
 		ctx := bm.Input()
+		run := p.Func() // Run, or the direct entry of a flat program's code
 		vs = append(vs, &variant{e.name, func(rounds int) ([]float64, uint64, error) {
 			var r0 uint64
 			var err error
 			ns := timeRounds(rounds, func(n int) {
 				for range n {
-					r0, err = p.Run(ctx)
+					r0, err = run(ctx)
 				}
 			})
 			return ns, r0, err
