@@ -58,7 +58,14 @@ func Map(code []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := write(off, code, len(slot)); err != nil {
+	// A slot holds traps (fresh chunks are filled, freed slots
+	// overwritten), so only the code is written; a mapping of its own
+	// gets its tail filled.
+	err = write(off, code)
+	if err == nil && len(slot) > 1<<maxShift {
+		err = fill(off+int64(len(code)), len(slot)-len(code))
+	}
+	if err != nil {
 		Unmap(slot)
 		return nil, err
 	}
@@ -90,7 +97,7 @@ func Unmap(mem []byte) {
 	off := a.chunks[i].off + int64(uintptr(p)-uintptr(a.chunks[i].base))
 	a.mu.Unlock()
 	// A freed slot holds traps until it is reused, not the old code.
-	if write(off, nil, int(size)) != nil {
+	if fill(off, int(size)) != nil {
 		return // lost rather than reused with its code in place
 	}
 	class := bits.Len(uint(size-1)) - minShift
@@ -110,7 +117,7 @@ func setUp() int8 {
 		return -1
 	}
 	arena.fd = fd
-	if _, err := newChunk(chunkBytes); err != nil {
+	if _, err := newSlotChunk(); err != nil {
 		unix.Close(fd)
 		return -1
 	}
@@ -145,7 +152,7 @@ func allocate(n uintptr) ([]byte, int64, error) {
 		// up to that alignment is lost.
 		start := (a.used + size - 1) &^ (size - 1)
 		if len(a.chunks) == 0 || start+size > a.chunks[len(a.chunks)-1].size {
-			if _, err := newChunk(chunkBytes); err != nil {
+			if _, err := newSlotChunk(); err != nil {
 				return nil, 0, err
 			}
 			start, a.used = 0, 0
@@ -177,6 +184,16 @@ func newChunk(size uintptr) (chunk, error) {
 	return c, nil
 }
 
+// newSlotChunk maps a new chunk for slots, filled with traps. The caller
+// holds the lock.
+func newSlotChunk() (chunk, error) {
+	c, err := newChunk(chunkBytes)
+	if err == nil {
+		err = fill(c.off, int(c.size))
+	}
+	return c, err
+}
+
 // findChunk returns the index of the chunk holding p, -1 if none does.
 func findChunk(p unsafe.Pointer) int {
 	for i, c := range arena.chunks {
@@ -187,28 +204,26 @@ func findChunk(p unsafe.Pointer) int {
 	return -1
 }
 
-// write fills the slot at off in the file: code, then traps up to size.
-func write(off int64, code []byte, size int) error {
-	iov := make([][]byte, 1, 2+size/pageSize)
-	iov[0] = code
-	for n := len(code); n < size; {
-		fill := fillPage[:min(size-n, len(fillPage))]
-		iov = append(iov, fill)
-		n += len(fill)
-	}
-	for len(iov) != 0 {
-		n, err := unix.Pwritev(arena.fd, iov, off)
+// write writes b at off in the file.
+func write(off int64, b []byte) error {
+	for len(b) != 0 {
+		n, err := unix.Pwrite(arena.fd, b, off)
 		if err != nil {
-			return fmt.Errorf("execmem: write %d bytes of code: %w", size, err)
+			return fmt.Errorf("execmem: write %d bytes of code: %w", len(b), err)
 		}
-		off += int64(n)
-		for len(iov) != 0 && n >= len(iov[0]) {
-			n -= len(iov[0])
-			iov = iov[1:]
+		off, b = off+int64(n), b[n:]
+	}
+	return nil
+}
+
+// fill writes size bytes of traps at off in the file.
+func fill(off int64, size int) error {
+	for size > 0 {
+		n := min(size, len(fillBuf))
+		if err := write(off, fillBuf[:n]); err != nil {
+			return err
 		}
-		if len(iov) != 0 {
-			iov[0] = iov[0][n:]
-		}
+		off, size = off+int64(n), size-n
 	}
 	return nil
 }
@@ -223,7 +238,7 @@ func mapPrivate(code []byte) ([]byte, error) {
 	}
 	mem := unsafe.Slice((*byte)(p), size)
 	for n := copy(mem, code); n < len(mem); {
-		n += copy(mem[n:], fillPage[:])
+		n += copy(mem[n:], fillBuf[:])
 	}
 	if err := unix.Mprotect(mem, unix.PROT_READ|unix.PROT_EXEC); err != nil {
 		unix.MunmapPtr(p, size)
@@ -233,8 +248,8 @@ func mapPrivate(code []byte) ([]byte, error) {
 	return mem, nil
 }
 
-// fillPage holds the trapping instruction bytes unused code memory gets.
-var fillPage = func() (b [pageSize]byte) {
+// fillBuf holds the trapping instruction bytes unused code memory gets.
+var fillBuf = func() (b [1 << maxShift]byte) {
 	for i := range b {
 		b[i] = fillByte
 	}

@@ -61,7 +61,7 @@ func TestMap(t *testing.T) {
 			if size > 1<<maxShift {
 				slot = (size + pageSize - 1) &^ (pageSize - 1)
 			}
-			if len(mem) != slot || !bytes.Equal(mem[:size], code) || !bytes.Equal(mem[size:], fillPage[:0:0]) && bytes.Count(mem[size:], []byte{fillByte}) != slot-size {
+			if len(mem) != slot || !bytes.Equal(mem[:size], code) || !bytes.Equal(mem[size:], fillBuf[:0:0]) && bytes.Count(mem[size:], []byte{fillByte}) != slot-size {
 				t.Fatalf("mapped %d bytes for %d (want %d), contents differ or the tail does not trap", len(mem), size, slot)
 			}
 			if uintptr(p)%uintptr(min(slot, pageSize)) != 0 {
