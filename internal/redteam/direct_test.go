@@ -1,0 +1,175 @@
+package redteam
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"testing"
+
+	"github.com/uebpf/uebpf/asm"
+	"github.com/uebpf/uebpf/jit"
+	"github.com/uebpf/uebpf/verifier"
+	"github.com/uebpf/uebpf/vm"
+)
+
+// TestHostileDirect calls programs through jit.Program.Direct, the entry
+// with nothing between Go and the code, each case in a child process: a
+// context shorter than the proof's, no context, a program closed under a
+// held func, and code that overwrites the registers Go keeps g and the
+// error in, while the collector runs. Checked code that accesses memory
+// must never get the entry.
+func TestHostileDirect(t *testing.T) {
+	if !jit.Supported {
+		t.Skip(jit.ErrUnsupportedArch)
+	}
+	cases := []struct {
+		name string
+		body func() (string, error)
+	}{
+		{"short contexts", directShortContexts},
+		{"closed under a held func", directClosed},
+		{"checked memory gets no entry", directChecked},
+		{"r6 r8 r9 clobbered during GC", directClobber},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if !inChild() {
+				t.Parallel()
+			}
+			isolated(t, func(*testing.T) (string, error) { return c.body() })
+		})
+	}
+}
+
+// directProgram compiles src with a proof for a ctxSize-byte context
+// (checked when ctxSize is 0) and returns its Direct func, nil where the
+// platform has none.
+func directProgram(src string, ctxSize int) (*jit.Program, func([]byte) (uint64, error), error) {
+	insns, err := asm.Assemble(src)
+	if err != nil {
+		return nil, nil, err
+	}
+	vp, err := vm.Load(&vm.ProgramSpec{Name: "direct", Instructions: insns}, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	var opts jit.Options
+	if ctxSize > 0 {
+		if opts.Verified, err = verifier.Verify(vp, &verifier.Options{ContextSize: ctxSize}); err != nil {
+			return nil, nil, err
+		}
+	}
+	p, err := jit.Compile(vp, &opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	return p, p.Direct(), nil
+}
+
+// The last 8 bytes of a 64-byte context: any shorter context, empty or
+// nil included, must be refused before the load.
+func directShortContexts() (string, error) {
+	p, run, err := directProgram("ldxdw %r0, [%r1+56]\nexit", 64)
+	if err != nil || run == nil {
+		return "no direct entry here", err
+	}
+	defer p.Close()
+	for _, ctx := range [][]byte{nil, {}, make([]byte, 1), make([]byte, 56), make([]byte, 63)} {
+		if r0, err := run(ctx); !errors.Is(err, jit.ErrShortContext) || r0 != 0 {
+			return "", fmt.Errorf("%d-byte context: %d, %v; want ErrShortContext", len(ctx), r0, err)
+		}
+	}
+	ctx := make([]byte, 64)
+	ctx[56] = 7
+	if r0, err := run(ctx); r0 != 7 || err != nil {
+		return "", fmt.Errorf("64-byte context: %d, %v", r0, err)
+	}
+	return "5 short contexts refused", nil
+}
+
+// A func kept after Close returns ErrClosed: its code is gone.
+func directClosed() (string, error) {
+	p, run, err := directProgram("mov %r0, 1\nexit", 0)
+	if err != nil || run == nil {
+		return "no direct entry here", err
+	}
+	p.Close()
+	p = nil
+	runtime.GC() // the code's slot may be reused by now
+	if _, _, err := directProgram("mov %r0, 2\nexit", 0); err != nil {
+		return "", err
+	}
+	for range 3 {
+		if r0, err := run(nil); !errors.Is(err, jit.ErrClosed) || r0 != 0 {
+			return "", fmt.Errorf("after Close: %d, %v; want ErrClosed", r0, err)
+		}
+	}
+	return "ErrClosed", nil
+}
+
+// Checked code that reads memory needs its region checks, which only the
+// trampolines set up: no direct entry, whatever the context.
+func directChecked() (string, error) {
+	p, run, err := directProgram("ldxdw %r0, [%r1+4096]\nexit", 0)
+	if err != nil {
+		return "", err
+	}
+	defer p.Close()
+	if run != nil {
+		return "", errors.New("checked code with a memory access has a direct entry")
+	}
+	if _, err := p.Run(make([]byte, 8)); !errors.Is(err, vm.ErrMemoryAccess) {
+		return "", fmt.Errorf("Run: %v, want ErrMemoryAccess", err)
+	}
+	return "no entry; Run faults cleanly", nil
+}
+
+// r6, r8 and r9 live in rbx (the error's first word), r14 (g) and r15:
+// a program that leaves garbage in all three, run from many goroutines
+// while the collector runs, must return clean results.
+func directClobber() (string, error) {
+	p, run, err := directProgram(`
+	lddw %r6, 0xdeadbeefdeadbeef
+	lddw %r8, 0x4141414141414141
+	mov %r9, %r8
+	mov %r0, %r1
+	exit`, 0)
+	if err != nil || run == nil {
+		return "no direct entry here", err
+	}
+	defer p.Close()
+	stop := make(chan struct{})
+	var gc sync.WaitGroup
+	gc.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				runtime.GC()
+			}
+		}
+	})
+	errs := make(chan error, 4)
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			ctx := make([]byte, 8)
+			for range 20000 {
+				if r0, err := run(ctx); err != nil || r0 == 0 {
+					errs <- fmt.Errorf("%d, %v", r0, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(stop)
+	gc.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		return "", err
+	}
+	return "80000 runs", nil
+}
