@@ -165,10 +165,7 @@ func helperSet(opts *Options) vm.Helpers {
 // their runs refuse contexts shorter than contextSize, what they were
 // verified for.
 func compile(p *vm.Program, engine Engine, verified bool, contextSize int) (*jit.Program, error) {
-	opts := &jit.Options{Unchecked: verified}
-	if verified {
-		opts.ContextSize = contextSize
-	}
+	opts := &jit.Options{Unchecked: verified, ContextSize: contextSize}
 	switch engine {
 	case EngineInterpreter:
 		return nil, nil

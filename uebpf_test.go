@@ -152,20 +152,27 @@ func TestVariablesFacade(t *testing.T) {
 	}
 }
 
+// loadAPlusB loads the benchmark set's memory_a_plus_b on engine, or
+// skips where the engine does not run.
+func loadAPlusB(t *testing.T, engine uebpf.Engine) (*uebpf.Collection, *uebpf.Program) {
+	t.Helper()
+	coll, err := uebpf.LoadFile("internal/benchset/c/memory_a_plus_b.bpf.o", &uebpf.Options{Engine: engine})
+	if errors.Is(err, jit.ErrUnsupportedArch) {
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return coll, coll.Program("memory_a_plus_b")
+}
+
 // TestRunAfterClose: a JIT-compiled program of a closed collection returns
 // jit.ErrClosed instead of running code that is gone (its lean programs,
 // such as this one, take a path of their own in Run).
 func TestRunAfterClose(t *testing.T) {
 	for _, engine := range []uebpf.Engine{uebpf.EngineJIT, uebpf.EngineAuto} {
 		t.Run(engine.String(), func(t *testing.T) {
-			coll, err := uebpf.LoadFile("internal/benchset/c/memory_a_plus_b.bpf.o", &uebpf.Options{Engine: engine})
-			if errors.Is(err, jit.ErrUnsupportedArch) {
-				t.Skip(err)
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			p := coll.Program("memory_a_plus_b")
+			coll, p := loadAPlusB(t, engine)
 			ctx := make([]byte, p.ContextSize())
 			if _, err := p.Run(ctx); err != nil {
 				t.Fatal(err)
@@ -213,14 +220,7 @@ func TestRunErrorOnFastPath(t *testing.T) {
 func TestFunc(t *testing.T) {
 	for _, engine := range []uebpf.Engine{uebpf.EngineInterpreter, uebpf.EngineJIT} {
 		t.Run(engine.String(), func(t *testing.T) {
-			coll, err := uebpf.LoadFile("internal/benchset/c/memory_a_plus_b.bpf.o", &uebpf.Options{Engine: engine})
-			if errors.Is(err, jit.ErrUnsupportedArch) {
-				t.Skip(err)
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			p := coll.Program("memory_a_plus_b")
+			coll, p := loadAPlusB(t, engine)
 			run := p.Func()
 			for _, ab := range [][2]uint32{{1, 2}, {0xffffffff, 0xffffffff}, {0, 0}} {
 				ctx := binary.LittleEndian.AppendUint32(binary.LittleEndian.AppendUint32(nil, ab[0]), ab[1])

@@ -53,52 +53,44 @@ func (f *family) compile(vp *vm.Program) (*Program, error) {
 		return nil, err
 	}
 	defer code.Release()
-	minContext := 0
+	p := &Program{
+		vp:  vp,
+		fam: f,
+		tag: tag,
+
+		needsSave: code.NeedsSave,
+		calls:     code.Calls,
+		resumable: code.Resumable,
+	}
 	switch {
 	case proved:
-		minContext = opts.Verified.ContextSize
+		p.minContext = opts.Verified.ContextSize
 	case opts.Unchecked:
-		minContext = opts.ContextSize
+		p.minContext = opts.ContextSize
 	}
+	p.setRunPath(code, bo.Checked)
 	// A direct entry is appended to the code, so it is decided before the
-	// code is mapped, on the run path the Program will have.
+	// code is mapped.
 	machine, direct := code.Bytes, -1
-	var shortErr error
-	if arch.AppendDirect != nil {
-		probe := &Program{vp: vp, calls: code.Calls, resumable: code.Resumable}
-		probe.setRunPath(code, bo.Checked)
-		if directCapable(probe, code, bo) {
-			shortErr = fmt.Errorf("program %s: context shorter than %d bytes: %w", vp.Name(), minContext, ErrShortContext)
-			machine, direct = arch.AppendDirect(code, vp, probe.budget, minContext, errorWords(shortErr))
-		}
+	if arch.AppendDirect != nil && directCapable(p, code, bo) {
+		p.shortErr = fmt.Errorf("program %s: context shorter than %d bytes: %w", vp.Name(), p.minContext, ErrShortContext)
+		machine, direct = arch.AppendDirect(code, vp, p.budget, p.minContext, errorWords(p.shortErr))
 	}
 	mem, err := mapCode(machine)
 	if err != nil {
 		return nil, fmt.Errorf("program %s: %w", vp.Name(), err)
 	}
 	base := uintptr(unsafe.Pointer(unsafe.SliceData(mem)))
-	p := &Program{
-		vp:    vp,
-		fam:   f,
-		mem:   mem,
-		entry: base + uintptr(code.Body),
-		start: base + uintptr(code.Start),
-		enter: base + uintptr(code.Enter),
-		tag:   tag,
-
-		needsSave: code.NeedsSave,
-		calls:     code.Calls,
-		resumable: code.Resumable,
+	p.mem = mem
+	p.entry = base + uintptr(code.Body)
+	p.start = base + uintptr(code.Start)
+	p.enter = base + uintptr(code.Enter)
+	if direct >= 0 {
+		p.direct, p.directCode = directFunc(p, base+uintptr(direct))
 	}
 	p.helpers = helperTable(vp, code.HelperExits)
 	if code.ArrayLookups {
 		p.arrayTable, p.arrays = engine.ArrayMaps(unsafe.Pointer(vp))
-	}
-	p.minContext = minContext
-	p.setRunPath(code, bo.Checked)
-	if direct >= 0 {
-		p.direct, p.directCode = directFunc(p, base+uintptr(direct))
-		p.shortErr = shortErr
 	}
 	f.register(p)
 	return p, nil
