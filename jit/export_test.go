@@ -5,6 +5,7 @@ import (
 	"unsafe"
 
 	"github.com/uebpf/uebpf/jit/internal/backend/amd64"
+	"github.com/uebpf/uebpf/jit/internal/backend/arm64"
 	"github.com/uebpf/uebpf/vm"
 )
 
@@ -40,8 +41,13 @@ func RunPath(p *Program) string {
 }
 
 // Hoisted returns the number of loops of vp whose checks the checked
-// amd64 compiler hoists and of accesses it hoists.
-func Hoisted(vp *vm.Program) (loops, accesses int) { return amd64.Hoisted(vp) }
+// compiler of this architecture hoists and of accesses it hoists.
+func Hoisted(vp *vm.Program) (loops, accesses int) {
+	if runtime.GOARCH == "arm64" {
+		return arm64.Hoisted(vp)
+	}
+	return amd64.Hoisted(vp)
+}
 
 // TrapSlowPaths returns o with the checked copies of loops whose checks
 // are hoisted failing where they are entered, and inline hash updates

@@ -94,6 +94,10 @@ type a64Compiler struct {
 	// islandAt (see flushStubs).
 	stubsDone, islandAt int
 
+	// hoist is the emission state of hoisted loop checks
+	// (compile_hoist.go).
+	hoist a64Hoisting
+
 	enterOff, startOff, bodyOff             int
 	leaveOff, leaveFinalOff, abortOff       int
 	regionCheckOff, misalignedOff, depthOff int
@@ -134,9 +138,10 @@ func (c *a64Compiler) compile() (code []byte, err error) {
 			err = &vm.LoadError{Program: c.prog.Name(), Index: c.pc, Err: fmt.Errorf("jit: arm64: %w", e)}
 		}
 	}()
-	if err := c.Analyze(c.prog, frontend.Options{}); err != nil {
+	if err := c.Analyze(c.prog, c.analysisOptions()); err != nil {
 		return nil, err
 	}
+	c.prepareHoists()
 	c.emitShared()
 	c.emitStart()
 	c.bodyOff = c.a.Len()
@@ -156,9 +161,11 @@ func (c *a64Compiler) compile() (code []byte, err error) {
 				c.subBudget(n)
 			}
 			c.stretch.Begin(pc)
+			c.enterHoisted(pc)
 		}
 		c.pc = pc
 		c.offsets[pc] = int32(c.a.Len())
+		c.emitLoopTrap(pc)
 		ins := &c.insns[pc]
 		if err := c.emitInsn(pc, ins); err != nil {
 			return nil, &vm.LoadError{Program: c.prog.Name(), Index: pc, Err: fmt.Errorf("jit: %w", err)}
@@ -171,6 +178,9 @@ func (c *a64Compiler) compile() (code []byte, err error) {
 	}
 	c.a.Emit(arm64.Brk(1)) // unreachable: validation forbids falling off the end
 	c.flushStubs()
+	if err := c.emitLoopCopies(); err != nil {
+		return nil, err
+	}
 	for _, f := range c.fixups {
 		target := int(f.target)
 		if !f.label {
@@ -248,6 +258,10 @@ func (c *a64Compiler) branchTo(w uint32, target int, slot bool) {
 
 // jumpSlot branches (on cond, or always) to slot target.
 func (c *a64Compiler) jumpSlot(cond arm64.Cond, always bool, target int) {
+	if c.hoist.copying != nil {
+		c.copyJump(cond, always, target)
+		return
+	}
 	if always {
 		c.branchTo(must64(arm64.B(0)), target, true)
 	} else {

@@ -158,8 +158,8 @@ func (c *a64Compiler) emitEndian(ins *asm.Instruction, dst arm64.Reg) {
 func (c *a64Compiler) emitCheck(pc int, baseReg uint8, off int32, size int, write bool) {
 	a := c.a
 	c.addImm(a64Addr, a64Regs[baseReg], int64(off))
-	if !c.checked {
-		return
+	if !c.checked || c.hoist.copying != nil && c.Hoisted[pc] {
+		return // unchecked, or hoisted and allowed by the loop's guard
 	}
 	if baseReg == asm.R10 && off >= -vm.StackFrameSize && int(off)+size <= 0 {
 		return

@@ -19,6 +19,7 @@ func Compile(p *vm.Program, o backend.Options) (*backend.Code, error) {
 	if o.Blind {
 		c.blind, c.key = true, o.Key
 	}
+	c.hoist.trap = o.TrapSlowPaths
 	code, err := c.compile()
 	if err != nil {
 		return nil, err
