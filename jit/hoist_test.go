@@ -1,6 +1,7 @@
 package jit_test
 
 import (
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -533,5 +534,46 @@ func TestSetLoopsHoist(t *testing.T) {
 	})
 	if len(want) > 0 {
 		t.Errorf("not in the set: %v", want)
+	}
+}
+
+// A hoisted loop followed by more than a MiB of code, run in budget
+// slices of a few units: the copy of the loop, after the body, leaves to
+// code farther than a conditional branch reaches on arm64, and its slices
+// end inside the loop and on its way out (resuming in the copy, or in the
+// body's code after the loop).
+func TestHoistedLoopFarAndSliced(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(copySource(32)[:strings.Index(copySource(32), "out:")])
+	b.WriteString("out:\n")
+	for range 300_000 {
+		b.WriteString("add %r5, 1\n")
+	}
+	b.WriteString("ldxdw %r0, [%r1+32]\nadd %r0, %r5\nexit")
+	insns := asm.MustAssemble(b.String())
+	vp, err := vm.Load(&vm.ProgramSpec{Instructions: insns}, &vm.Options{Helpers: testHelpers})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if loops, accesses := jit.Hoisted(vp); loops != 1 || accesses != 2 {
+		t.Fatalf("hoisted %d loops, %d accesses; want 1, 2", loops, accesses)
+	}
+	mem := make([]byte, 64)
+	for i := range mem {
+		mem[i] = byte(i + 1)
+	}
+	for _, slice := range []uint64{0, 1, 3, 7} {
+		modes := []jit.Options{{}}
+		if slice == 0 || runtime.GOARCH == "arm64" {
+			// On arm64 a slice that ends inside the copy resumes there;
+			// on amd64 in the checked loop.
+			modes = append(modes, jit.TrapSlowPaths(jit.Options{}))
+		}
+		restore := jit.SetSlice(slice)
+		err := diffEngines(vp, diffInput{mem: mem, budget: 1 << 20}, modes...)
+		restore()
+		if err != nil {
+			t.Fatalf("slice %d: %v", slice, err)
+		}
 	}
 }
