@@ -203,7 +203,7 @@
 // shorter contexts than the proof assumed; Options.Unchecked drops them
 // without a proof, for programs verified elsewhere.
 //
-// Counted loops are compiled twice (amd64: compile_hoist.go): as above, and
+// Counted loops are compiled twice (compile_hoist.go of both back ends): as above, and
 // without the checks of the accesses whose addresses are a counter plus
 // registers the loop does not change (or such registers alone). A guard
 // where the loop is entered works out, from the counter's value at entry,

@@ -10,9 +10,9 @@ import (
 )
 
 // Optimised reports whether the back end has the amd64 one's
-// optimisations (inline lookups and hash updates, jump tables, hoisted
-// checks, lean runs), which some tests look for; the arm64 back end
-// leaves them out.
+// optimisations (inline lookups and hash updates, jump tables, lean
+// runs), which some tests look for; the arm64 back end leaves them out
+// (it hoists loop checks as amd64 does).
 const Optimised = runtime.GOARCH == "amd64"
 
 // Code returns the program's machine code and the offset of its body, for

@@ -14,9 +14,10 @@ import (
 
 // The arm64 back end. It follows the run protocol of the x86 one (the
 // state in the Env, exits to Go with a reason, the budget charged per
-// stretch as the interpreter charges it) without its optimisations: no
-// inline map lookups or hash updates, no switch tables, no hoisted loop
-// checks, no register tracking inside blocks.
+// stretch as the interpreter charges it) without most of its
+// optimisations: no inline map lookups or hash updates, no switch tables,
+// no register tracking inside blocks. Checked loops hoist their checks as
+// on amd64 (compile_hoist.go).
 //
 // eBPF registers live in X0-X10 (r0 in X0, r10 in X10); X11 holds the
 // budget, X12 the run state and X13 the native stack pointer of local
