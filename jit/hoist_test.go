@@ -281,6 +281,27 @@ func TestHoistedLoops(t *testing.T) {
 			exit`,
 		loops: 1, accesses: 1, fails: "outside the program's regions",
 	}, {
+		name: "rotated string comparison in a local function",
+		src:  inLocalCall(strcmpSource(32)),
+		fill: 'x', guarded: true, loops: 1, accesses: 2,
+	}, {
+		name: "rotated string comparison in a local function, one byte too far",
+		src:  inLocalCall(strcmpSource(33)),
+		fill: 'x', loops: 1, accesses: 2, fails: "outside the program's regions",
+	}, {
+		name: "stack buffer in a local function's frame",
+		src: inLocalCall(`	mov %r2, 0
+		loop:
+			mov %r3, %r10
+			add %r3, -64
+			add %r3, %r2
+			stxb [%r3+0], %r2
+			add %r2, 1
+			jlt %r2, 64, loop
+			ldxdw %r0, [%r10-8]
+			exit`),
+		guarded: true, loops: 1, accesses: 1,
+	}, {
 		name: "inner loop of two",
 		src: `	mov %r6, 0
 			mov %r0, 0
@@ -333,6 +354,12 @@ func TestHoistedLoops(t *testing.T) {
 			}
 		})
 	}
+}
+
+// inLocalCall makes src a function that the program calls (bpf-to-bpf)
+// and adds 1 to its result.
+func inLocalCall(src string) string {
+	return "call local f\nadd %r0, 1\nexit\nf:\n" + src
 }
 
 // copySource copies the context's first n bytes 32 bytes up, the layout
