@@ -14,9 +14,11 @@ import (
 
 // The arm64 back end. It follows the run protocol of the x86 one (the
 // state in the Env, exits to Go with a reason, the budget charged per
-// stretch as the interpreter charges it) without its optimisations: no
-// inline map lookups or hash updates, no switch tables, no hoisted loop
-// checks, no register tracking inside blocks.
+// stretch as the interpreter charges it) with two of its optimisations,
+// inline array lookups (compile_lookup.go) and inline hash updates
+// (compile_hash.go), but not the others: no switch tables, no hoisted
+// loop checks, no register tracking inside blocks beyond what those two
+// need, no division by constants.
 //
 // eBPF registers live in X0-X10 (r0 in X0, r10 in X10); X11 holds the
 // budget, X12 the run state and X13 the native stack pointer of local
@@ -82,6 +84,9 @@ type a64Compiler struct {
 	key   uint64
 
 	frontend.Analysis
+	tr   frontend.Tracking // what is known inside the block (compile_lookup.go)
+	lk   a64Inline         // inline lookups and hash updates
+	trap bool              // Options.TrapSlowPaths
 
 	offsets     []int32
 	fixups      []a64Fixup
@@ -137,6 +142,7 @@ func (c *a64Compiler) compile() (code []byte, err error) {
 	if err := c.Analyze(c.prog, frontend.Options{}); err != nil {
 		return nil, err
 	}
+	c.prepareLookups()
 	c.emitShared()
 	c.emitStart()
 	c.bodyOff = c.a.Len()
@@ -156,12 +162,19 @@ func (c *a64Compiler) compile() (code []byte, err error) {
 				c.subBudget(n)
 			}
 			c.stretch.Begin(pc)
+			c.tr.Reset()
 		}
 		c.pc = pc
 		c.offsets[pc] = int32(c.a.Len())
 		ins := &c.insns[pc]
 		if err := c.emitInsn(pc, ins); err != nil {
 			return nil, &vm.LoadError{Program: c.prog.Name(), Index: pc, Err: fmt.Errorf("jit: %w", err)}
+		}
+		c.track(pc, ins)
+		if c.lk.fused { // the lookup answered the null test after it too
+			c.lk.fused = false
+			pc++
+			c.offsets[pc] = int32(c.a.Len())
 		}
 		if ins.Opcode == asm.OpLDDW {
 			pc++
@@ -202,6 +215,7 @@ func (c *a64Compiler) flushStubs() {
 		c.stubsDone++
 		f()
 	}
+	c.emitArrayInfo()
 }
 
 // emitInsn emits the code of the instruction at slot pc.
@@ -386,6 +400,7 @@ func (c *a64Compiler) emitShared() {
 
 	if c.checked {
 		c.emitRegionCheck()
+		c.emitKeyProbe()
 	}
 }
 
