@@ -77,14 +77,16 @@ func (c *a64Compiler) track(pc int, ins *asm.Instruction) {
 		}
 	case asm.ClassLDX:
 		c.tr.Load(ins.Dst, ins.Src, int32(ins.Offset), frontend.AccessSize(ins.Opcode), ins.Opcode&0xe0 == asm.ModeMEMSX)
-	case asm.ClassST:
-		c.tr.Store(ins.Dst, int32(ins.Offset), frontend.AccessSize(ins.Opcode), -1)
-	case asm.ClassSTX:
+	case asm.ClassST, asm.ClassSTX:
 		if ins.Opcode&0xe0 == asm.ModeATOMIC {
 			c.tr.Reset()
 			return
 		}
-		c.tr.Store(ins.Dst, int32(ins.Offset), frontend.AccessSize(ins.Opcode), int(ins.Src))
+		src := -1 // an immediate
+		if ins.Class() == asm.ClassSTX {
+			src = int(ins.Src)
+		}
+		c.tr.Store(ins.Dst, int32(ins.Offset), frontend.AccessSize(ins.Opcode), src)
 	case asm.ClassLD:
 		if ins.Opcode == asm.OpLDDW {
 			c.tr.LDDW(ins.Dst, backend.Constant(c.prog, pc))
