@@ -2,7 +2,9 @@ package jit_test
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/uebpf/uebpf/asm"
@@ -13,7 +15,7 @@ import (
 )
 
 // TestInlineArrayLookup: calls to an ArrayLookup helper on an array map are
-// answered by the engine (in generated code on amd64, in Go on arm64)
+// answered in generated code (amd64 and arm64: Go never answers them)
 // exactly where the interpreter answers them;
 // anything else reaches the helper. Each case runs on the interpreter and
 // in every JIT mode, with the same r0, helper calls and map memory.
@@ -122,7 +124,11 @@ func TestInlineArrayLookup(t *testing.T) {
 					t.Fatal(err)
 				}
 				got, gotCalls, gotMem := run(p)
+				goAnswers := jit.GoAnswersArrays(p)
 				p.Close()
+				if goAnswers && jit.Inline {
+					t.Fatalf("%+v: Go answers the lookups, not the code", o)
+				}
 				if got != want || gotCalls != wantCalls || !bytes.Equal(gotMem, wantMem) {
 					t.Fatalf("%+v: r0 = %#x, %d helper calls, array % x; interpreter %#x, %d, % x",
 						o, got, gotCalls, gotMem, want, wantCalls, wantMem)
@@ -154,6 +160,60 @@ func TestInlineArrayLookup(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestInlineArrayLookupFar: thousands of lookups through the generic path
+// (r1 not known), whose code spans several islands of out-of-line code on
+// arm64, each with its copy of the array table: every lookup reaches its
+// table and answers as the interpreter does.
+func TestInlineArrayLookupFar(t *testing.T) {
+	if !jit.Supported {
+		t.Skip(jit.ErrUnsupportedArch)
+	}
+	array, err := maps.New(&maps.Spec{Name: "a", Type: maps.Array, KeySize: 4, ValueSize: 8, MaxEntries: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const lookups = 6000
+	var b strings.Builder
+	b.WriteString("lddw %r7, 0\nmov %r6, 0\n")
+	for i := range lookups {
+		fmt.Fprintf(&b, "stw [%%r10-4], %d\nmov %%r1, %%r7\nmov %%r2, %%r10\nadd %%r2, -4\ncall 1\n", i%5)
+		fmt.Fprintf(&b, "jeq %%r0, 0, l%d\nstw [%%r0+0], %d\nadd %%r6, 1\nl%d:\n", i, i, i)
+	}
+	b.WriteString("mov %r0, %r6\nexit")
+	insns := asm.MustAssemble(b.String())
+	insns[0].Src = asm.PseudoMapFD
+	helpers := vm.Helpers{1: {Name: "map_lookup_elem", ArrayLookup: true, Func: func(*vm.Env, uint64, uint64, uint64, uint64, uint64) uint64 {
+		t.Error("helper called")
+		return 0
+	}}}
+	vp, err := vm.Load(&vm.ProgramSpec{Instructions: insns, Maps: []vm.Map{array}}, &vm.Options{Helpers: helpers})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem := array.(maps.MemoryMap).Memory()
+	for _, o := range allModes {
+		p, err := jit.Compile(vp, &o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		clear(mem)
+		r0, err := p.Exec(vm.NewEnv())
+		if want := uint64(lookups / 5 * 4); r0 != want || err != nil {
+			t.Errorf("%+v: r0 = %d, %v; want %d", o, r0, err, want)
+		}
+		// The last stores to elements 0-3.
+		for k := range 4 {
+			if got, want := binary.LittleEndian.Uint32(mem[8*k:]), uint32(lookups-5+k); got != want {
+				t.Errorf("%+v: element %d = %d, want %d", o, k, got, want)
+			}
+		}
+		if jit.Inline && jit.GoAnswersArrays(p) {
+			t.Errorf("%+v: Go answers the lookups", o)
+		}
+		p.Close()
+	}
 }
 
 // BenchmarkArrayLookup measures inline lookups in a 1,024-entry array of

@@ -58,12 +58,23 @@ func TrapSlowPaths(o Options) Options {
 	return o
 }
 
-// InlineHashUpdates returns how many calls of vp the amd64 compiler
+// Inline reports whether the back end answers array lookups and hash
+// updates inline (both back ends do).
+const Inline = runtime.GOARCH == "amd64" || runtime.GOARCH == "arm64"
+
+// InlineHashUpdates returns how many calls of vp the host's compiler
 // answers with inline hash updates when compiling with opts.
 func InlineHashUpdates(vp *vm.Program, opts Options) int {
 	bo := opts.backend(0, 0)
+	if runtime.GOARCH == "arm64" {
+		return arm64.InlineHashUpdates(vp, &bo)
+	}
 	return amd64.InlineHashUpdates(vp, &bo)
 }
+
+// GoAnswersArrays reports whether Go answers p's array lookups at an exit
+// (backend.ReasonArrayLookup) rather than its code.
+func GoAnswersArrays(p *Program) bool { return p.arrays != nil }
 
 // SetSlice makes every slice of the budget n units (0: the normal sizes)
 // for the programs compiled and run afterwards, and returns a function that

@@ -208,7 +208,7 @@ func TestInlineHashUpdateTaken(t *testing.T) {
 	if !jit.Supported {
 		t.Skip(jit.ErrUnsupportedArch)
 	}
-	skipUnoptimised(t)
+	skipNoInline(t)
 	newKeyMap := func(t *testing.T, keySize, entries uint32, typ maps.Type, flags uint32) maps.Map {
 		m, err := maps.New(&maps.Spec{Name: "h", Type: typ, KeySize: keySize, ValueSize: 8, MaxEntries: entries, Flags: flags})
 		if err != nil {
@@ -291,6 +291,15 @@ func TestInlineHashUpdateTaken(t *testing.T) {
 
 func ptr[T any](v T) *T { return &v }
 
+// skipNoInline skips a test of inline hash updates where the back end has
+// none (see jit.Inline).
+func skipNoInline(t *testing.T) {
+	t.Helper()
+	if !jit.Inline {
+		t.Skip("no inline hash updates in this back end")
+	}
+}
+
 // TestInlineHashUpdateLRU: an inline update of an LRU map's element marks
 // it used, as the map's own update does, so that a full map evicts the
 // other element. Either of two elements is updated in turn: without the
@@ -339,7 +348,7 @@ func TestInlineHashUpdateLock(t *testing.T) {
 	if !jit.Supported {
 		t.Skip(jit.ErrUnsupportedArch)
 	}
-	skipUnoptimised(t)
+	skipNoInline(t)
 	m, err := maps.New(&maps.Spec{Name: "h", Type: maps.Hash, KeySize: 4, ValueSize: 8, MaxEntries: 16})
 	if err != nil {
 		t.Fatal(err)
@@ -378,7 +387,7 @@ func TestInlineHashUpdateProbes(t *testing.T) {
 	if !jit.Supported {
 		t.Skip(jit.ErrUnsupportedArch)
 	}
-	skipUnoptimised(t)
+	skipNoInline(t)
 	m, err := maps.New(&maps.Spec{Name: "h", Type: maps.Hash, KeySize: 4, ValueSize: 8, MaxEntries: 4, Flags: maps.FlagZeroSeed})
 	if err != nil {
 		t.Fatal(err)

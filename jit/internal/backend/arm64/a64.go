@@ -14,10 +14,11 @@ import (
 
 // The arm64 back end. It follows the run protocol of the x86 one (the
 // state in the Env, exits to Go with a reason, the budget charged per
-// stretch as the interpreter charges it) without most of its
-// optimisations: no inline map lookups or hash updates, no switch tables,
-// no register tracking inside blocks. Checked loops hoist their checks as
-// on amd64 (compile_hoist.go).
+// stretch as the interpreter charges it) with some of its optimisations:
+// inline array lookups (compile_lookup.go), inline hash updates
+// (compile_hash.go) and hoisted loop checks (compile_hoist.go); not the
+// others: no switch tables, no register tracking inside blocks beyond what
+// lookups and updates need, no division by constants.
 //
 // eBPF registers live in X0-X10 (r0 in X0, r10 in X10); X11 holds the
 // budget, X12 the run state and X13 the native stack pointer of local
@@ -83,6 +84,9 @@ type a64Compiler struct {
 	key   uint64
 
 	frontend.Analysis
+	tr   frontend.Tracking // what is known inside the block (compile_lookup.go)
+	lk   a64Inline         // inline lookups and hash updates
+	trap bool              // Options.TrapSlowPaths
 
 	offsets     []int32
 	fixups      []a64Fixup
@@ -143,6 +147,7 @@ func (c *a64Compiler) compile() (code []byte, err error) {
 		return nil, err
 	}
 	c.prepareHoists()
+	c.prepareLookups()
 	c.emitShared()
 	c.emitStart()
 	c.bodyOff = c.a.Len()
@@ -162,6 +167,7 @@ func (c *a64Compiler) compile() (code []byte, err error) {
 				c.subBudget(n)
 			}
 			c.stretch.Begin(pc)
+			c.tr.Reset()
 			c.enterHoisted(pc)
 		}
 		c.pc = pc
@@ -170,6 +176,12 @@ func (c *a64Compiler) compile() (code []byte, err error) {
 		ins := &c.insns[pc]
 		if err := c.emitInsn(pc, ins); err != nil {
 			return nil, &vm.LoadError{Program: c.prog.Name(), Index: pc, Err: fmt.Errorf("jit: %w", err)}
+		}
+		c.track(pc, ins)
+		if c.lk.fused { // the lookup answered the null test after it too
+			c.lk.fused = false
+			pc++
+			c.offsets[pc] = int32(c.a.Len())
 		}
 		if ins.Opcode == asm.OpLDDW {
 			pc++
@@ -213,6 +225,7 @@ func (c *a64Compiler) flushStubs() {
 		c.stubsDone++
 		f()
 	}
+	c.emitArrayInfo()
 }
 
 // emitInsn emits the code of the instruction at slot pc.
@@ -401,6 +414,7 @@ func (c *a64Compiler) emitShared() {
 
 	if c.checked {
 		c.emitRegionCheck()
+		c.emitKeyProbe()
 	}
 }
 

@@ -407,7 +407,7 @@ func (c *a64Compiler) emitJump(pc int, ins *asm.Instruction) error {
 	case asm.OpCall:
 		if ins.Src == asm.PseudoCall {
 			c.emitLocalCall(pc, pc+1+int(ins.Imm))
-		} else {
+		} else if !c.emitCallInline(pc) {
 			c.emitHelperExit(pc, c.helperReason(pc))
 		}
 		return nil
@@ -481,7 +481,8 @@ func (c *a64Compiler) emitCompare(ins *asm.Instruction) {
 // with the helper's index in Program.helpers.
 func (c *a64Compiler) helperReason(pc int) uint64 {
 	kind := uint64(backend.ReasonHelper)
-	// Without inline lookups, Go answers arrays as the interpreter does.
+	// Lookups not inlined (no arrays to inline them with): Go answers
+	// arrays as the interpreter does.
 	switch h := c.prog.Helpers()[c.insns[pc].Imm]; {
 	case h.ArrayLookup && h.HashLookup:
 		kind = backend.ReasonArrayHashLookup

@@ -19,7 +19,7 @@ func Compile(p *vm.Program, o backend.Options) (*backend.Code, error) {
 	if o.Blind {
 		c.blind, c.key = true, o.Key
 	}
-	c.hoist.trap = o.TrapSlowPaths
+	c.trap = o.TrapSlowPaths
 	code, err := c.compile()
 	if err != nil {
 		return nil, err
@@ -33,8 +33,20 @@ func Compile(p *vm.Program, o backend.Options) (*backend.Code, error) {
 		Analysis:    &c.Analysis,
 		Resumable:   c.resumable(),
 		// The native stack of local calls is the save area.
-		NeedsSave:    c.Local,
-		ArrayLookups: c.Lookups,
+		NeedsSave: c.Local,
+		// Go answers the array lookups not inlined.
+		ArrayLookups: c.Lookups && !c.lk.lookups,
 		Release:      func() {},
 	}, nil
+}
+
+// InlineHashUpdates returns how many calls of p the compiler answers with
+// inline hash updates (compile_hash.go) when compiling with o, for package
+// jit's tests.
+func InlineHashUpdates(p *vm.Program, o *backend.Options) int {
+	c := newA64Compiler(p, o.Checked, hasLSE(o), o.Tag)
+	if _, err := c.compile(); err != nil {
+		return 0
+	}
+	return c.lk.updates
 }

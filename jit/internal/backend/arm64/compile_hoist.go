@@ -33,7 +33,6 @@ import (
 
 // a64Hoisting is the emission state of the hoisted loops of a compile.
 type a64Hoisting struct {
-	trap bool // Options.TrapSlowPaths
 	// guards are what the guards of the Hoists leave, by loop.
 	guards []a64Guard
 	// copying is the loop whose unchecked copy is being emitted, at
@@ -103,7 +102,7 @@ func (c *a64Compiler) enterHoisted(pc int) {
 // at its entry, slot pc, for tests (Options.TrapSlowPaths): a run that
 // completes took the unchecked copy.
 func (c *a64Compiler) emitLoopTrap(pc int) {
-	if !c.hoist.trap || c.hoist.copying != nil {
+	if !c.trap || c.hoist.copying != nil {
 		return
 	}
 	for i := range c.Hoists {
