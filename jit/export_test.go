@@ -66,3 +66,10 @@ func SetSlice(n uint64) (restore func()) {
 	sliceOverride = n
 	return func() { sliceOverride = 0 }
 }
+
+// CopyIdioms returns how many copy loops of vp the amd64 compiler gives
+// wide code when compiling with opts.
+func CopyIdioms(vp *vm.Program, opts Options) int {
+	bo := opts.backend(0, 0)
+	return amd64.CopyIdioms(vp, &bo)
+}
