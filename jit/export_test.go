@@ -73,3 +73,7 @@ func CopyIdioms(vp *vm.Program, opts Options) int {
 	bo := opts.backend(0, 0)
 	return amd64.CopyIdioms(vp, &bo)
 }
+
+// SetIdiomMinBytes sets the shortest copy the amd64 compiler's copy loops
+// run wide (compile_idiom.go) and returns a function that restores it.
+func SetIdiomMinBytes(n int32) (restore func()) { return amd64.SetIdiomMinBytes(n) }

@@ -2,6 +2,7 @@ package jit_test
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/uebpf/uebpf/asm"
@@ -157,5 +158,57 @@ func TestCopyIdioms(t *testing.T) {
 				t.Fatal(err)
 			}
 		})
+	}
+}
+
+// The fuzzer's generator makes copy loops that the amd64 JIT copies wide.
+func TestGenCopyLoops(t *testing.T) {
+	if !jit.Optimised {
+		t.Skip("no wide copies on this architecture")
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	wide := 0
+	for range 500 {
+		data := make([]byte, 400)
+		for i := range data {
+			data[i] = byte(rng.Uint32())
+		}
+		insns, _ := genProgram(data)
+		vp, err := vm.Load(&vm.ProgramSpec{Instructions: insns, Maps: fuzzMaps()}, &vm.Options{Helpers: testHelpers})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wide += jit.CopyIdioms(vp, jit.Options{})
+	}
+	t.Logf("%d wide copies in 500 programs", wide)
+	if wide < 20 {
+		t.Errorf("%d wide copies in 500 programs", wide)
+	}
+}
+
+// BenchmarkCopyIdiom times clang's byte copy loop of n bytes, wide
+// (threshold 16) and byte by byte.
+func BenchmarkCopyIdiom(b *testing.B) {
+	for _, n := range []int{16, 32, 64, 256, 4096} {
+		for _, wide := range []bool{true, false} {
+			for _, unchecked := range []bool{true, false} {
+				b.Run(fmt.Sprintf("n=%d/wide=%v/unchecked=%v", n, wide, unchecked), func(b *testing.B) {
+					if wide {
+						defer jit.SetIdiomMinBytes(16)()
+					} else {
+						defer jit.SetIdiomMinBytes(1 << 30)()
+					}
+					src := copyLoop{size: 1, n: n, dst: n, shape: "clang"}.source()
+					p := compile(b, loadVM(b, src, nil), jit.Options{Unchecked: unchecked})
+					env := vm.NewEnv()
+					env.SetContext(make([]byte, 2*n))
+					for b.Loop() {
+						if _, err := p.Exec(env); err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
+			}
+		}
 	}
 }
