@@ -81,9 +81,13 @@ func (c *compiler) emitIdiom(pc int) bool {
 	a.ALURI(x86.CMP, 8, tmpC, idiomMinBytes)
 	out(x86.CondB)
 
-	// rdi = the destination, rsi = the source (r1 and r2 saved).
-	a.Push(x86.RDI)
-	a.Push(x86.RSI)
+	// rdi = the destination, rsi = the source. r1 and r2 wait in the
+	// state's exit address and size, which only an exit writes (none
+	// can happen before they are restored): the native stack has room
+	// for no more than a checked access's slow path (nativeStackBytes),
+	// which the region probe below uses up.
+	a.Store(8, st(backend.OffExitAddr), x86.RDI)
+	a.Store(8, st(backend.OffExitSize), x86.RSI)
 	c.emitSum(tmpAddr, l.DstBases, int64(l.DstD))
 	a.Push(tmpAddr)
 	c.emitSum(tmpAddr, l.SrcBases, int64(l.SrcD))
@@ -130,8 +134,8 @@ func (c *compiler) emitIdiom(pc int) bool {
 	a.ALURR(x86.SUB, 8, budgetReg, tmpAddr)
 	a.MovRR(8, tmpAddr, tmpC)
 	a.RepMovsb()
-	a.Pop(x86.RSI)
-	a.Pop(x86.RDI)
+	a.Load(8, x86.RSI, st(backend.OffExitSize))
+	a.Load(8, x86.RDI, st(backend.OffExitAddr))
 	for r := range 11 {
 		s := l.Steps[r]
 		if l.IVs&(1<<r) == 0 || s == 0 {
@@ -149,7 +153,7 @@ func (c *compiler) emitIdiom(pc int) bool {
 		a.ALURR(x86.ADD, 8, regMap[r], tmpC)
 	}
 	c.idiomOuts = append(c.idiomOuts, int32(a.Jmp()))
-	// The failures after the pushes.
+	// The failures after r1 and r2 were set aside.
 	fail := a.Len()
 	for _, p := range outPop {
 		a.PatchRel32(int(p), fail)
@@ -157,9 +161,8 @@ func (c *compiler) emitIdiom(pc int) bool {
 	for k := probes; k < len(c.stubs); k++ {
 		c.stubs[k].n = int32(fail)
 	}
-	a.Pop(x86.RSI)
-	a.Pop(x86.RDI)
-	c.idiomOuts = append(c.idiomOuts, int32(a.Jmp()))
+	a.Load(8, x86.RSI, st(backend.OffExitSize))
+	a.Load(8, x86.RDI, st(backend.OffExitAddr))
 	c.idioms++
 	// The failures and the end go to what follows: the hoisted checks'
 	// guard, or the ordinary code.
@@ -196,7 +199,8 @@ func (c *compiler) idiomTarget(target int, emitted bool) (int32, bool) {
 // emitIdiomProbe emits a copy's slow path of the region test: ask the
 // stack and the region list whether they allow the span at s.base of
 // rcx bytes; go on with the copy if so, else to s.n, which takes the
-// ordinary loop.
+// ordinary loop. Its native stack, 40 bytes with the probe's, is a
+// checked access's slow path's (see nativeStackBytes in package jit).
 func (c *compiler) emitIdiomProbe(s *stub) {
 	a := c.a
 	a.Push(budgetReg)
