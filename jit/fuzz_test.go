@@ -460,7 +460,7 @@ func (g *progGen) walk() {
 }
 
 // copyLoop emits a loop that copies elements of 1, 2, 4 or 8 bytes as
-// clang compiles memcpy: from the context or the stack to the stack (or
+// clang compiles memcpy (or fills them, as memset): from the context or the stack to the stack (or
 // within the context), through a base plus the counter r8, two bases, or
 // two pointers, leaving with "jeq; ja", or staying with "jne" or "jlt".
 // The amd64 JIT copies such loops wide (compile_idiom.go). Spans overlap
@@ -524,7 +524,7 @@ func (g *progGen) copyLoop() {
 	addImm := func(dst uint8, imm int32) asm.Instruction {
 		return asm.Instruction{Opcode: asm.ClassALU64 | asm.AluADD, Dst: dst, Imm: imm}
 	}
-	form := g.src.n(3)
+	form := g.src.n(4)
 	if form == 2 {
 		// Two pointers, set up before the loop.
 		g.emit(mov(t, sbase), addImm(t, soff+start), mov(t2, dbase), addImm(t2, doff+start))
@@ -550,6 +550,13 @@ func (g *progGen) copyLoop() {
 		g.emit(asm.Instruction{Opcode: asm.ClassLDX | asm.ModeMEM | sz, Dst: v, Src: t},
 			asm.Instruction{Opcode: asm.ClassSTX | asm.ModeMEM | sz, Dst: t2, Src: v},
 			addImm(t, size), addImm(t2, size))
+	case 3: // a fill, as clang compiles memset: an immediate or a register
+		g.emit(mov(t2, dbase), add(t2, 8))
+		if g.src.u8()&1 == 0 {
+			g.emit(asm.Instruction{Opcode: asm.ClassST | asm.ModeMEM | sz, Dst: t2, Offset: int16(doff), Imm: int32(g.src.u32())})
+		} else {
+			g.emit(asm.Instruction{Opcode: asm.ClassSTX | asm.ModeMEM | sz, Dst: t2, Src: g.anyReg(), Offset: int16(doff)})
+		}
 	}
 	g.emit(addImm(8, size))
 	back := func(extra int) int16 { return int16(head - len(g.insns) - 1 - extra) }

@@ -3,6 +3,7 @@ package jit_test
 import (
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/uebpf/uebpf/asm"
@@ -26,6 +27,25 @@ func (l copyLoop) source() string {
 	bound := l.n * l.size
 	start := l.start * l.size
 	switch l.shape {
+	case "fill", "fill-reg":
+		store := fmt.Sprintf("st%s [%%r3%+d], -3", sz, l.dst)
+		if l.shape == "fill-reg" {
+			store = fmt.Sprintf("stx%s [%%r3%+d], %%r6", sz, l.dst)
+		}
+		return fmt.Sprintf(`	mov %%r2, %d
+			lddw %%r6, 0x1122334455667788
+		loop:
+			mov %%r3, %%r1
+			add %%r3, %%r2
+			%s
+			add %%r2, %d
+			jeq %%r2, %d, out
+			ja loop
+		out:
+			mov %%r0, %%r2
+			mul %%r0, 31
+			xor %%r0, %%r3
+			exit`, start, store, l.size, bound)
 	case "pointers":
 		return fmt.Sprintf(`	mov %%r4, %d
 			mov %%r6, %%r1
@@ -90,9 +110,12 @@ func TestCopyIdioms(t *testing.T) {
 	}
 	var cases []tc
 	for _, n := range []int{1, 15, 16, 17, 64, 65, 4095} {
-		for _, shape := range []string{"clang", "jne", "jlt", "pointers"} {
+		for _, shape := range []string{"clang", "jne", "jlt", "pointers", "fill", "fill-reg"} {
 			for _, size := range []int{1, 2, 4, 8} {
 				l := copyLoop{size: size, n: n, src: 8, dst: 16 + n*size, shape: shape}
+				if strings.HasPrefix(shape, "fill") {
+					l.dst = 16
+				}
 				cases = append(cases, tc{name: fmt.Sprintf("%s/%d×%d", shape, n, size), loop: l, ctx: 32 + 2*n*size, idioms: 1})
 			}
 		}
@@ -118,6 +141,9 @@ func TestCopyIdioms(t *testing.T) {
 		tc{name: "fault in the middle of overlapping dst", loop: copyLoop{size: 1, n: 300, src: 0, dst: 200, shape: "clang"}, ctx: 400, faults: true, idioms: 1},
 		tc{name: "fault in the middle of overlapping src", loop: copyLoop{size: 2, n: 300, src: 300, dst: 0, shape: "jne"}, ctx: 800, faults: true, idioms: 1},
 		tc{name: "fault before src", loop: copyLoop{size: 8, n: 40, src: -8, dst: 400, shape: "pointers"}, ctx: 800, faults: true, idioms: 1},
+		tc{name: "fill, fault in the middle", loop: copyLoop{size: 4, n: 100, dst: 300, shape: "fill"}, ctx: 400, faults: true, idioms: 1},
+		tc{name: "fill, fault before", loop: copyLoop{size: 2, n: 100, dst: -2, shape: "fill-reg"}, ctx: 400, faults: true, idioms: 1},
+		tc{name: "fill/1MiB slices", loop: copyLoop{size: 1, n: 1 << 20, shape: "fill-reg"}, ctx: 1 << 20, slice: 1000, idioms: 1},
 		tc{name: "fault at the last dst byte", loop: copyLoop{size: 1, n: 100, src: 0, dst: 301, shape: "jlt"}, ctx: 400, faults: true, idioms: 1},
 	)
 	for _, c := range cases {

@@ -1046,7 +1046,8 @@ func (g *gen) byteLoop() {
 	g.initReg(p2, nil)
 }
 
-// copyLoop emits a copy over the data area as clang compiles memcpy: the
+// copyLoop emits a copy over the data area as clang compiles memcpy (or
+// a fill, as it compiles memset): the
 // counter counts bytes up from 0 and indexes both spans, which may
 // overlap, and the loop stays with jne or jlt, or leaves with jeq and
 // goes back with ja. The amd64 JIT copies such loops wide
@@ -1066,11 +1067,17 @@ func (g *gen) copyLoop() {
 	start := len(g.insns)
 	src, dst := off(), off()
 	g.mov(t, g.vreg)
-	g.emit(asm.Instruction{Opcode: asm.ClassALU64 | asm.AluADD | asm.SourceX, Dst: t, Src: g.creg},
-		asm.Instruction{Opcode: asm.ClassLDX | asm.ModeMEM | sz.code, Dst: v, Src: t, Offset: src})
-	if g.rnd.IntN(2) == 0 {
+	g.emit(asm.Instruction{Opcode: asm.ClassALU64 | asm.AluADD | asm.SourceX, Dst: t, Src: g.creg})
+	kind := g.rnd.IntN(4)
+	if kind != 1 {
+		g.emit(asm.Instruction{Opcode: asm.ClassLDX | asm.ModeMEM | sz.code, Dst: v, Src: t, Offset: src})
+	}
+	switch kind {
+	case 0:
 		g.emit(asm.Instruction{Opcode: asm.ClassSTX | asm.ModeMEM | sz.code, Dst: t, Src: v, Offset: dst})
-	} else {
+	case 1: // a fill, as clang compiles memset
+		g.emit(asm.Instruction{Opcode: asm.ClassST | asm.ModeMEM | sz.code, Dst: t, Offset: dst, Imm: g.imm32()})
+	default:
 		g.mov(q, g.vreg)
 		g.emit(asm.Instruction{Opcode: asm.ClassALU64 | asm.AluADD | asm.SourceX, Dst: q, Src: g.creg},
 			asm.Instruction{Opcode: asm.ClassSTX | asm.ModeMEM | sz.code, Dst: q, Src: v, Offset: dst})

@@ -14,7 +14,9 @@ import (
 // runs the rest (at least the last iteration, which leaves the loop).
 //
 // The recognised shape is a single block [Head, End]: straight-line code
-// with one load and one store of the loaded value, then either "if exit
+// with one load and one store of the loaded value (or, for a fill, one
+// store of an immediate or of a register the loop does not write), then
+// either "if exit
 // goto out; goto Head" or "if stay goto Head". Every register the body
 // writes is a counter (it comes back to the head grown by a constant) or a
 // temporary written before it is read, so that after k iterations at once
@@ -57,6 +59,11 @@ type CopyLoop struct {
 	// IVs are the registers the loop grows by Steps per iteration.
 	IVs   uint16
 	Steps [11]int32
+	// Fill: the loop stores Imm (Value -1) or register Value, which it
+	// does not write, rather than what it loads; Src* are unused.
+	Fill  bool
+	Value int8
+	Imm   int32
 }
 
 // IdiomAt returns the index of the copy loop whose head is slot pc, or -1.
@@ -163,7 +170,7 @@ func (a *Analysis) copyLoop(head, end int) (CopyLoop, bool) {
 			}
 			written |= 1 << ins.Dst
 		case asm.ClassLDX:
-			if ins.Opcode&0xe0 != asm.ModeMEM || load >= 0 {
+			if ins.Opcode&0xe0 != asm.ModeMEM || load >= 0 || store >= 0 {
 				return l, false
 			}
 			read(ins.Src)
@@ -172,29 +179,46 @@ func (a *Analysis) copyLoop(head, end int) (CopyLoop, bool) {
 			srcAddr.d += int64(ins.Offset)
 			cur[ins.Dst] = affine{}
 			written |= 1 << ins.Dst
-		case asm.ClassSTX:
-			if ins.Opcode&0xe0 != asm.ModeMEM || load < 0 || store >= 0 || ins.Src != val ||
-				AccessSize(ins.Opcode) != int(l.Size) {
+		case asm.ClassSTX, asm.ClassST:
+			if ins.Opcode&0xe0 != asm.ModeMEM || store >= 0 {
 				return l, false
 			}
+			if load >= 0 {
+				// A copy: the loaded value, at the same size.
+				if ins.Class() != asm.ClassSTX || ins.Src != val || AccessSize(ins.Opcode) != int(l.Size) {
+					return l, false
+				}
+			} else {
+				// A fill: an immediate or a register the loop does not
+				// write (checked below).
+				l.Fill, l.Size, l.Value, l.Imm = true, uint8(AccessSize(ins.Opcode)), -1, ins.Imm
+				if ins.Class() == asm.ClassSTX {
+					l.Value, l.Imm = int8(ins.Src), 0
+				}
+			}
 			read(ins.Dst)
-			read(ins.Src)
+			if ins.Class() == asm.ClassSTX {
+				read(ins.Src)
+			}
 			store = pc
 			dstAddr = cur[ins.Dst]
 			dstAddr.d += int64(ins.Offset)
 		default:
 			return l, false
 		}
-		if ins.Dst == asm.R10 && ins.Class() != asm.ClassSTX {
+		if ins.Dst == asm.R10 && ins.Class() != asm.ClassSTX && ins.Class() != asm.ClassST {
 			return l, false
 		}
 		// The stored value must be the loaded one.
-		if load >= 0 && store < 0 && pc != load && ins.Class() != asm.ClassSTX && ins.Dst == val {
+		if load >= 0 && store < 0 && pc != load && ins.Class() != asm.ClassSTX && ins.Class() != asm.ClassST && ins.Dst == val {
 			return l, false
 		}
 	}
-	if load < 0 || store < 0 || !srcAddr.ok || !dstAddr.ok {
+	if store < 0 || !dstAddr.ok || !l.Fill && !srcAddr.ok {
 		return l, false
+	}
+	if l.Fill && l.Value >= 0 && written&(1<<l.Value) != 0 {
+		return l, false // the value changes
 	}
 	read(test.Dst)
 	// Counters: written registers that come back grown by a constant.
@@ -228,7 +252,7 @@ func (a *Analysis) copyLoop(head, end int) (CopyLoop, bool) {
 		}
 		return s, v.d == int64(int32(v.d))
 	}
-	if s, ok := advance(srcAddr); !ok || s != int64(l.Size) {
+	if s, ok := advance(srcAddr); !l.Fill && (!ok || s != int64(l.Size)) {
 		return l, false
 	}
 	if s, ok := advance(dstAddr); !ok || s != int64(l.Size) {

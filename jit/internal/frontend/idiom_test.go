@@ -56,6 +56,41 @@ exit`,
 		want: []CopyLoop{{Head: 1, End: 6, Cost: 6, Size: 8, Counter: 2, DE: 8, Bound: 256,
 			SrcBases: 1<<1 | 1<<2, DstBases: 1<<1 | 1<<2, DstD: 512, IVs: 1 << 2, Steps: [11]int32{2: 8}}},
 	}, {
+		name: "fill with an immediate",
+		src: `mov %r2, 0
+l:
+mov %r3, %r1
+add %r3, %r2
+sth [%r3+2], -1
+add %r2, 2
+jlt %r2, 256, l
+exit`,
+		want: []CopyLoop{{Head: 1, End: 5, Cost: 5, Size: 2, Counter: 2, DE: 2, Bound: 256,
+			DstBases: 1<<1 | 1<<2, DstD: 2, IVs: 1 << 2, Steps: [11]int32{2: 2}, Fill: true, Value: -1, Imm: -1}},
+	}, {
+		name: "fill with a register",
+		src: `mov %r2, 0
+l:
+mov %r3, %r1
+add %r3, %r2
+stxb [%r3+0], %r6
+add %r2, 1
+jne %r2, 256, l
+exit`,
+		want: []CopyLoop{{Head: 1, End: 5, Cost: 5, Size: 1, Counter: 2, DE: 1, Bound: 256,
+			DstBases: 1<<1 | 1<<2, IVs: 1 << 2, Steps: [11]int32{2: 1}, Fill: true, Value: 6}},
+	}, {
+		name: "fill with a register the loop changes",
+		src: `mov %r2, 0
+l:
+mov %r3, %r1
+add %r3, %r2
+stxb [%r3+0], %r6
+add %r6, 1
+add %r2, 1
+jne %r2, 256, l
+exit`,
+	}, {
 		name: "accumulator read before written",
 		src: `mov %r2, 0
 l:

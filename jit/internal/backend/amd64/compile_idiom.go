@@ -7,8 +7,9 @@ import (
 	"github.com/uebpf/uebpf/jit/internal/x86"
 )
 
-// Copy loops (frontend.CopyLoop): at the loop's head, before its ordinary
-// code, a wide copy runs k whole iterations at once: k is the iterations
+// Copy and fill loops (frontend.CopyLoop): at the loop's head, before its
+// ordinary code, a wide copy (rep movsb) or fill (rep stos of the
+// element's size) runs k whole iterations at once: k is the iterations
 // that stay in the loop, at most what the budget pays for. It charges k
 // times the iteration's cost, grows the counters by k steps and falls
 // into the ordinary loop, which runs the rest: at least the last
@@ -19,7 +20,7 @@ import (
 //
 // The slot's offset is the wide code's, so that jumps from outside and a
 // slice that ends in the loop (which resumes at its head) come back to it;
-// the loop's own back edge goes to the ordinary code (idiomBody).
+// the loop's own back edge goes to the ordinary code (idiomBodies).
 //
 // rep movsb: with ERMSB it moves a MiB at the speed of native memcpy.
 // Its start costs ~10 ns: measured (BenchmarkCopyIdiom), a 16-byte copy
@@ -27,11 +28,16 @@ import (
 // spans take the ordinary loop.
 var idiomMinBytes int32 = 32
 
+// repStos holds rep stosb, stosw, stosd and stosq.
+var repStos = [4][]byte{{0xf3, 0xaa}, {0x66, 0xf3, 0xab}, {0xf3, 0xab}, {0xf3, 0x48, 0xab}}
+
 // emitIdiom emits the wide code of the copy loop at slot pc, if any, and
 // reports whether it did; it falls into the code after it.
 func (c *compiler) emitIdiom(pc int) bool {
 	i := c.IdiomAt(pc)
-	if i < 0 || c.copying != nil {
+	if i < 0 || c.copying != nil || c.trap {
+		// Options.trapSlowPaths traps the checked copy of a loop with
+		// hoisted checks, where a wide copy leaves its last iteration.
 		return false
 	}
 	l := &c.Copies[i]
@@ -86,25 +92,43 @@ func (c *compiler) emitIdiom(pc int) bool {
 	// can happen before they are restored): the native stack has room
 	// for no more than a checked access's slow path (nativeStackBytes),
 	// which the region probe below uses up.
+	// A fill's value goes in rax (r0) instead of the source in rsi.
+	other := x86.RSI
+	if l.Fill {
+		other = x86.RAX
+	}
 	a.Store(8, st(backend.OffExitAddr), x86.RDI)
-	a.Store(8, st(backend.OffExitSize), x86.RSI)
-	c.emitSum(tmpAddr, l.DstBases, int64(l.DstD))
-	a.Push(tmpAddr)
-	c.emitSum(tmpAddr, l.SrcBases, int64(l.SrcD))
-	a.MovRR(8, x86.RSI, tmpAddr)
-	a.Pop(x86.RDI)
-	// A forward copy into its own source replicates bytes: the spans
-	// must not overlap.
+	a.Store(8, st(backend.OffExitSize), other)
 	var outPop []int32
-	for _, p := range [2][2]x86.Reg{{x86.RDI, x86.RSI}, {x86.RSI, x86.RDI}} {
-		a.MovRR(8, tmpAddr, p[0])
-		a.ALURR(x86.SUB, 8, tmpAddr, p[1])
-		a.ALURR(x86.CMP, 8, tmpAddr, tmpC)
-		outPop = append(outPop, int32(a.Jcc(x86.CondB)))
+	if l.Fill {
+		c.emitSum(tmpAddr, l.DstBases, int64(l.DstD))
+		if l.Value >= 0 {
+			a.MovRR(8, x86.RAX, regMap[l.Value])
+		} else {
+			a.MovRISX(x86.RAX, l.Imm)
+		}
+		a.MovRR(8, x86.RDI, tmpAddr)
+	} else {
+		c.emitSum(tmpAddr, l.DstBases, int64(l.DstD))
+		a.Push(tmpAddr)
+		c.emitSum(tmpAddr, l.SrcBases, int64(l.SrcD))
+		a.MovRR(8, x86.RSI, tmpAddr)
+		a.Pop(x86.RDI)
+		// A forward copy into its own source replicates bytes: the
+		// spans must not overlap.
+		for _, p := range [2][2]x86.Reg{{x86.RDI, x86.RSI}, {x86.RSI, x86.RDI}} {
+			a.MovRR(8, tmpAddr, p[0])
+			a.ALURR(x86.SUB, 8, tmpAddr, p[1])
+			a.ALURR(x86.CMP, 8, tmpAddr, tmpC)
+			outPop = append(outPop, int32(a.Jcc(x86.CondB)))
+		}
 	}
 	probes := len(c.stubs)
 	if c.checked {
 		for _, w := range [2]bool{false, true} {
+			if !w && l.Fill {
+				continue // nothing read
+			}
 			// Both the first and the last 8-byte windows in the hot
 			// region; else ask the region probe.
 			base, hot := x86.RSI, int32(backend.OffHotReadLo)
@@ -133,8 +157,17 @@ func (c *compiler) emitIdiom(pc int) bool {
 	a.ImulRRI(8, tmpAddr, tmpAddr, l.Cost)
 	a.ALURR(x86.SUB, 8, budgetReg, tmpAddr)
 	a.MovRR(8, tmpAddr, tmpC)
-	a.RepMovsb()
-	a.Load(8, x86.RSI, st(backend.OffExitSize))
+	if l.Fill {
+		// rep stos of the element's size, rcx elements: the
+		// encoder has no stos, and nothing else uses it.
+		if log2Size > 0 {
+			a.ShiftRI(x86.SHR, 8, tmpC, log2Size)
+		}
+		a.Append(repStos[log2Size])
+	} else {
+		a.RepMovsb()
+	}
+	a.Load(8, other, st(backend.OffExitSize))
 	a.Load(8, x86.RDI, st(backend.OffExitAddr))
 	for r := range 11 {
 		s := l.Steps[r]
@@ -161,7 +194,7 @@ func (c *compiler) emitIdiom(pc int) bool {
 	for k := probes; k < len(c.stubs); k++ {
 		c.stubs[k].n = int32(fail)
 	}
-	a.Load(8, x86.RSI, st(backend.OffExitSize))
+	a.Load(8, other, st(backend.OffExitSize))
 	a.Load(8, x86.RDI, st(backend.OffExitAddr))
 	c.idioms++
 	// The failures and the end go to what follows: the hoisted checks'
