@@ -83,3 +83,14 @@ func SetSlice(n uint64) (restore func()) {
 	sliceOverride = n
 	return func() { sliceOverride = 0 }
 }
+
+// CopyIdioms returns how many copy loops of vp the amd64 compiler gives
+// wide code when compiling with opts.
+func CopyIdioms(vp *vm.Program, opts Options) int {
+	bo := opts.backend(0, 0)
+	return amd64.CopyIdioms(vp, &bo)
+}
+
+// SetIdiomMinBytes sets the shortest copy the amd64 compiler's copy loops
+// run wide (compile_idiom.go) and returns a function that restores it.
+func SetIdiomMinBytes(n int32) (restore func()) { return amd64.SetIdiomMinBytes(n) }

@@ -111,10 +111,13 @@ func (g *progGen) block(n int) {
 		case k < 12:
 			g.forwardJump()
 		case k == 12 && g.depth == 0:
-			if g.src.u8()&1 == 0 {
+			switch g.src.n(3) {
+			case 0:
 				g.loop()
-			} else {
+			case 1:
 				g.walk()
+			default:
+				g.copyLoop()
 			}
 		case k == 13:
 			g.call()
@@ -453,6 +456,118 @@ func (g *progGen) walk() {
 	case 3:
 		g.emit(asm.Instruction{Opcode: asm.ClassJMP | asm.JmpJA, Offset: back(0)})
 		g.insns[entry+2].Offset = int16(len(g.insns) - entry - 3)
+	}
+}
+
+// copyLoop emits a loop that copies elements of 1, 2, 4 or 8 bytes as
+// clang compiles memcpy (or fills them, as memset): from the context or the stack to the stack (or
+// within the context), through a base plus the counter r8, two bases, or
+// two pointers, leaving with "jeq; ja", or staying with "jne" or "jlt".
+// The amd64 JIT copies such loops wide (compile_idiom.go). Spans overlap
+// at random; when faults are allowed, one sometimes crosses the end of
+// its region in its middle.
+func (g *progGen) copyLoop() {
+	size := int32(1) << g.src.n(4)
+	// Spans: [off, off+span) from the base, the stack's 512 bytes below
+	// r10 or the context's.
+	region := func(base uint8) (lo, hi int32) {
+		if base == 10 {
+			return -512, 0
+		}
+		return 0, fuzzCtxSize
+	}
+	sbase, dbase := uint8(10), uint8(10)
+	if g.src.u8()&3 == 0 {
+		sbase = 9
+		if g.src.u8()&1 == 0 {
+			dbase = 9
+		}
+	}
+	slo, shi := region(sbase)
+	dlo, dhi := region(dbase)
+	maxSpan := min(shi-slo, dhi-dlo)
+	n := 1 + int32(g.src.n(int(maxSpan/size)))
+	span := n * size
+	pick := func(lo, hi int32) int32 {
+		off := lo + int32(g.src.n(int(hi-lo-span)/int(size)+1))*size
+		if g.src.u8()&1 == 0 {
+			off = lo + int32(g.src.n(int(hi-lo-span)+1)) // unaligned
+		}
+		if g.allowFaults && g.src.u8()&3 == 0 {
+			off += int32(g.src.n(2*int(span))) - int32(span)/2 // crosses an end
+		}
+		return off
+	}
+	soff, doff := pick(slo, shi), pick(dlo, dhi)
+	start := int32(g.src.n(4)) * size // the counter's first value
+	if start >= span {
+		start = 0
+	}
+	bound := span
+	// Addresses are base + off + r8, with r8 from start to bound.
+	soff -= start
+	doff -= start
+	// Registers: distinct temporaries among r0..r7.
+	regs := []uint8{0, 1, 2, 3, 4, 5, 6, 7}
+	for i := range regs {
+		j := i + g.src.n(len(regs)-i)
+		regs[i], regs[j] = regs[j], regs[i]
+	}
+	t, v, t2 := regs[0], regs[1], regs[2]
+	sz := sizeCodes[bits.TrailingZeros(uint(size))]
+	mov := func(dst, src uint8) asm.Instruction {
+		return asm.Instruction{Opcode: asm.ClassALU64 | asm.AluMOV | asm.SourceX, Dst: dst, Src: src}
+	}
+	add := func(dst, src uint8) asm.Instruction {
+		return asm.Instruction{Opcode: asm.ClassALU64 | asm.AluADD | asm.SourceX, Dst: dst, Src: src}
+	}
+	addImm := func(dst uint8, imm int32) asm.Instruction {
+		return asm.Instruction{Opcode: asm.ClassALU64 | asm.AluADD, Dst: dst, Imm: imm}
+	}
+	form := g.src.n(4)
+	if form == 2 {
+		// Two pointers, set up before the loop.
+		g.emit(mov(t, sbase), addImm(t, soff+start), mov(t2, dbase), addImm(t2, doff+start))
+	}
+	g.emit(asm.Instruction{Opcode: asm.ClassALU64 | asm.AluMOV, Dst: 8, Imm: start})
+	head := len(g.insns)
+	switch form {
+	case 0: // one base, as clang does when both are in one buffer
+		if sbase == dbase {
+			g.emit(mov(t, sbase), add(t, 8),
+				asm.Instruction{Opcode: asm.ClassLDX | asm.ModeMEM | sz, Dst: v, Src: t, Offset: int16(soff)},
+				addImm(t, doff-soff),
+				asm.Instruction{Opcode: asm.ClassSTX | asm.ModeMEM | sz, Dst: t, Src: v, Offset: int16(soff)})
+			break
+		}
+		fallthrough
+	case 1: // two bases
+		g.emit(mov(t, sbase), add(t, 8),
+			asm.Instruction{Opcode: asm.ClassLDX | asm.ModeMEM | sz, Dst: v, Src: t, Offset: int16(soff)},
+			mov(t2, dbase), add(t2, 8),
+			asm.Instruction{Opcode: asm.ClassSTX | asm.ModeMEM | sz, Dst: t2, Src: v, Offset: int16(doff)})
+	case 2:
+		g.emit(asm.Instruction{Opcode: asm.ClassLDX | asm.ModeMEM | sz, Dst: v, Src: t},
+			asm.Instruction{Opcode: asm.ClassSTX | asm.ModeMEM | sz, Dst: t2, Src: v},
+			addImm(t, size), addImm(t2, size))
+	case 3: // a fill, as clang compiles memset: an immediate or a register
+		g.emit(mov(t2, dbase), add(t2, 8))
+		if g.src.u8()&1 == 0 {
+			g.emit(asm.Instruction{Opcode: asm.ClassST | asm.ModeMEM | sz, Dst: t2, Offset: int16(doff), Imm: int32(g.src.u32())})
+		} else {
+			g.emit(asm.Instruction{Opcode: asm.ClassSTX | asm.ModeMEM | sz, Dst: t2, Src: g.anyReg(), Offset: int16(doff)})
+		}
+	}
+	g.emit(addImm(8, size))
+	back := func(extra int) int16 { return int16(head - len(g.insns) - 1 - extra) }
+	switch g.src.n(3) {
+	case 0:
+		g.emit(asm.Instruction{Opcode: asm.ClassJMP | asm.JmpJEQ, Dst: 8, Imm: bound, Offset: 1})
+		g.emit(asm.Instruction{Opcode: asm.ClassJMP | asm.JmpJA, Offset: back(0)})
+	case 1:
+		g.emit(asm.Instruction{Opcode: asm.ClassJMP | asm.JmpJNE, Dst: 8, Imm: bound, Offset: back(0)})
+	default:
+		g.emit(asm.Instruction{Opcode: asm.ClassJMP | asm.JmpJLT, Dst: 8, Imm: bound, Offset: back(0)})
 	}
 }
 

@@ -989,6 +989,10 @@ func (g *gen) caseBody() {
 // 8 bytes) each iteration, a count in creg, and for compare and find an
 // early exit. The pointers hold numbers again afterwards.
 func (g *gen) byteLoop() {
+	if g.rnd.IntN(3) == 0 {
+		g.copyLoop()
+		return
+	}
 	sz := sizes[g.rnd.IntN(len(sizes))]
 	unit := sz.bytes
 	count := 1 + g.rnd.IntN(16)
@@ -1040,6 +1044,59 @@ func (g *gen) byteLoop() {
 	// Where the loop stopped is in creg; the pointers hold numbers again.
 	g.initReg(p1, nil)
 	g.initReg(p2, nil)
+}
+
+// copyLoop emits a copy over the data area as clang compiles memcpy (or
+// a fill, as it compiles memset): the
+// counter counts bytes up from 0 and indexes both spans, which may
+// overlap, and the loop stays with jne or jlt, or leaves with jeq and
+// goes back with ja. The amd64 JIT copies such loops wide
+// (compile_idiom.go) when the spans are apart.
+func (g *gen) copyLoop() {
+	sz := sizes[g.rnd.IntN(len(sizes))]
+	unit := sz.bytes
+	count := 1 + g.rnd.IntN(DataSize/2/unit)
+	span := count * unit
+	off := func() int16 { return int16(g.rnd.IntN(DataSize - span + 1)) }
+	regs := g.scratch(3)
+	t, v, q := regs[0], regs[1], regs[2]
+	g.inLoop = true
+	g.depth++
+	g.loopDepth, g.loopCalled = g.depth, false
+	g.aluImm(asm.ClassALU64|asm.AluMOV, g.creg, 0)
+	start := len(g.insns)
+	src, dst := off(), off()
+	g.mov(t, g.vreg)
+	g.emit(asm.Instruction{Opcode: asm.ClassALU64 | asm.AluADD | asm.SourceX, Dst: t, Src: g.creg})
+	kind := g.rnd.IntN(4)
+	if kind != 1 {
+		g.emit(asm.Instruction{Opcode: asm.ClassLDX | asm.ModeMEM | sz.code, Dst: v, Src: t, Offset: src})
+	}
+	switch kind {
+	case 0:
+		g.emit(asm.Instruction{Opcode: asm.ClassSTX | asm.ModeMEM | sz.code, Dst: t, Src: v, Offset: dst})
+	case 1: // a fill, as clang compiles memset
+		g.emit(asm.Instruction{Opcode: asm.ClassST | asm.ModeMEM | sz.code, Dst: t, Offset: dst, Imm: g.imm32()})
+	default:
+		g.mov(q, g.vreg)
+		g.emit(asm.Instruction{Opcode: asm.ClassALU64 | asm.AluADD | asm.SourceX, Dst: q, Src: g.creg},
+			asm.Instruction{Opcode: asm.ClassSTX | asm.ModeMEM | sz.code, Dst: q, Src: v, Offset: dst})
+	}
+	g.aluImm(asm.ClassALU64|asm.AluADD, g.creg, int32(unit))
+	switch g.rnd.IntN(3) {
+	case 0:
+		g.emit(asm.Instruction{Opcode: asm.ClassJMP | asm.JmpJNE, Dst: g.creg, Imm: int32(span), Offset: int16(start - len(g.insns) - 1)})
+	case 1:
+		g.emit(asm.Instruction{Opcode: asm.ClassJMP | asm.JmpJLT, Dst: g.creg, Imm: int32(span), Offset: int16(start - len(g.insns) - 1)})
+	default:
+		g.emit(asm.Instruction{Opcode: asm.ClassJMP | asm.JmpJEQ, Dst: g.creg, Imm: int32(span), Offset: 1})
+		g.jaBack(start)
+	}
+	g.depth--
+	g.inLoop = false
+	// The temporaries hold addresses into the element: numbers again.
+	g.initReg(t, nil)
+	g.initReg(q, nil)
 }
 
 // scratch returns n distinct registers holding numbers, none of them

@@ -18,6 +18,10 @@ type Options struct {
 	// only; not when blinding, the guard's bounds would be unblinded
 	// immediates either).
 	Hoist bool
+	// Idioms: look for byte loops worth a wide copy (see idiom.go).
+	// Not when blinding: the back end's tests would be unblinded
+	// immediates.
+	Idioms bool
 }
 
 // Analysis is what a back end learns of a program before emitting it. Its
@@ -62,6 +66,9 @@ type Analysis struct {
 	Hoists      []Hoist
 	HoistRanges []HoistRange
 	Hoisted     []bool
+
+	// Copies are the copy loops (see idiom.go), when Options.Idioms.
+	Copies []CopyLoop
 
 	live          []uint16 // findLiveIn's liveness
 	dead          []uint16 // DeadAfter's, computed at its first question
@@ -110,6 +117,7 @@ func (a *Analysis) Analyze(p *vm.Program, opts Options) error {
 		Hoists:      a.Hoists[:0],
 		HoistRanges: a.HoistRanges[:0],
 		Hoisted:     a.Hoisted[:0],
+		Copies:      a.Copies[:0],
 
 		live:          a.live,
 		dead:          a.dead,
@@ -136,6 +144,9 @@ func (a *Analysis) Analyze(p *vm.Program, opts Options) error {
 	}
 	a.findLoops()
 	a.findLiveIn()
+	if opts.Idioms {
+		a.findIdioms()
+	}
 	if opts.Hoist {
 		a.findHoists()
 	}

@@ -17,7 +17,9 @@
 //     whether a value is dead after a slot (DeadAfter);
 //   - compare trees worth a jump table (Switches);
 //   - counted loops whose memory checks can be hoisted out of them, with
-//     the accesses hoisted and the address ranges they reach (Hoists).
+//     the accesses hoisted and the address ranges they reach (Hoists);
+//   - copy and fill loops a back end may run wide (Copies, with
+//     Options.Idioms).
 //
 // While emitting, a back end keeps:
 //

@@ -65,3 +65,14 @@ func InlineHashUpdates(vp *vm.Program, o *backend.Options) int {
 	}
 	return c.hashUpdates
 }
+
+// CopyIdioms returns how many copy loops of vp get wide code
+// (compile_idiom.go) when compiled with o, for package jit's tests.
+func CopyIdioms(vp *vm.Program, o *backend.Options) int {
+	c := newCompiler(vp, o, features{}, 0, 0)
+	defer c.release()
+	if _, err := c.compile(); err != nil {
+		return 0
+	}
+	return c.idioms
+}

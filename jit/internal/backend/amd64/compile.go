@@ -70,6 +70,14 @@ type compiler struct {
 	hoistGuards []hoistGuard
 	copying     *frontend.Hoist
 	copyOffsets []int32
+	// Copy loops (compile_idiom.go): idiomBodies holds the offset of each
+	// one's ordinary code (0: no wide code), idiomStart that of the wide
+	// code being emitted and idiomOuts its jumps to the ordinary code.
+	// idioms counts the copy loops emitted (for tests).
+	idiomBodies []int32
+	idiomStart  int32
+	idiomOuts   []int32
+	idioms      int
 	hashUpdates int               // calls answered by inline hash updates (compile_hash.go)
 	tr          frontend.Tracking // see compile_track.go
 	// pc is the slot being emitted, stretch the budget stretch it is in:
@@ -124,6 +132,7 @@ const (
 	stubDivMinusOne
 	stubSwitchRefund
 	stubHoistProbe
+	stubIdiomProbe
 )
 
 // stub is an out-of-line path, emitted after the body: the rel32 at patch
@@ -183,6 +192,8 @@ func newCompiler(p *vm.Program, opts *backend.Options, feat features, key uint64
 
 		hoistGuards: c.hoistGuards,
 		copyOffsets: c.copyOffsets,
+		idiomOuts:   c.idiomOuts[:0],
+		idiomBodies: c.idiomBodies,
 	}
 	if c.done == nil {
 		c.done = c.release // made once: Compile hands it out as Code.Release
@@ -241,14 +252,22 @@ func (c *compiler) emitSlots(from, to int, offsets []int32) error {
 			c.stretch.Begin(pc)
 			c.resetTracking()
 			if c.Loops && c.LoopHead[pc] {
+				idiom := c.emitIdiom(pc)
 				if i := c.hoistAt(pc); i >= 0 && c.copying == nil {
 					c.enterHoisted(i)
 				}
 				c.alignLoopHead()
+				if idiom {
+					c.idiomBodies[c.IdiomAt(pc)] = int32(c.a.Len())
+				}
 			}
 		}
 		c.pc = pc
 		offsets[pc] = int32(c.a.Len())
+		if c.copying == nil && c.idiomStart != 0 {
+			// Jumps from outside and resumed slices run the wide code.
+			offsets[pc], c.idiomStart = c.idiomStart, 0
+		}
 		if c.trap {
 			c.emitLoopTrap(pc)
 		}
@@ -382,7 +401,7 @@ func (c *compiler) flat() bool {
 // analyze runs the front end's analyses and sizes what their emission
 // patches.
 func (c *compiler) analyze() error {
-	opts := frontend.Options{Switches: !c.blind, Hoist: c.checked && !c.blind}
+	opts := frontend.Options{Switches: !c.blind, Hoist: c.checked && !c.blind, Idioms: !c.blind}
 	if err := c.Analyze(c.prog, opts); err != nil {
 		return err
 	}
@@ -390,6 +409,8 @@ func (c *compiler) analyze() error {
 	clear(c.switchPatches)
 	c.hoistGuards = slices.Grow(c.hoistGuards[:0], len(c.Hoists))[:len(c.Hoists)]
 	clear(c.hoistGuards)
+	c.idiomBodies = slices.Grow(c.idiomBodies[:0], len(c.Copies))[:len(c.Copies)]
+	clear(c.idiomBodies)
 	return nil
 }
 
@@ -467,6 +488,14 @@ func (c *compiler) align() {
 // target, in its short form when the target is already emitted.
 func (c *compiler) jumpToSlot(cond x86.Cond, always bool, target int) {
 	offsets, emitted := c.offsets, target <= c.pc
+	if off, ok := c.idiomTarget(target, emitted); ok {
+		if always {
+			c.a.JmpTo(int(off))
+		} else {
+			c.a.JccTo(cond, int(off))
+		}
+		return
+	}
 	if l := c.copying; l != nil {
 		if target >= int(l.Head) && target <= int(l.End) {
 			offsets = c.copyOffsets

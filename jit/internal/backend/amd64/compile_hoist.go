@@ -164,7 +164,7 @@ func (c *compiler) emitHoistProbe(s *stub) {
 	a.PatchRel32(a.Call(), c.regionProbeOff)
 	a.Pop(budgetReg)
 	a.TestRR(4, tmpC, tmpC)
-	a.JccTo(x86.CondNE, int(c.offsets[s.pc]))
+	a.JccTo(x86.CondNE, c.bodyOffset(int(s.pc)))
 	a.JmpTo(int(s.resume))
 }
 
@@ -188,7 +188,7 @@ func (c *compiler) emitLoopCopies() error {
 		}
 		for _, f := range g.fails {
 			if f != 0 {
-				c.a.PatchRel32(int(f), int(c.offsets[entry]))
+				c.a.PatchRel32(int(f), c.bodyOffset(entry))
 			}
 		}
 		c.copying = l

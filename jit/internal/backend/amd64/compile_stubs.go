@@ -391,6 +391,8 @@ func (c *compiler) emitStub(s *stub) {
 		c.emitRefund(s)
 	case stubHoistProbe:
 		c.emitHoistProbe(s)
+	case stubIdiomProbe:
+		c.emitIdiomProbe(s)
 	case stubCallDepth:
 		c.jmpLeavePC(backend.ReasonCallDepth, s.pc)
 	case stubMisaligned:
