@@ -109,7 +109,7 @@ func (e *Env) stopped(pc, left int, why uint8, chunk, budget uint64) (uint64, ui
 			// The stretch ending at `at` overdrew the chunk by -left. A
 			// chunk may be shorter than what is left of the slice (a
 			// lean run interprets its first one pinned to its P, see
-			// runLean); the slice ends only when the stretch overdraws
+			// Program.run); the slice ends only when the stretch overdraws
 			// the slice, where interpreting the whole slice would have
 			// stopped.
 			used := chunk + uint64(-left)

@@ -73,11 +73,19 @@ func procPin() int
 //go:linkname procUnpin runtime.procUnpin
 func procUnpin()
 
-// runLean is Run and RunPointer for a lean program: the context (size
-// bytes at ctx; r1 = arg, r2 = size) is the run's only region besides the
-// program's static ones. What Exec, run and drive do is inlined here, down
+// run is Run and RunPointer: the context is the size bytes at ctx (r1 =
+// ctx, or 0 for an empty one unless pointer says it came from
+// RunPointer; r2 = size). For a lean program it is the run's only region
+// besides the program's static ones. What Exec, run and drive do is inlined here, down
 // to the first stop of interpret, which is usually the exit.
-func (p *Program) runLean(ctx unsafe.Pointer, size uintptr, arg uint64) (uint64, error) {
+func (p *Program) run(ctx unsafe.Pointer, size uintptr, pointer bool) (uint64, error) {
+	if !p.lean {
+		return p.runPooled(ctx, size, pointer)
+	}
+	arg := uint64(uintptr(ctx))
+	if size == 0 && !pointer {
+		arg = 0 // as SetContext
+	}
 	pid := procPin()
 	if pid >= len(leanCaches) {
 		procUnpin()
@@ -174,7 +182,7 @@ func (e *Env) unwind() {
 	}
 }
 
-// runLeanSlow is runLean with an Env from the program's pool, which then
+// runLeanSlow is run for a lean program with an Env from the program's pool, which then
 // goes to the P's cache if it has room.
 func (p *Program) runLeanSlow(ctx unsafe.Pointer, size uintptr, arg uint64) (uint64, error) {
 	e := p.envs.Get()
