@@ -91,14 +91,6 @@ func (e *Env) drive(pc int, budget uint64) (uint64, uint64, error) {
 	return e.stopped(pc, left, why, chunk, budget)
 }
 
-// interpretChunk interprets from pc with what is left of the current
-// slice of the budget, and says what it gave.
-func (e *Env) interpretChunk(pc int, budget uint64) (int, int, uint8, uint64) {
-	chunk := min(budget, e.sliceLeft)
-	pc, left, why := e.interpret(pc, int(chunk))
-	return pc, left, why, chunk
-}
-
 // stopped is drive after interpret, given chunk of the budget, stopped at
 // pc with left of it and why.
 func (e *Env) stopped(pc, left int, why uint8, chunk, budget uint64) (uint64, uint64, error) {

@@ -76,8 +76,9 @@ func procUnpin()
 // run is Run and RunPointer: the context is the size bytes at ctx (r1 =
 // ctx, or 0 for an empty one unless pointer says it came from
 // RunPointer; r2 = size). For a lean program it is the run's only region
-// besides the program's static ones. What Exec, run and drive do is inlined here, down
-// to the first stop of interpret, which is usually the exit.
+// besides the program's static ones, and what Exec, Env.run and drive do
+// is inlined here, down to the first stop of interpret, which is usually
+// the exit.
 func (p *Program) run(ctx unsafe.Pointer, size uintptr, pointer bool) (uint64, error) {
 	if !p.lean {
 		return p.runPooled(ctx, size, pointer)
@@ -182,8 +183,8 @@ func (e *Env) unwind() {
 	}
 }
 
-// runLeanSlow is run for a lean program with an Env from the program's pool, which then
-// goes to the P's cache if it has room.
+// runLeanSlow is run for a lean program with an Env from the program's
+// pool, which then goes to the P's cache if it has room.
 func (p *Program) runLeanSlow(ctx unsafe.Pointer, size uintptr, arg uint64) (uint64, error) {
 	e := p.envs.Get()
 	// The cache's runs must not allocate: room for every region.
@@ -209,13 +210,21 @@ func (p *Program) putLean(e *Env) {
 		if c.epoch != gcEpoch.Load() {
 			c.empty()
 		}
+		free := -1
 		for way := range leanWays {
-			if c.envs[way] == nil {
-				c.ids[way], c.envs[way] = p.id, e
-				raceRelease(unsafe.Pointer(c))
-				procUnpin()
-				return
+			if c.ids[way] == p.id {
+				free = -1 // one Env per program is enough
+				break
 			}
+			if c.envs[way] == nil && free < 0 {
+				free = way
+			}
+		}
+		if free >= 0 {
+			c.ids[free], c.envs[free] = p.id, e
+			raceRelease(unsafe.Pointer(c))
+			procUnpin()
+			return
 		}
 		raceRelease(unsafe.Pointer(c))
 	}
