@@ -20,10 +20,11 @@ import (
 // holds: the stack is not cleared between runs, and a run may see only
 // what an earlier run of the same program left there, as with the
 // per-program pools. The cache keeps at most leanWays Envs per P for all
-// programs together, empties itself after each garbage collection (so
-// that idle or collected programs' Envs are freed, as sync.Pool's are),
-// and holds no reference to a program. Programs beyond leanWays on one P
-// take their Envs from their own pool.
+// programs together, drops those no run took between two garbage
+// collections (so that idle or collected programs' Envs are freed, as
+// sync.Pool's are), and holds no reference to a program. An idle P's
+// cache keeps its Envs until it is used again. Programs beyond leanWays
+// on one P take their Envs from their own pool.
 
 // leanWays is the number of Envs each P's cache holds.
 const leanWays = 4
@@ -35,7 +36,8 @@ const leanChunk = 4096
 
 // leanCache is one P's cache, padded so that Ps do not share cache lines.
 type leanCache struct {
-	epoch uint32 // gcEpoch when the entries were put here
+	epoch uint32 // the gcEpoch the cache last saw
+	used  uint8  // the ways runs took since then
 	ids   [leanWays]uint64
 	envs  [leanWays]*Env
 	_     [128 - 8 - 8*2*leanWays]byte
@@ -95,7 +97,7 @@ func (p *Program) run(ctx unsafe.Pointer, size uintptr, pointer bool) (uint64, e
 	c := &leanCaches[pid]
 	raceAcquire(unsafe.Pointer(c))
 	if c.epoch != gcEpoch.Load() {
-		c.empty()
+		c.age()
 	}
 	way := 0
 	for way < leanWays && c.ids[way] != p.id {
@@ -106,6 +108,7 @@ func (p *Program) run(ctx unsafe.Pointer, size uintptr, pointer bool) (uint64, e
 		procUnpin()
 		return p.runLeanSlow(ctx, size, arg)
 	}
+	c.used |= 1 << way
 	// beginLean, with room for the regions (putLean made it).
 	e := c.envs[way]
 	e.prog = p
@@ -159,11 +162,17 @@ func (p *Program) leanGoOn(c *leanCache, way int, pc, left int, why uint8, chunk
 	return r0, err
 }
 
-// empty empties the cache after a garbage collection.
+// age drops, after a garbage collection, the Envs no run took since the
+// one before (as sync.Pool keeps its objects for one more cycle).
 //
 //go:noinline
-func (c *leanCache) empty() {
-	c.epoch, c.ids, c.envs = gcEpoch.Load(), [leanWays]uint64{}, [leanWays]*Env{}
+func (c *leanCache) age() {
+	for way := range leanWays {
+		if c.used&(1<<way) == 0 {
+			c.ids[way], c.envs[way] = 0, nil
+		}
+	}
+	c.epoch, c.used = gcEpoch.Load(), 0
 }
 
 // addStatic adds the static regions of p to a lean run's.
@@ -208,7 +217,7 @@ func (p *Program) putLean(e *Env) {
 		c := &leanCaches[pid]
 		raceAcquire(unsafe.Pointer(c))
 		if c.epoch != gcEpoch.Load() {
-			c.empty()
+			c.age()
 		}
 		free := -1
 		for way := range leanWays {
@@ -222,6 +231,7 @@ func (p *Program) putLean(e *Env) {
 		}
 		if free >= 0 {
 			c.ids[free], c.envs[free] = p.id, e
+			c.used |= 1 << free
 			raceRelease(unsafe.Pointer(c))
 			procUnpin()
 			return
