@@ -177,7 +177,8 @@ func (e *Env) Map(ptr uint64) (Map, bool) {
 }
 
 // Run runs the program with mem as its context (r1 = its address, r2 = its
-// length) and returns r0. It takes an Env from the program's pool.
+// length) and returns r0. It takes an Env from the program's pool, or,
+// for a program that calls no helpers, from a cache per P (see lean.go).
 func (p *Program) Run(mem []byte) (uint64, error) {
 	// One call, so that Run inlines into its callers.
 	return p.run(unsafe.Pointer(unsafe.SliceData(mem)), uintptr(len(mem)), false)
