@@ -50,6 +50,37 @@ func BenchmarkRun(b *testing.B) {
 	}
 }
 
+// BenchmarkRunFixedCost is the fixed cost of a run through Program.Run
+// (issue 21: at most 25 ns), next to a Go function call that is not
+// inlined, in CPU time ("cpu-ns/op"), which a shared machine distorts
+// less than wall time.
+func BenchmarkRunFixedCost(b *testing.B) {
+	mem := make([]byte, 64)
+	b.Run("interpreter", func(b *testing.B) {
+		p := mustLoad(b, "mov %r0, 1\nexit", nil)
+		b.ReportAllocs()
+		stop := enginebench.CPU(b)
+		for b.Loop() {
+			if _, err := p.Run(mem); err != nil {
+				b.Fatal(err)
+			}
+		}
+		stop()
+	})
+	b.Run("go", func(b *testing.B) {
+		stop := enginebench.CPU(b)
+		for b.Loop() {
+			if _, err := goRun(mem); err != nil {
+				b.Fatal(err)
+			}
+		}
+		stop()
+	})
+}
+
+//go:noinline
+func goRun(mem []byte) (uint64, error) { return 1, nil }
+
 // BenchmarkRunParallel runs one program from all Ps at once.
 func BenchmarkRunParallel(b *testing.B) {
 	p := mustLoad(b, enginebench.Programs[0].Src, nil)

@@ -66,6 +66,7 @@ func (p *Program) decode() error {
 					d.off = 1 // drive updates hash maps itself
 				}
 			case opCallX:
+				p.callsX = true
 				if ins.Dst == asm.R10 {
 					return fail("%w: callx through r10", ErrInvalidRegister)
 				}

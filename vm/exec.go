@@ -82,27 +82,39 @@ func (e *Env) run(budget uint64) (uint64, error) {
 // helper calls, tail calls, packet loads, building errors. It returns when
 // the frame at e.base exits.
 func (e *Env) drive(pc int, budget uint64) (uint64, uint64, error) {
+	// interpret counts down a signed budget: one subtraction and a sign
+	// test per taken jump. It gets what is left of the current slice of
+	// the budget (e.sliceLeft, shared with the callbacks a helper runs),
+	// so that a long run comes back here to check its time limit and
+	// cancellation (see Env.sliceEnded).
+	pc, left, why, chunk := e.interpretChunk(pc, budget)
+	return e.stopped(pc, left, why, chunk, budget)
+}
+
+// stopped is drive after interpret, given chunk of the budget, stopped at
+// pc with left of it and why.
+func (e *Env) stopped(pc, left int, why uint8, chunk, budget uint64) (uint64, uint64, error) {
 	r := &e.regs
-	for {
-		// interpret counts down a signed budget: one subtraction and a
-		// sign test per taken jump. It gets what is left of the current
-		// slice of the budget (e.sliceLeft, shared with the callbacks a
-		// helper runs), so that a long run comes back here to check its
-		// time limit and cancellation (see Env.sliceEnded).
-		chunk := min(budget, e.sliceLeft)
-		var left int
-		var why uint8
-		pc, left, why = e.interpret(pc, int(chunk))
+	for ; ; pc, left, why, chunk = e.interpretChunk(pc, budget) {
 		at := pc - 1 // the instruction that stopped the loop
 		if why == whyBudget {
-			// The stretch ending at `at` overdrew the slice by -left.
-			overdraw := uint64(-left)
-			if chunk == budget || overdraw > budget-chunk {
+			// The stretch ending at `at` overdrew the chunk by -left. A
+			// chunk may be shorter than what is left of the slice (a
+			// lean run interprets its first one pinned to its P, see
+			// Program.run); the slice ends only when the stretch overdraws
+			// the slice, where interpreting the whole slice would have
+			// stopped.
+			used := chunk + uint64(-left)
+			if used > budget {
 				return 0, 0, &RunError{PC: at, Err: ErrBudgetExceeded}
 			}
-			budget -= chunk + overdraw
-			if err := e.nextSlice(); err != nil {
-				return 0, budget, &RunError{PC: at, Err: err}
+			budget -= used
+			if used > e.sliceLeft {
+				if err := e.nextSlice(); err != nil {
+					return 0, budget, &RunError{PC: at, Err: err}
+				}
+			} else {
+				e.sliceLeft -= used
 			}
 			pc, why = e.completeCharged(at)
 		} else {

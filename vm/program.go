@@ -77,10 +77,17 @@ type Program struct {
 	// lookups the interpreter answers without the helper (lookup nil
 	// otherwise).
 	hashes    []hashMap
-	lddwIndex int // slot of the lddw being decoded
-	budget    uint64
-	timeout   time.Duration
-	envs      EnvPool
+	lddwIndex int  // slot of the lddw being decoded
+	callsX    bool // the program has a callx instruction
+	// lean says that a run can call no Go code (no helper call; callx
+	// only with no helpers to reach) and so changes nothing of its Env
+	// but registers, frames, the stack and what the interpreter
+	// records: Run and RunPointer take a short path (see lean.go).
+	lean    bool
+	id      uint64 // tags the program's Envs in the lean caches
+	budget  uint64
+	timeout time.Duration
+	envs    EnvPool
 }
 
 // Load validates spec and prepares it to run.
@@ -106,6 +113,8 @@ func Load(spec *ProgramSpec, opts *Options) (*Program, error) {
 	if err := p.decode(); err != nil {
 		return nil, err
 	}
+	p.lean = len(p.funcs) == 0 && (!p.callsX || len(p.helpers) == 0)
+	p.id = lastProgramID.Add(1)
 	return p, nil
 }
 
@@ -168,20 +177,27 @@ func (e *Env) Map(ptr uint64) (Map, bool) {
 }
 
 // Run runs the program with mem as its context (r1 = its address, r2 = its
-// length) and returns r0. It takes an Env from the program's pool.
+// length) and returns r0. It takes an Env from the program's pool, or,
+// for a program that calls no helpers, from a cache per P (see lean.go).
 func (p *Program) Run(mem []byte) (uint64, error) {
-	e := p.envs.Get()
-	e.SetContext(mem)
-	r0, err := p.Exec(e)
-	p.envs.Put(e)
-	return r0, err
+	// One call, so that Run inlines into its callers.
+	return p.run(unsafe.Pointer(unsafe.SliceData(mem)), uintptr(len(mem)), false)
 }
 
 // RunPointer runs the program with the size bytes at ctx as its context.
 // The caller keeps ctx alive for the duration of the call.
 func (p *Program) RunPointer(ctx unsafe.Pointer, size uintptr) (uint64, error) {
+	return p.run(ctx, size, true)
+}
+
+// runPooled is Run (the context's r1 is 0 when it is empty) and
+// RunPointer (pointer: r1 = ctx) with an Env from the program's pool.
+func (p *Program) runPooled(ctx unsafe.Pointer, size uintptr, pointer bool) (uint64, error) {
 	e := p.envs.Get()
 	e.SetContextPointer(ctx, size, true)
+	if size == 0 && !pointer {
+		e.st.Args[0] = 0 // as SetContext
+	}
 	r0, err := p.Exec(e)
 	p.envs.Put(e)
 	return r0, err
