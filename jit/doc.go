@@ -26,7 +26,8 @@
 // internal/arm64) and its options (Options.AMD64, Options.ARM64). Both
 // read the architecture-neutral analyses of internal/frontend. What
 // follows describes the amd64 back end; the arm64 one follows the same run
-// protocol without most of its optimisations.
+// protocol with the inline map paths and hoisted loop checks, but not the
+// other optimisations (jump tables, copy idioms, lean runs).
 //
 // # Code generation
 //
