@@ -62,3 +62,16 @@ func hasJumpTable(t *testing.T, p *jit.Program) bool {
 	}
 	return strings.Contains(listing, "jmp r11")
 }
+
+// countInsns returns the number of machine instructions in code.
+func countInsns(code []byte) (int, error) {
+	n := 0
+	for pc := 0; pc < len(code); n++ {
+		inst, err := x86asm.Decode(code[pc:], 64)
+		if err != nil {
+			return n, fmt.Errorf("offset %#x: %w", pc, err)
+		}
+		pc += inst.Len
+	}
+	return n, nil
+}

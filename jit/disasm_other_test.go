@@ -11,3 +11,7 @@ import (
 // hasJumpTable: jump tables are an amd64 optimisation (see
 // jit.Optimised), and only its code is disassembled.
 func hasJumpTable(*testing.T, *jit.Program) bool { return false }
+
+// countInsns returns the number of machine instructions in code: A64
+// instructions are 4 bytes.
+func countInsns(code []byte) (int, error) { return len(code) / 4, nil }

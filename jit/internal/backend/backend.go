@@ -81,6 +81,12 @@ type Code struct {
 	// HelperExits are the slots of the helper calls the code leaves to
 	// Go, by the index its exits put in the reason's upper bits.
 	HelperExits []int32
+	// Offsets are the code offsets of the slots' first instructions in
+	// Bytes, and BodyEnd the end of the last slot's: what the body spends
+	// on each eBPF instruction, for reports of code density (until
+	// Release).
+	Offsets []int32
+	BodyEnd int
 	// Analysis is the front end's analysis of the program (what it does:
 	// Calls, Local, Memory, Packet, LiveIn...).
 	*frontend.Analysis
@@ -100,8 +106,8 @@ type Code struct {
 	// (ReasonArrayLookup), with the program's map table.
 	ArrayLookups bool
 
-	// Release gives the back end its buffers back: Bytes, HelperExits
-	// and Analysis must not be used afterwards.
+	// Release gives the back end its buffers back: Bytes, HelperExits,
+	// Offsets and Analysis must not be used afterwards.
 	Release func()
 }
 

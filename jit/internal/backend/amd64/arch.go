@@ -24,6 +24,8 @@ func Compile(p *vm.Program, o backend.Options) (*backend.Code, error) {
 	c.out = backend.Code{
 		Bytes:       code,
 		Body:        c.bodyOff,
+		Offsets:     c.offsets,
+		BodyEnd:     c.bodyEnd,
 		Start:       c.startOff,
 		Enter:       c.enterOff,
 		HelperExits: c.helperExits,

@@ -102,8 +102,8 @@ type compiler struct {
 	// emitted.
 	flatSliceOff int
 	// Offsets of the shared stubs.
-	enterOff, startOff, leaveOff, leaveFinalOff, bodyOff int
-	regionCheckOff, regionProbeOff, abortOff             int
+	enterOff, startOff, leaveOff, leaveFinalOff, bodyOff, bodyEnd int
+	regionCheckOff, regionProbeOff, abortOff                      int
 
 	// out is what Compile returns, done its Release (c.release).
 	out  backend.Code
@@ -222,6 +222,7 @@ func (c *compiler) compile() ([]byte, error) {
 	if err := c.emitSlots(0, len(c.insns), c.offsets); err != nil {
 		return nil, err
 	}
+	c.bodyEnd = c.a.Len()
 	c.a.Ud2() // unreachable: validation forbids falling off the end
 	if err := c.emitLoopCopies(); err != nil {
 		return nil, err

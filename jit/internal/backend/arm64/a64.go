@@ -103,7 +103,7 @@ type a64Compiler struct {
 	// (compile_hoist.go).
 	hoist a64Hoisting
 
-	enterOff, startOff, bodyOff             int
+	enterOff, startOff, bodyOff, bodyEnd    int
 	leaveOff, leaveFinalOff, abortOff       int
 	regionCheckOff, misalignedOff, depthOff int
 }
@@ -189,6 +189,7 @@ func (c *a64Compiler) compile() (code []byte, err error) {
 		}
 		c.stretch.Next(pc)
 	}
+	c.bodyEnd = c.a.Len()
 	c.a.Emit(arm64.Brk(1)) // unreachable: validation forbids falling off the end
 	c.flushStubs()
 	if err := c.emitLoopCopies(); err != nil {
