@@ -114,6 +114,7 @@ type compiler struct {
 type jumpFixup struct {
 	pos    int32
 	target int32
+	body   bool // to the ordinary code of a compare loop's head
 }
 
 type stubKind uint8
@@ -233,7 +234,11 @@ func (c *compiler) compile() ([]byte, error) {
 	c.emitArrayInfo()
 	c.emitSwitchTables()
 	for _, j := range c.jumps {
-		c.a.PatchRel32(int(j.pos), int(c.offsets[j.target]))
+		off := int(c.offsets[j.target])
+		if j.body {
+			off = c.bodyOffset(int(j.target))
+		}
+		c.a.PatchRel32(int(j.pos), off)
 	}
 	return c.a.Bytes(), nil
 }
@@ -251,7 +256,7 @@ func (c *compiler) emitSlots(from, to int, offsets []int32) error {
 			}
 			c.stretch.Begin(pc)
 			c.resetTracking()
-			if c.Loops && c.LoopHead[pc] {
+			if c.Loops && (c.LoopHead[pc] || len(c.Copies) > 0 && c.IdiomAt(pc) >= 0) {
 				idiom := c.emitIdiom(pc)
 				if i := c.hoistAt(pc); i >= 0 && c.copying == nil {
 					c.enterHoisted(i)
@@ -518,7 +523,9 @@ func (c *compiler) jumpToSlot(cond x86.Cond, always bool, target int) {
 	} else {
 		pos = c.a.Jcc(cond)
 	}
-	c.jumps = append(c.jumps, jumpFixup{pos: int32(pos), target: int32(target)})
+	// A compare loop's own forward edge to its head skips the wide code.
+	body := len(c.Copies) > 0 && c.copying == nil && c.compareEdge(target)
+	c.jumps = append(c.jumps, jumpFixup{pos: int32(pos), target: int32(target), body: body})
 }
 
 // toStub emits a conditional jump to a new out-of-line stub and returns
