@@ -114,7 +114,7 @@ type compiler struct {
 type jumpFixup struct {
 	pos    int32
 	target int32
-	body   bool // to the ordinary code of a compare loop's head
+	body   bool // to a compare loop's wide code (compareEdge)
 }
 
 type stubKind uint8
@@ -227,6 +227,7 @@ func (c *compiler) compile() ([]byte, error) {
 	if err := c.emitLoopCopies(); err != nil {
 		return nil, err
 	}
+	c.emitCompareLoops()
 	c.emitMemSlowPaths()
 	for i := range c.stubs {
 		c.emitStub(&c.stubs[i])
@@ -236,7 +237,7 @@ func (c *compiler) compile() ([]byte, error) {
 	for _, j := range c.jumps {
 		off := int(c.offsets[j.target])
 		if j.body {
-			off = c.bodyOffset(int(j.target))
+			off = int(c.idiomBodies[c.IdiomAt(int(j.target))])
 		}
 		c.a.PatchRel32(int(j.pos), off)
 	}
@@ -256,7 +257,7 @@ func (c *compiler) emitSlots(from, to int, offsets []int32) error {
 			}
 			c.stretch.Begin(pc)
 			c.resetTracking()
-			if c.Loops && (c.LoopHead[pc] || len(c.Copies) > 0 && c.IdiomAt(pc) >= 0) {
+			if c.Loops && c.LoopHead[pc] {
 				idiom := c.emitIdiom(pc)
 				if i := c.hoistAt(pc); i >= 0 && c.copying == nil {
 					c.enterHoisted(i)
@@ -493,6 +494,17 @@ func (c *compiler) align() {
 // target, in its short form when the target is already emitted.
 func (c *compiler) jumpToSlot(cond x86.Cond, always bool, target int) {
 	offsets, emitted := c.offsets, target <= c.pc
+	if len(c.Copies) > 0 && c.copying == nil && c.compareEdge(target) {
+		// A compare loop's own edge goes to its wide code, out of line.
+		var pos int
+		if always {
+			pos = c.a.Jmp()
+		} else {
+			pos = c.a.Jcc(cond)
+		}
+		c.jumps = append(c.jumps, jumpFixup{pos: int32(pos), target: int32(target), body: true})
+		return
+	}
 	if off, ok := c.idiomTarget(target, emitted); ok {
 		if always {
 			c.a.JmpTo(int(off))
@@ -523,9 +535,7 @@ func (c *compiler) jumpToSlot(cond x86.Cond, always bool, target int) {
 	} else {
 		pos = c.a.Jcc(cond)
 	}
-	// A compare loop's own forward edge to its head skips the wide code.
-	body := len(c.Copies) > 0 && c.copying == nil && c.compareEdge(target)
-	c.jumps = append(c.jumps, jumpFixup{pos: int32(pos), target: int32(target), body: body})
+	c.jumps = append(c.jumps, jumpFixup{pos: int32(pos), target: int32(target)})
 }
 
 // toStub emits a conditional jump to a new out-of-line stub and returns

@@ -43,8 +43,7 @@ func (c *compiler) emitIdiom(pc int) bool {
 	}
 	l := &c.Copies[i]
 	if l.Compare {
-		c.emitCompareLoop(pc, l)
-		return true
+		return false // out of line: emitCompareLoops
 	}
 	a := c.a
 	c.idiomStart = int32(a.Len())
@@ -208,7 +207,7 @@ func (c *compiler) emitIdiomCount(l *frontend.CopyLoop, out func(x86.Cond)) {
 // of a copy loop, where the wide code falls into.
 func (c *compiler) bodyOffset(pc int) int {
 	if len(c.idiomBodies) > 0 {
-		if i := c.IdiomAt(pc); i >= 0 && c.idiomBodies[i] != 0 {
+		if i := c.IdiomAt(pc); i >= 0 && c.idiomBodies[i] != 0 && !c.Copies[i].Compare {
 			return int(c.idiomBodies[i])
 		}
 	}
@@ -222,7 +221,7 @@ func (c *compiler) idiomTarget(target int, emitted bool) (int32, bool) {
 	if !emitted || c.copying != nil || len(c.idiomBodies) == 0 {
 		return 0, false
 	}
-	if i := c.IdiomAt(target); i >= 0 && c.idiomBodies[i] != 0 {
+	if i := c.IdiomAt(target); i >= 0 && c.idiomBodies[i] != 0 && !c.Copies[i].Compare {
 		return c.idiomBodies[i], true
 	}
 	return 0, false

@@ -6,17 +6,17 @@ import (
 	"github.com/uebpf/uebpf/jit/internal/x86"
 )
 
-// Compare loops (frontend.CopyLoop with Compare): at the head, n is the
-// iterations the bound and the budget allow; when n is at least 16 (and,
-// checked, both n-byte spans lie in regions that allow reads) the wide
-// code compares 16 bytes at a time (SSE2, unaligned loads, never past the
-// n bytes: a shorter tail is left to the ordinary loop) and finds k, the
-// leading positions whose elements are equal (and not zero, for a loop
-// that tests it). It charges k iterations, grows the counters by k steps
-// and falls into the ordinary code, which runs iteration k: the one that
-// leaves, or the next when k reached n. X0-X2 are scratch: Go's code
-// around the run does not keep values in them (X15, its zero, is left
-// alone).
+// Compare loops (frontend.CopyLoop with Compare): the loop's own edge to
+// its head goes to the wide code, out of line. There n is the iterations
+// the bound and the budget allow; when n is at least 16 (and, checked,
+// both n-byte spans lie in regions that allow reads) it compares 16 bytes
+// at a time (SSE2, unaligned loads, never past the n bytes: the last
+// chunk overlaps the one before) and finds k, the leading positions whose
+// elements are equal (and not zero, for a loop that tests it). It charges
+// k iterations, grows the counters by k steps and goes to the head's
+// ordinary code, which runs iteration k: the one that leaves. X0-X2 are
+// scratch: Go's code around the run keeps nothing in them (X15, its zero,
+// is left alone).
 
 // The SSE2 code of the scan: rsi and rdi the two elements' addresses,
 // r11d the mask of positions that leave.
@@ -28,11 +28,23 @@ var (
 	cmpBsf  = []byte{0x45, 0x0f, 0xbc, 0xdb}                                                 // bsf r11d, r11d
 )
 
-// emitCompareLoop emits the wide code of compare loop l at slot pc; it
-// falls into the code after it.
+// emitCompareLoops emits the wide code of the compare loops, out of line
+// after the body: only a loop's own edge to its head goes there (the
+// first iteration runs byte by byte, so strings that differ at once pay
+// nothing), and it goes on at the head's ordinary code.
+func (c *compiler) emitCompareLoops() {
+	for i := range c.Copies {
+		if l := &c.Copies[i]; l.Compare {
+			c.idiomBodies[i] = int32(c.a.Len())
+			c.emitCompareLoop(int(l.Head), l)
+		}
+	}
+}
+
+// emitCompareLoop emits the wide code of compare loop l, whose head is
+// slot pc.
 func (c *compiler) emitCompareLoop(pc int, l *frontend.CopyLoop) {
 	a := c.a
-	c.idiomStart = int32(a.Len())
 	c.idiomOuts = c.idiomOuts[:0]
 	out := func(cond x86.Cond) { c.idiomOuts = append(c.idiomOuts, int32(a.Jcc(cond))) }
 	c.emitIdiomCount(l, out)
@@ -54,8 +66,9 @@ func (c *compiler) emitCompareLoop(pc int, l *frontend.CopyLoop) {
 		c.emitIdiomRegion(pc, x86.RDI, false)
 	}
 
-	// The scan: whole 16-byte chunks while rcx, the elements left, has
-	// one.
+	// The scan: 16-byte chunks while rcx, the elements left, has one;
+	// then the last 16 of the n elements, which overlap the chunks
+	// already found equal (n is at least 16).
 	a.Append(cmpPxor)
 	loop := a.Len()
 	a.Append(cmpLoad)
@@ -73,7 +86,12 @@ func (c *compiler) emitCompareLoop(pc int, l *frontend.CopyLoop) {
 	a.ALURI(x86.SUB, 8, tmpC, 16)
 	a.ALURI(x86.CMP, 8, tmpC, 16)
 	a.JccTo(x86.CondAE, loop)
-	done := a.Jmp()
+	a.TestRR(8, tmpC, tmpC)
+	done := a.Jcc(x86.CondE)
+	a.Lea(x86.RSI, x86.MIndex(x86.RSI, tmpC, 1, -16))
+	a.Lea(x86.RDI, x86.MIndex(x86.RDI, tmpC, 1, -16))
+	a.MovRI32(tmpC, 16)
+	a.JmpTo(loop)
 	a.PatchRel32(found, a.Len())
 	a.Append(cmpBsf)
 	a.ALURR(x86.ADD, 8, x86.RSI, tmpAddr)
@@ -100,7 +118,7 @@ func (c *compiler) emitCompareLoop(pc int, l *frontend.CopyLoop) {
 		a.ImulRRI(8, tmpAddr, tmpC, s)
 		a.ALURR(x86.ADD, 8, regMap[r], tmpAddr)
 	}
-	c.idiomOuts = append(c.idiomOuts, int32(a.Jmp()))
+	a.JmpTo(int(c.offsets[pc]))
 	// The region probe's failures, after r1 and r2 were set aside.
 	fail := a.Len()
 	for k := probes; k < len(c.stubs); k++ {
@@ -108,9 +126,10 @@ func (c *compiler) emitCompareLoop(pc int, l *frontend.CopyLoop) {
 	}
 	a.Load(8, x86.RSI, st(backend.OffExitSize))
 	a.Load(8, x86.RDI, st(backend.OffExitAddr))
+	a.JmpTo(int(c.offsets[pc]))
 	c.idioms++
 	for _, p := range c.idiomOuts {
-		a.PatchRel32(int(p), a.Len())
+		a.PatchRel32(int(p), int(c.offsets[pc]))
 	}
 }
 
