@@ -26,7 +26,8 @@ import (
 // at once and enters the ordinary code at H, which runs the iteration
 // that leaves as the interpreter does. Registers are as for copy loops:
 // every register the path writes is a counter or written before it is
-// read.
+// read, and before every exit test (else the leaving iteration would
+// leave with a value of an iteration run wide).
 
 // compareLoops turns the recognition on (tests of hoisted checks on
 // the same loops turn it off: see SetCompareLoops).
@@ -108,6 +109,7 @@ func (a *Analysis) compareLoop(h, lo, hi int) (CopyLoop, bool) {
 	}
 	var tag [11]uint8 // 1, 2: holds the first or second loaded value
 	var written, readFirst uint16
+	atExits := uint16(1<<11 - 1) // written before every exit
 	read := func(r uint8) { readFirst |= 1 << r &^ written }
 	loads := 0
 	var addr [2]affine
@@ -151,6 +153,7 @@ func (a *Analysis) compareLoop(h, lo, hi int) (CopyLoop, bool) {
 			if ins.Opcode == asm.ClassJMP|asm.JmpJA {
 				continue
 			}
+			atExits &= written
 			read(ins.Dst)
 			op := ins.Opcode & 0xf0
 			if !bestStay[i] {
@@ -205,6 +208,12 @@ func (a *Analysis) compareLoop(h, lo, hi int) (CopyLoop, bool) {
 		}
 	}
 	if readFirst&written&^l.IVs != 0 {
+		return l, false
+	}
+	// The iteration that leaves, after k at once, must leave with its own
+	// temporaries, not those of an iteration the wide code skipped: each
+	// is written before every exit.
+	if written&^l.IVs&^atExits != 0 {
 		return l, false
 	}
 	for _, v := range addr {

@@ -34,6 +34,9 @@ func TestCompareLoops(t *testing.T) {
 	memcmp := CopyLoop{Head: 1, End: 7, Cost: 7, Size: 1, Counter: 2, DE: 1, Bound: 100,
 		SrcBases: 1<<1 | 1<<2, DstBases: 1<<1 | 1<<2, DstD: 200, IVs: 1 << 2, Compare: true}
 	memcmp.Steps[2] = 1
+	tempsLoop := CopyLoop{Head: 6, End: 4, Cost: 9, Size: 1, Counter: 9, Bound: 29,
+		SrcBases: 1<<7 | 1<<9, SrcD: 74, DstBases: 1<<7 | 1<<9, DstD: 74, IVs: 1 << 9, Compare: true}
+	tempsLoop.Steps[9] = 1
 	for _, tc := range []struct {
 		name string
 		src  string
@@ -79,6 +82,25 @@ jlt %r2, 100, l
 out:
 mov %r0, %r6
 exit`},
+		// Entered at l, the path from m would leave at the bound test
+		// with r5, r2 and r4 of the iteration before: the loop's head
+		// is l, where they are written before every exit.
+		{name: "temporaries before every exit", src: `mov %r9, 0
+ja l
+m:
+mov %r9, %r3
+add %r9, 1
+jne %r3, 29, l
+ja out
+l:
+mov %r3, %r9
+mov %r5, %r7
+add %r5, %r3
+ldxb %r2, [%r5+74]
+ldxb %r4, [%r5+74]
+jeq %r2, %r4, m
+out:
+exit`, want: []CopyLoop{tempsLoop}},
 		{name: "halfwords", src: `mov %r2, 0
 l:
 mov %r3, %r1
