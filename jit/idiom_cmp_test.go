@@ -134,6 +134,8 @@ func TestCompareIdioms(t *testing.T) {
 			tc{name: shape + "/diff before the fault", loop: l, ctx: 1500, diff: 450, zero: -1, zeroA: -1, faults: true, idioms: 1},
 			tc{name: shape + "/fault in the middle of a", loop: cmpLoop{shape: shape, n: 1000, a: 1000, b: 0}, ctx: 1700, diff: -1, zero: -1, zeroA: -1, faults: true, idioms: 1},
 			tc{name: shape + "/fault before a", loop: cmpLoop{shape: shape, n: 1000, a: -5, b: 1000}, ctx: 2000, diff: -1, zero: -1, zeroA: -1, faults: true, idioms: 1},
+			tc{name: shape + "/zero before the region's end", loop: l, ctx: 1500, diff: -1, zero: 400, zeroA: -1, faults: true, idioms: 1},
+			tc{name: shape + "/diff 20 bytes before the region's end", loop: l, ctx: 1500, diff: 480, zero: -1, zeroA: -1, faults: true, idioms: 1},
 			tc{name: shape + "/fault at the last byte", loop: l, ctx: 1999, diff: -1, zero: -1, zeroA: -1, faults: true, idioms: 1},
 		)
 	}

@@ -8,9 +8,9 @@ import (
 
 // Compare loops (frontend.CopyLoop with Compare): the loop's own edge to
 // its head goes to the wide code, out of line. There n is the iterations
-// the bound and the budget allow; when n is at least 16 (and, checked,
-// both n-byte spans lie in regions that allow reads) it compares 16 bytes
-// at a time (SSE2, unaligned loads, never past the n bytes: the last
+// the bound and the budget allow and, checked, that the hot read region
+// has from both strings on (or the region probe allows for n bytes);
+// when n is at least 16 it compares 16 bytes at a time (SSE2, unaligned loads, never past the n bytes: the last
 // chunk overlaps the one before) and finds k, the leading positions whose
 // elements are equal (and not zero, for a loop that tests it). It charges
 // k iterations, grows the counters by k steps and goes to the head's
@@ -62,8 +62,10 @@ func (c *compiler) emitCompareLoop(pc int, l *frontend.CopyLoop) {
 	a.Pop(x86.RDI)
 	probes := len(c.stubs)
 	if c.checked {
-		c.emitIdiomRegion(pc, x86.RSI, false)
-		c.emitIdiomRegion(pc, x86.RDI, false)
+		c.emitCompareRegion(pc, x86.RSI)
+		c.emitCompareRegion(pc, x86.RDI)
+		a.ALURI(x86.CMP, 8, tmpC, 16)
+		c.idiomOuts = append(c.idiomOuts, int32(a.Jcc(x86.CondB)))
 	}
 
 	// The scan: 16-byte chunks while rcx, the elements left, has one;
@@ -130,6 +132,36 @@ func (c *compiler) emitCompareLoop(pc int, l *frontend.CopyLoop) {
 	c.idioms++
 	for _, p := range c.idiomOuts {
 		a.PatchRel32(int(p), int(c.offsets[pc]))
+	}
+}
+
+// emitCompareRegion emits the checked test of the rcx bytes at base: if
+// base lies in the hot read region, rcx becomes at most what that region
+// has from base on (the scan stays within it; the ordinary loop faults
+// where the interpreter does); else the region probe must allow all rcx
+// bytes, and its failure goes to the stub's n (set by the caller). The
+// caller tests that rcx is still at least 16.
+func (c *compiler) emitCompareRegion(pc int, base x86.Reg) {
+	a := c.a
+	hot := int32(backend.OffHotReadLo)
+	first := len(c.stubs)
+	a.MovRR(8, tmpAddr, base)
+	a.ALURM(x86.SUB, 8, tmpAddr, st(hot))
+	a.ALURM(x86.CMP, 8, tmpAddr, st(hot+8))
+	c.toStub(x86.CondAE, stubIdiomProbe, pc)
+	// r11 = the region's size - (base - its start): its end slot holds
+	// the size minus 7.
+	a.Unary(x86.NEG, 8, tmpAddr)
+	a.ALURM(x86.ADD, 8, tmpAddr, st(hot+8))
+	a.ALURI(x86.ADD, 8, tmpAddr, 7)
+	a.ALURR(x86.CMP, 8, tmpC, tmpAddr)
+	a.JccShort(x86.CondBE, 0)
+	skip := a.Len()
+	a.MovRR(8, tmpC, tmpAddr)
+	a.Bytes()[skip-1] = byte(a.Len() - skip)
+	for k := first; k < len(c.stubs); k++ {
+		s := &c.stubs[k]
+		s.write, s.base, s.resume = false, base, int32(a.Len())
 	}
 }
 
