@@ -6,6 +6,7 @@ import (
 
 	"github.com/uebpf/uebpf/jit/internal/backend/amd64"
 	"github.com/uebpf/uebpf/jit/internal/backend/arm64"
+	"github.com/uebpf/uebpf/jit/internal/frontend"
 	"github.com/uebpf/uebpf/vm"
 )
 
@@ -90,6 +91,10 @@ func CopyIdioms(vp *vm.Program, opts Options) int {
 	bo := opts.backend(0, 0)
 	return amd64.CopyIdioms(vp, &bo)
 }
+
+// SetCompareLoops turns the recognition of compare loops on or off and
+// returns a function that restores it.
+func SetCompareLoops(on bool) (restore func()) { return frontend.SetCompareLoops(on) }
 
 // SetIdiomMinBytes sets the shortest copy the amd64 compiler's copy loops
 // run wide (compile_idiom.go) and returns a function that restores it.

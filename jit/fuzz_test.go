@@ -111,11 +111,13 @@ func (g *progGen) block(n int) {
 		case k < 12:
 			g.forwardJump()
 		case k == 12 && g.depth == 0:
-			switch g.src.n(3) {
+			switch g.src.n(4) {
 			case 0:
 				g.loop()
 			case 1:
 				g.walk()
+			case 2:
+				g.compareLoop()
 			default:
 				g.copyLoop()
 			}
@@ -568,6 +570,112 @@ func (g *progGen) copyLoop() {
 		g.emit(asm.Instruction{Opcode: asm.ClassJMP | asm.JmpJNE, Dst: 8, Imm: bound, Offset: back(0)})
 	default:
 		g.emit(asm.Instruction{Opcode: asm.ClassJMP | asm.JmpJLT, Dst: 8, Imm: bound, Offset: back(0)})
+	}
+}
+
+// compareLoop emits a loop that compares two byte strings as clang
+// compiles strcmp (rotated: entered in the middle, the zero and bound
+// tests in a second block) or memcmp (one block, "jne out"; "jlt" or
+// "jne" back), through two bases plus a counter. The amd64 JIT compares
+// them 16 bytes at a time (compile_idiom_cmp.go). The strings are the
+// stack's (mostly zeros) or the context's, sometimes the same span; when
+// faults are allowed, one sometimes crosses the end of its region.
+func (g *progGen) compareLoop() {
+	region := func(base uint8) (lo, hi int32) {
+		if base == 10 {
+			return -512, 0
+		}
+		return 0, fuzzCtxSize
+	}
+	sbase, dbase := uint8(10), uint8(10)
+	if g.src.u8()&1 == 0 {
+		sbase = 9
+		if g.src.u8()&1 == 0 {
+			dbase = 9
+		}
+	}
+	slo, shi := region(sbase)
+	dlo, dhi := region(dbase)
+	span := 2 + int32(g.src.n(int(min(shi-slo, dhi-dlo))-1))
+	pick := func(lo, hi int32) int32 {
+		off := lo + int32(g.src.n(int(hi-lo-span)+1))
+		if g.allowFaults && g.src.u8()&3 == 0 {
+			off += int32(g.src.n(2*int(span))) - span/2 // crosses an end
+		}
+		return off
+	}
+	soff, doff := pick(slo, shi), pick(dlo, dhi)
+	if sbase == dbase && g.src.u8()&1 == 0 {
+		doff = soff // equal strings
+	}
+	start := int32(g.src.n(4))
+	if start >= span-1 {
+		start = 0
+	}
+	soff -= start
+	doff -= start
+	regs := []uint8{0, 1, 2, 3, 4, 5, 6, 7}
+	for i := range regs {
+		j := i + g.src.n(len(regs)-i)
+		regs[i], regs[j] = regs[j], regs[i]
+	}
+	t, v, t2, w, t3 := regs[0], regs[1], regs[2], regs[3], regs[4]
+	mov := func(dst, src uint8) asm.Instruction {
+		return asm.Instruction{Opcode: asm.ClassALU64 | asm.AluMOV | asm.SourceX, Dst: dst, Src: src}
+	}
+	add := func(dst, src uint8) asm.Instruction {
+		return asm.Instruction{Opcode: asm.ClassALU64 | asm.AluADD | asm.SourceX, Dst: dst, Src: src}
+	}
+	ldxb := func(dst, src uint8, off int32) asm.Instruction {
+		return asm.Instruction{Opcode: asm.ClassLDX | asm.ModeMEM | asm.SizeB, Dst: dst, Src: src, Offset: int16(off)}
+	}
+	jmpClass := func() uint8 {
+		if g.src.u8()&1 == 0 {
+			return asm.ClassJMP32
+		}
+		return asm.ClassJMP
+	}
+	zero := g.src.u8()&3 != 0
+	var outs []int // jumps to the end, to patch
+	jump := func(ins asm.Instruction) {
+		outs = append(outs, len(g.insns))
+		g.emit(ins)
+	}
+	g.emit(asm.Instruction{Opcode: asm.ClassALU64 | asm.AluMOV, Dst: 8, Imm: start})
+	if g.src.u8()&1 == 0 {
+		// clang's strcmp: ja body; test: zero and bound tests; body.
+		entry := len(g.insns)
+		g.emit(asm.Instruction{Opcode: asm.ClassJMP | asm.JmpJA})
+		test := len(g.insns)
+		if zero {
+			jump(asm.Instruction{Opcode: jmpClass() | asm.JmpJEQ, Dst: v})
+		}
+		g.emit(mov(8, t3), asm.Instruction{Opcode: asm.ClassALU64 | asm.AluADD, Dst: 8, Imm: 1})
+		boundAt := len(g.insns)
+		g.emit(asm.Instruction{Opcode: asm.ClassJMP | asm.JmpJNE, Dst: t3, Imm: span - 1})
+		jump(asm.Instruction{Opcode: asm.ClassJMP | asm.JmpJA})
+		body := len(g.insns)
+		g.insns[entry].Offset = int16(body - entry - 1)
+		g.insns[boundAt].Offset = int16(body - boundAt - 1)
+		g.emit(mov(t3, 8), mov(t, sbase), add(t, t3), ldxb(v, t, soff), mov(t2, dbase), add(t2, t3), ldxb(w, t2, doff))
+		g.emit(asm.Instruction{Opcode: jmpClass() | asm.JmpJEQ | asm.SourceX, Dst: v, Src: w, Offset: int16(test - len(g.insns) - 1)})
+	} else {
+		// memcmp: one block.
+		head := len(g.insns)
+		g.emit(mov(t, sbase), add(t, 8), ldxb(v, t, soff), mov(t2, dbase), add(t2, 8), ldxb(w, t2, doff))
+		jump(asm.Instruction{Opcode: jmpClass() | asm.JmpJNE | asm.SourceX, Dst: v, Src: w})
+		if zero {
+			jump(asm.Instruction{Opcode: jmpClass() | asm.JmpJEQ, Dst: w})
+		}
+		g.emit(asm.Instruction{Opcode: asm.ClassALU64 | asm.AluADD, Dst: 8, Imm: 1})
+		op := uint8(asm.JmpJLT)
+		if g.src.u8()&1 == 0 {
+			op = asm.JmpJNE
+		}
+		g.emit(asm.Instruction{Opcode: asm.ClassJMP | op, Dst: 8, Imm: span, Offset: int16(head - len(g.insns) - 1)})
+	}
+	for _, o := range outs {
+		g.insns[o].Offset = int16(len(g.insns) - o - 1)
 	}
 }
 

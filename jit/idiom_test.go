@@ -194,6 +194,7 @@ func TestGenCopyLoops(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	wide := 0
+	var progs []*vm.Program
 	for range 500 {
 		data := make([]byte, 400)
 		for i := range data {
@@ -205,7 +206,21 @@ func TestGenCopyLoops(t *testing.T) {
 			t.Fatal(err)
 		}
 		wide += jit.CopyIdioms(vp, jit.Options{})
+		progs = append(progs, vp)
 	}
+	defer func() {
+		// Compare loops count too: those alone, for their own test.
+		restore := jit.SetCompareLoops(false)
+		copies := 0
+		for _, insns := range progs {
+			copies += jit.CopyIdioms(insns, jit.Options{})
+		}
+		restore()
+		t.Logf("%d compare loops run wide in 500 programs", wide-copies)
+		if wide-copies < 20 {
+			t.Errorf("%d compare loops run wide in 500 programs", wide-copies)
+		}
+	}()
 	t.Logf("%d wide copies in 500 programs", wide)
 	if wide < 20 {
 		t.Errorf("%d wide copies in 500 programs", wide)

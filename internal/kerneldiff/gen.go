@@ -989,8 +989,12 @@ func (g *gen) caseBody() {
 // 8 bytes) each iteration, a count in creg, and for compare and find an
 // early exit. The pointers hold numbers again afterwards.
 func (g *gen) byteLoop() {
-	if g.rnd.IntN(3) == 0 {
+	switch g.rnd.IntN(6) {
+	case 0, 1:
 		g.copyLoop()
+		return
+	case 2:
+		g.compareLoop()
 		return
 	}
 	sz := sizes[g.rnd.IntN(len(sizes))]
@@ -1095,6 +1099,88 @@ func (g *gen) copyLoop() {
 	g.depth--
 	g.inLoop = false
 	// The temporaries hold addresses into the element: numbers again.
+	g.initReg(t, nil)
+	g.initReg(q, nil)
+}
+
+// compareLoop emits a byte comparison over the data area as clang
+// compiles strcmp (rotated: entered by a jump to its loads, the zero and
+// bound tests in a second block) or memcmp (one block): the counter
+// counts up from 0 and indexes both strings, which are sometimes the
+// same. The amd64 JIT compares such loops 16 bytes at a time
+// (compile_idiom_cmp.go).
+func (g *gen) compareLoop() {
+	span := 2 + g.rnd.IntN(DataSize/2-1)
+	off := func() int16 { return int16(g.rnd.IntN(DataSize - span + 1)) }
+	src, dst := off(), off()
+	if g.rnd.IntN(2) == 0 {
+		dst = src
+	}
+	regs := g.scratch(4)
+	t, v, w, q := regs[0], regs[1], regs[2], regs[3]
+	g.inLoop = true
+	g.depth++
+	g.loopDepth, g.loopCalled = g.depth, false
+	zero := g.rnd.IntN(3) != 0
+	cls := func() uint8 {
+		if g.rnd.IntN(2) == 0 {
+			return asm.ClassJMP32
+		}
+		return asm.ClassJMP
+	}
+	loads := func(ctr uint8) {
+		g.mov(t, g.vreg)
+		g.emit(asm.Instruction{Opcode: asm.ClassALU64 | asm.AluADD | asm.SourceX, Dst: t, Src: ctr},
+			asm.Instruction{Opcode: asm.ClassLDX | asm.ModeMEM | asm.SizeB, Dst: v, Src: t, Offset: src},
+			asm.Instruction{Opcode: asm.ClassLDX | asm.ModeMEM | asm.SizeB, Dst: w, Src: t, Offset: dst})
+	}
+	var exits []int
+	g.aluImm(asm.ClassALU64|asm.AluMOV, g.creg, 0)
+	if g.rnd.IntN(2) == 0 {
+		// strcmp: ja body; test: [zero test]; creg = q+1; jne q, span-1,
+		// body; ja out; body: q = creg; loads; jeq v, w, test.
+		entry := len(g.insns)
+		g.emit(asm.Instruction{Opcode: asm.ClassJMP | asm.JmpJA})
+		test := len(g.insns)
+		if zero {
+			exits = append(exits, len(g.insns))
+			g.emit(asm.Instruction{Opcode: cls() | asm.JmpJEQ, Dst: v})
+		}
+		g.mov(g.creg, q)
+		g.aluImm(asm.ClassALU64|asm.AluADD, g.creg, 1)
+		bound := len(g.insns)
+		g.emit(asm.Instruction{Opcode: asm.ClassJMP | asm.JmpJNE, Dst: q, Imm: int32(span - 1)})
+		exits = append(exits, len(g.insns))
+		g.emit(asm.Instruction{Opcode: asm.ClassJMP | asm.JmpJA})
+		g.jumpHere(entry)
+		g.jumpHere(bound)
+		g.mov(q, g.creg)
+		loads(q)
+		g.emit(asm.Instruction{Opcode: cls() | asm.JmpJEQ | asm.SourceX, Dst: v, Src: w, Offset: int16(test - len(g.insns) - 1)})
+	} else {
+		start := len(g.insns)
+		loads(g.creg)
+		exits = append(exits, len(g.insns))
+		g.emit(asm.Instruction{Opcode: cls() | asm.JmpJNE | asm.SourceX, Dst: v, Src: w})
+		if zero {
+			exits = append(exits, len(g.insns))
+			g.emit(asm.Instruction{Opcode: cls() | asm.JmpJEQ, Dst: w})
+		}
+		g.aluImm(asm.ClassALU64|asm.AluADD, g.creg, 1)
+		op := uint8(asm.JmpJLT)
+		if g.rnd.IntN(2) == 0 {
+			op = asm.JmpJNE
+		}
+		g.emit(asm.Instruction{Opcode: asm.ClassJMP | op, Dst: g.creg, Imm: int32(span), Offset: int16(start - len(g.insns) - 1)})
+	}
+	for _, at := range exits {
+		g.jumpHere(at)
+	}
+	g.depth--
+	g.inLoop = false
+	// t holds an address into the element: a number again. q may be
+	// unset (a rotated loop's exit before it is written is impossible,
+	// but keep the verifier's view simple).
 	g.initReg(t, nil)
 	g.initReg(q, nil)
 }

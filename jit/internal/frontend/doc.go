@@ -18,8 +18,8 @@
 //   - compare trees worth a jump table (Switches);
 //   - counted loops whose memory checks can be hoisted out of them, with
 //     the accesses hoisted and the address ranges they reach (Hoists);
-//   - copy and fill loops a back end may run wide (Copies, with
-//     Options.Idioms).
+//   - copy, fill and compare loops a back end may run wide (Copies,
+//     with Options.Idioms).
 //
 // While emitting, a back end keeps:
 //

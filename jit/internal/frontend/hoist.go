@@ -119,6 +119,9 @@ func (a *Analysis) findHoists() {
 				end = max(end, int(o[1]))
 			}
 		}
+		if a.compareIn(head, end) {
+			continue // entered at the compare loop's wide code instead
+		}
 		a.findHoist(head, end)
 	}
 }

@@ -64,6 +64,11 @@ type CopyLoop struct {
 	Fill  bool
 	Value int8
 	Imm   int32
+	// Compare: a compare loop (idiom_cmp.go) of byte elements at the
+	// addresses Src* and Dst*, whose path from Head back to it has Cost
+	// slots and ends with the jump at End; Zero: it also leaves at a zero
+	// element.
+	Compare, Zero bool
 }
 
 // IdiomAt returns the index of the copy loop whose head is slot pc, or -1.
@@ -93,6 +98,18 @@ func (a *Analysis) findIdioms() {
 		}
 		if l, ok := a.copyLoop(head, end); ok {
 			a.Copies = append(a.Copies, l)
+			continue
+		}
+		if !compareLoops || end-head >= 2*maxIdiomSlots {
+			continue
+		}
+		for h := head; h <= end; h++ {
+			if a.Starts[h] && a.IdiomAt(h) < 0 {
+				if l, ok := a.compareLoop(h, head, end); ok {
+					a.Copies = append(a.Copies, l)
+					break
+				}
+			}
 		}
 	}
 }

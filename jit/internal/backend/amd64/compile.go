@@ -114,6 +114,7 @@ type compiler struct {
 type jumpFixup struct {
 	pos    int32
 	target int32
+	body   bool // to a compare loop's wide code (compareEdge)
 }
 
 type stubKind uint8
@@ -227,6 +228,7 @@ func (c *compiler) compile() ([]byte, error) {
 	if err := c.emitLoopCopies(); err != nil {
 		return nil, err
 	}
+	c.emitCompareLoops()
 	c.emitMemSlowPaths()
 	for i := range c.stubs {
 		c.emitStub(&c.stubs[i])
@@ -234,7 +236,11 @@ func (c *compiler) compile() ([]byte, error) {
 	c.emitArrayInfo()
 	c.emitSwitchTables()
 	for _, j := range c.jumps {
-		c.a.PatchRel32(int(j.pos), int(c.offsets[j.target]))
+		off := int(c.offsets[j.target])
+		if j.body {
+			off = int(c.idiomBodies[c.IdiomAt(int(j.target))])
+		}
+		c.a.PatchRel32(int(j.pos), off)
 	}
 	return c.a.Bytes(), nil
 }
@@ -489,6 +495,17 @@ func (c *compiler) align() {
 // target, in its short form when the target is already emitted.
 func (c *compiler) jumpToSlot(cond x86.Cond, always bool, target int) {
 	offsets, emitted := c.offsets, target <= c.pc
+	if len(c.Copies) > 0 && c.copying == nil && c.compareEdge(target) {
+		// A compare loop's own edge goes to its wide code, out of line.
+		var pos int
+		if always {
+			pos = c.a.Jmp()
+		} else {
+			pos = c.a.Jcc(cond)
+		}
+		c.jumps = append(c.jumps, jumpFixup{pos: int32(pos), target: int32(target), body: true})
+		return
+	}
 	if off, ok := c.idiomTarget(target, emitted); ok {
 		if always {
 			c.a.JmpTo(int(off))

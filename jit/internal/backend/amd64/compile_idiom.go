@@ -4,6 +4,7 @@ import (
 	"math/bits"
 
 	"github.com/uebpf/uebpf/jit/internal/backend"
+	"github.com/uebpf/uebpf/jit/internal/frontend"
 	"github.com/uebpf/uebpf/jit/internal/x86"
 )
 
@@ -41,46 +42,16 @@ func (c *compiler) emitIdiom(pc int) bool {
 		return false
 	}
 	l := &c.Copies[i]
+	if l.Compare {
+		return false // out of line: emitCompareLoops
+	}
 	a := c.a
 	c.idiomStart = int32(a.Len())
 	c.idiomOuts = c.idiomOuts[:0]
 	out := func(cond x86.Cond) { c.idiomOuts = append(c.idiomOuts, int32(a.Jcc(cond))) }
 	log2Size := uint8(bits.TrailingZeros8(l.Size))
-	step := l.Steps[l.Counter]
 
-	// r11 = the iterations that stay: the counter's first compared value
-	// must be below the bound (and for "!=" reach it in whole steps).
-	a.Lea(tmpC, x86.M(regMap[l.Counter], l.DE))
-	a.ALURI(x86.CMP, 8, tmpC, l.Bound)
-	out(x86.CondAE)
-	a.MovRI32(tmpAddr, uint32(l.Bound))
-	a.ALURR(x86.SUB, 8, tmpAddr, tmpC)
-	if l.Divisible {
-		a.TestRI(4, tmpAddr, step-1)
-		out(x86.CondNE)
-	}
-	if step > 1 {
-		a.ALURI(x86.ADD, 8, tmpAddr, step-1)
-		a.ShiftRI(x86.SHR, 8, tmpAddr, uint8(bits.TrailingZeros32(uint32(step))))
-	}
-	// rcx = the iterations the budget pays for: min(budget, 2^31-1) *
-	// floor(2^32/cost) >> 32, at most budget/cost.
-	a.TestRR(8, budgetReg, budgetReg)
-	out(x86.CondS)
-	a.MovRR(8, tmpC, budgetReg)
-	a.ALURI(x86.CMP, 8, tmpC, 0x7fffffff)
-	a.JccShort(x86.CondBE, 0)
-	skip := a.Len()
-	a.MovRI32(tmpC, 0x7fffffff)
-	a.Bytes()[skip-1] = byte(a.Len() - skip)
-	a.ImulRRI(8, tmpC, tmpC, int32((1<<32)/int64(l.Cost)))
-	a.ShiftRI(x86.SHR, 8, tmpC, 32)
-	// rcx = k = min(both), in bytes.
-	a.ALURR(x86.CMP, 8, tmpC, tmpAddr)
-	a.JccShort(x86.CondBE, 0)
-	skip = a.Len()
-	a.MovRR(8, tmpC, tmpAddr)
-	a.Bytes()[skip-1] = byte(a.Len() - skip)
+	c.emitIdiomCount(l, out)
 	if log2Size > 0 {
 		a.ShiftRI(x86.SHL, 8, tmpC, log2Size)
 	}
@@ -129,24 +100,11 @@ func (c *compiler) emitIdiom(pc int) bool {
 			if !w && l.Fill {
 				continue // nothing read
 			}
-			// Both the first and the last 8-byte windows in the hot
-			// region; else ask the region probe.
-			base, hot := x86.RSI, int32(backend.OffHotReadLo)
+			base := x86.RSI
 			if w {
-				base, hot = x86.RDI, backend.OffHotWriteLo
+				base = x86.RDI
 			}
-			first := len(c.stubs)
-			a.MovRR(8, tmpAddr, base)
-			a.ALURM(x86.SUB, 8, tmpAddr, st(hot))
-			a.ALURM(x86.CMP, 8, tmpAddr, st(hot+8))
-			c.toStub(x86.CondAE, stubIdiomProbe, pc)
-			a.Lea(tmpAddr, x86.MIndex(tmpAddr, tmpC, 1, -8))
-			a.ALURM(x86.CMP, 8, tmpAddr, st(hot+8))
-			c.toStub(x86.CondAE, stubIdiomProbe, pc)
-			for k := first; k < len(c.stubs); k++ {
-				s := &c.stubs[k]
-				s.write, s.base, s.resume = w, base, int32(a.Len())
-			}
+			c.emitIdiomRegion(pc, base, w)
 		}
 	}
 	// Charge k iterations, copy, grow the counters by k steps.
@@ -205,11 +163,51 @@ func (c *compiler) emitIdiom(pc int) bool {
 	return true
 }
 
+// emitIdiomCount emits rcx = the iterations of loop l that stay, at most
+// what the budget pays for; out jumps to the ordinary code.
+func (c *compiler) emitIdiomCount(l *frontend.CopyLoop, out func(x86.Cond)) {
+	a := c.a
+	step := l.Steps[l.Counter]
+	// r11 = the iterations that stay: the counter's first compared value
+	// must be below the bound (and for "!=" reach it in whole steps).
+	a.Lea(tmpC, x86.M(regMap[l.Counter], l.DE))
+	a.ALURI(x86.CMP, 8, tmpC, l.Bound)
+	out(x86.CondAE)
+	a.MovRI32(tmpAddr, uint32(l.Bound))
+	a.ALURR(x86.SUB, 8, tmpAddr, tmpC)
+	if l.Divisible {
+		a.TestRI(4, tmpAddr, step-1)
+		out(x86.CondNE)
+	}
+	if step > 1 {
+		a.ALURI(x86.ADD, 8, tmpAddr, step-1)
+		a.ShiftRI(x86.SHR, 8, tmpAddr, uint8(bits.TrailingZeros32(uint32(step))))
+	}
+	// rcx = the iterations the budget pays for: min(budget, 2^31-1) *
+	// floor(2^32/cost) >> 32, at most budget/cost.
+	a.TestRR(8, budgetReg, budgetReg)
+	out(x86.CondS)
+	a.MovRR(8, tmpC, budgetReg)
+	a.ALURI(x86.CMP, 8, tmpC, 0x7fffffff)
+	a.JccShort(x86.CondBE, 0)
+	skip := a.Len()
+	a.MovRI32(tmpC, 0x7fffffff)
+	a.Bytes()[skip-1] = byte(a.Len() - skip)
+	a.ImulRRI(8, tmpC, tmpC, int32((1<<32)/int64(l.Cost)))
+	a.ShiftRI(x86.SHR, 8, tmpC, 32)
+	// rcx = k = min(both), in bytes.
+	a.ALURR(x86.CMP, 8, tmpC, tmpAddr)
+	a.JccShort(x86.CondBE, 0)
+	skip = a.Len()
+	a.MovRR(8, tmpC, tmpAddr)
+	a.Bytes()[skip-1] = byte(a.Len() - skip)
+}
+
 // bodyOffset returns the offset of slot pc's ordinary code: for the head
 // of a copy loop, where the wide code falls into.
 func (c *compiler) bodyOffset(pc int) int {
 	if len(c.idiomBodies) > 0 {
-		if i := c.IdiomAt(pc); i >= 0 && c.idiomBodies[i] != 0 {
+		if i := c.IdiomAt(pc); i >= 0 && c.idiomBodies[i] != 0 && !c.Copies[i].Compare {
 			return int(c.idiomBodies[i])
 		}
 	}
@@ -223,7 +221,7 @@ func (c *compiler) idiomTarget(target int, emitted bool) (int32, bool) {
 	if !emitted || c.copying != nil || len(c.idiomBodies) == 0 {
 		return 0, false
 	}
-	if i := c.IdiomAt(target); i >= 0 && c.idiomBodies[i] != 0 {
+	if i := c.IdiomAt(target); i >= 0 && c.idiomBodies[i] != 0 && !c.Copies[i].Compare {
 		return c.idiomBodies[i], true
 	}
 	return 0, false

@@ -1,0 +1,197 @@
+package amd64
+
+import (
+	"github.com/uebpf/uebpf/jit/internal/backend"
+	"github.com/uebpf/uebpf/jit/internal/frontend"
+	"github.com/uebpf/uebpf/jit/internal/x86"
+)
+
+// Compare loops (frontend.CopyLoop with Compare): the loop's own edge to
+// its head goes to the wide code, out of line. There n is the iterations
+// the bound and the budget allow and, checked, that the hot read region
+// has from both strings on (or the region probe allows for n bytes);
+// when n is at least 16 it compares 16 bytes at a time (SSE2, unaligned loads, never past the n bytes: the last
+// chunk overlaps the one before) and finds k, the leading positions whose
+// elements are equal (and not zero, for a loop that tests it). It charges
+// k iterations, grows the counters by k steps and goes to the head's
+// ordinary code, which runs iteration k: the one that leaves. X0-X2 are
+// scratch: Go's code around the run keeps nothing in them (X15, its zero,
+// is left alone).
+
+// The SSE2 code of the scan: rsi and rdi the two elements' addresses,
+// r11d the mask of positions that leave.
+var (
+	cmpPxor = []byte{0x66, 0x0f, 0xef, 0xd2}                                                 // pxor xmm2, xmm2
+	cmpLoad = []byte{0xf3, 0x0f, 0x6f, 0x06, 0xf3, 0x0f, 0x6f, 0x0f, 0x66, 0x0f, 0x74, 0xc8} // movdqu xmm0, [rsi]; movdqu xmm1, [rdi]; pcmpeqb xmm1, xmm0
+	cmpZero = []byte{0x66, 0x0f, 0xda, 0xc8, 0x66, 0x0f, 0x74, 0xca}                         // pminub xmm1, xmm0; pcmpeqb xmm1, xmm2
+	cmpMask = []byte{0x66, 0x44, 0x0f, 0xd7, 0xd9}                                           // pmovmskb r11d, xmm1
+	cmpBsf  = []byte{0x45, 0x0f, 0xbc, 0xdb}                                                 // bsf r11d, r11d
+)
+
+// emitCompareLoops emits the wide code of the compare loops, out of line
+// after the body: only a loop's own edge to its head goes there (the
+// first iteration runs byte by byte, so strings that differ at once pay
+// nothing), and it goes on at the head's ordinary code.
+func (c *compiler) emitCompareLoops() {
+	for i := range c.Copies {
+		if l := &c.Copies[i]; l.Compare {
+			c.idiomBodies[i] = int32(c.a.Len())
+			c.emitCompareLoop(int(l.Head), l)
+		}
+	}
+}
+
+// emitCompareLoop emits the wide code of compare loop l, whose head is
+// slot pc.
+func (c *compiler) emitCompareLoop(pc int, l *frontend.CopyLoop) {
+	a := c.a
+	c.idiomOuts = c.idiomOuts[:0]
+	out := func(cond x86.Cond) { c.idiomOuts = append(c.idiomOuts, int32(a.Jcc(cond))) }
+	c.emitIdiomCount(l, out)
+	a.ALURI(x86.CMP, 8, tmpC, 16)
+	out(x86.CondB)
+
+	// rsi = the first element's address, rdi = the second's; r1 and r2
+	// wait in the state as for a copy.
+	a.Store(8, st(backend.OffExitAddr), x86.RDI)
+	a.Store(8, st(backend.OffExitSize), x86.RSI)
+	c.emitSum(tmpAddr, l.DstBases, int64(l.DstD))
+	a.Push(tmpAddr)
+	c.emitSum(tmpAddr, l.SrcBases, int64(l.SrcD))
+	a.MovRR(8, x86.RSI, tmpAddr)
+	a.Pop(x86.RDI)
+	probes := len(c.stubs)
+	if c.checked {
+		c.emitCompareRegion(pc, x86.RSI)
+		c.emitCompareRegion(pc, x86.RDI)
+		a.ALURI(x86.CMP, 8, tmpC, 16)
+		c.idiomOuts = append(c.idiomOuts, int32(a.Jcc(x86.CondB)))
+	}
+
+	// The scan: 16-byte chunks while rcx, the elements left, has one;
+	// then the last 16 of the n elements, which overlap the chunks
+	// already found equal (n is at least 16).
+	a.Append(cmpPxor)
+	loop := a.Len()
+	a.Append(cmpLoad)
+	if l.Zero {
+		a.Append(cmpZero)
+		a.Append(cmpMask)
+	} else {
+		a.Append(cmpMask)
+		a.ALURI(x86.XOR, 4, tmpAddr, 0xffff)
+	}
+	a.TestRR(4, tmpAddr, tmpAddr)
+	found := a.Jcc(x86.CondNE)
+	a.ALURI(x86.ADD, 8, x86.RSI, 16)
+	a.ALURI(x86.ADD, 8, x86.RDI, 16)
+	a.ALURI(x86.SUB, 8, tmpC, 16)
+	a.ALURI(x86.CMP, 8, tmpC, 16)
+	a.JccTo(x86.CondAE, loop)
+	a.TestRR(8, tmpC, tmpC)
+	done := a.Jcc(x86.CondE)
+	a.Lea(x86.RSI, x86.MIndex(x86.RSI, tmpC, 1, -16))
+	a.Lea(x86.RDI, x86.MIndex(x86.RDI, tmpC, 1, -16))
+	a.MovRI32(tmpC, 16)
+	a.JmpTo(loop)
+	a.PatchRel32(found, a.Len())
+	a.Append(cmpBsf)
+	a.ALURR(x86.ADD, 8, x86.RSI, tmpAddr)
+	a.PatchRel32(done, a.Len())
+	// rcx = k, the elements before rsi.
+	a.MovRR(8, tmpC, x86.RSI)
+	a.Load(8, x86.RSI, st(backend.OffExitSize))
+	a.Load(8, x86.RDI, st(backend.OffExitAddr))
+	c.emitSum(tmpAddr, l.SrcBases, int64(l.SrcD))
+	a.ALURR(x86.SUB, 8, tmpC, tmpAddr)
+	out(x86.CondE)
+	// Charge k iterations, grow the counters by k steps.
+	a.ImulRRI(8, tmpAddr, tmpC, l.Cost)
+	a.ALURR(x86.SUB, 8, budgetReg, tmpAddr)
+	for r := range 11 {
+		s := l.Steps[r]
+		if l.IVs&(1<<r) == 0 || s == 0 {
+			continue
+		}
+		if s == 1 {
+			a.ALURR(x86.ADD, 8, regMap[r], tmpC)
+			continue
+		}
+		a.ImulRRI(8, tmpAddr, tmpC, s)
+		a.ALURR(x86.ADD, 8, regMap[r], tmpAddr)
+	}
+	a.JmpTo(int(c.offsets[pc]))
+	// The region probe's failures, after r1 and r2 were set aside.
+	fail := a.Len()
+	for k := probes; k < len(c.stubs); k++ {
+		c.stubs[k].n = int32(fail)
+	}
+	a.Load(8, x86.RSI, st(backend.OffExitSize))
+	a.Load(8, x86.RDI, st(backend.OffExitAddr))
+	a.JmpTo(int(c.offsets[pc]))
+	c.idioms++
+	for _, p := range c.idiomOuts {
+		a.PatchRel32(int(p), int(c.offsets[pc]))
+	}
+}
+
+// emitCompareRegion emits the checked test of the rcx bytes at base: if
+// base lies in the hot read region, rcx becomes at most what that region
+// has from base on (the scan stays within it; the ordinary loop faults
+// where the interpreter does); else the region probe must allow all rcx
+// bytes, and its failure goes to the stub's n (set by the caller). The
+// caller tests that rcx is still at least 16.
+func (c *compiler) emitCompareRegion(pc int, base x86.Reg) {
+	a := c.a
+	hot := int32(backend.OffHotReadLo)
+	first := len(c.stubs)
+	a.MovRR(8, tmpAddr, base)
+	a.ALURM(x86.SUB, 8, tmpAddr, st(hot))
+	a.ALURM(x86.CMP, 8, tmpAddr, st(hot+8))
+	c.toStub(x86.CondAE, stubIdiomProbe, pc)
+	// r11 = the region's size - (base - its start): its end slot holds
+	// the size minus 7.
+	a.Unary(x86.NEG, 8, tmpAddr)
+	a.ALURM(x86.ADD, 8, tmpAddr, st(hot+8))
+	a.ALURI(x86.ADD, 8, tmpAddr, 7)
+	a.ALURR(x86.CMP, 8, tmpC, tmpAddr)
+	a.JccShort(x86.CondBE, 0)
+	skip := a.Len()
+	a.MovRR(8, tmpC, tmpAddr)
+	a.Bytes()[skip-1] = byte(a.Len() - skip)
+	for k := first; k < len(c.stubs); k++ {
+		s := &c.stubs[k]
+		s.write, s.base, s.resume = false, base, int32(a.Len())
+	}
+}
+
+// emitIdiomRegion emits the checked test that the rcx bytes at base lie
+// in a region that allows reads (write false) or writes: both its first
+// and last 8-byte windows in the hot region, else the region probe, whose
+// failure goes to the stub's n (set by the caller).
+func (c *compiler) emitIdiomRegion(pc int, base x86.Reg, write bool) {
+	a := c.a
+	hot := int32(backend.OffHotReadLo)
+	if write {
+		hot = backend.OffHotWriteLo
+	}
+	first := len(c.stubs)
+	a.MovRR(8, tmpAddr, base)
+	a.ALURM(x86.SUB, 8, tmpAddr, st(hot))
+	a.ALURM(x86.CMP, 8, tmpAddr, st(hot+8))
+	c.toStub(x86.CondAE, stubIdiomProbe, pc)
+	a.Lea(tmpAddr, x86.MIndex(tmpAddr, tmpC, 1, -8))
+	a.ALURM(x86.CMP, 8, tmpAddr, st(hot+8))
+	c.toStub(x86.CondAE, stubIdiomProbe, pc)
+	for k := first; k < len(c.stubs); k++ {
+		s := &c.stubs[k]
+		s.write, s.base, s.resume = write, base, int32(a.Len())
+	}
+}
+
+// compareEdge reports whether the jump being emitted, to slot target,
+// closes a compare loop's cycle: it goes to the ordinary code.
+func (c *compiler) compareEdge(target int) bool {
+	i := c.IdiomAt(target)
+	return i >= 0 && c.Copies[i].Compare && int(c.Copies[i].End) == c.pc
+}
