@@ -284,11 +284,24 @@ func (a *Analysis) copyLoop(head, end int) (CopyLoop, bool) {
 		return l, false
 	}
 	r := uint8(bits.TrailingZeros16(v.bases))
-	step := l.Steps[r]
-	if step <= 0 || step > 1<<16 || step&(step-1) != 0 {
+	if !l.setBound(l.Steps[r], stay, test.Imm) {
 		return l, false
 	}
-	bound := int64(test.Imm)
+	l.Counter, l.DE = r, int32(v.d)
+	return l, true
+}
+
+// setBound sets Bound (and Divisible) from the exit test of a counter that
+// steps by step: the loop stays while counter+DE compares with imm as the
+// jump stay says. It reports false for what the back ends cannot take: a
+// step that is not a power of two up to 64 KiB, another comparison, or a
+// bound from 2^30 (the back end requires Counter+DE below it, where signed
+// and unsigned comparisons agree).
+func (l *CopyLoop) setBound(step int32, stay uint8, imm int32) bool {
+	if step <= 0 || step > 1<<16 || step&(step-1) != 0 {
+		return false
+	}
+	bound := int64(imm)
 	switch stay {
 	case asm.JmpJLT, asm.JmpJSLT:
 	case asm.JmpJLE, asm.JmpJSLE:
@@ -296,13 +309,11 @@ func (a *Analysis) copyLoop(head, end int) (CopyLoop, bool) {
 	case asm.JmpJNE:
 		l.Divisible = step > 1
 	default:
-		return l, false
+		return false
 	}
-	// The back end requires Counter+DE below bound, where signed and
-	// unsigned comparisons agree.
 	if bound >= 1<<30 {
-		return l, false
+		return false
 	}
-	l.Counter, l.DE, l.Bound = r, int32(v.d), int32(bound)
-	return l, true
+	l.Bound = int32(bound)
+	return true
 }

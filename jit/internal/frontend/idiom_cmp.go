@@ -238,25 +238,7 @@ func (a *Analysis) compareLoop(h, lo, hi int) (CopyLoop, bool) {
 	if l.IVs&(1<<l.Counter) == 0 {
 		return l, false
 	}
-	step := l.Steps[l.Counter]
-	if step <= 0 || step > 1<<16 || step&(step-1) != 0 {
-		return l, false
-	}
-	b := int64(test.Imm)
-	switch testStay {
-	case asm.JmpJLT, asm.JmpJSLT:
-	case asm.JmpJLE, asm.JmpJSLE:
-		b++
-	case asm.JmpJNE:
-		l.Divisible = step > 1
-	default:
-		return l, false
-	}
-	if b >= 1<<30 {
-		return l, false
-	}
-	l.Bound = int32(b)
-	return l, true
+	return l, l.setBound(l.Steps[l.Counter], testStay, test.Imm)
 }
 
 // compareIn reports whether a compare loop's head lies in [head, end]:
