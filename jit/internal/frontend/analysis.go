@@ -310,3 +310,34 @@ func IsArrayLookup(p *vm.Program, ins *asm.Instruction) bool {
 	h, ok := p.Helpers()[ins.Imm]
 	return ok && h.ArrayLookup
 }
+
+// NullTest is how the null test after a lookup (the verifier makes
+// programs test a lookup's result) can be answered by the lookup itself.
+type NullTest uint8
+
+const (
+	NullTestNone NullTest = iota
+	NullTestEQ            // if r0 == 0 goto target
+	NullTestNE            // if r0 != 0 goto target
+)
+
+// NullTestAfter returns the null test of r0 at slot pc+1 that the call at
+// pc can answer, with its target: a jeq or jne of r0 against 0 in the same
+// block.
+func (a *Analysis) NullTestAfter(pc int) (NullTest, int) {
+	if pc+1 >= len(a.insns) || a.Starts[pc+1] {
+		return NullTestNone, 0
+	}
+	ins := &a.insns[pc+1]
+	if ins.Dst != asm.R0 || ins.Imm != 0 {
+		return NullTestNone, 0
+	}
+	target := pc + 2 + int(ins.Offset)
+	switch ins.Opcode {
+	case asm.ClassJMP | asm.JmpJEQ | asm.SourceK:
+		return NullTestEQ, target
+	case asm.ClassJMP | asm.JmpJNE | asm.SourceK:
+		return NullTestNE, target
+	}
+	return NullTestNone, 0
+}

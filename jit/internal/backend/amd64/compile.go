@@ -156,7 +156,7 @@ type stub struct {
 	// emitLookupStub. stubBudget: a slice that runs out resumes at slot
 	// target-1 (0: right after the test).
 	target, n int32
-	fused     uint8
+	fused     frontend.NullTest
 	// cost: stubLookup, the slots of the stretch up to the call.
 	cost int32
 }

@@ -78,35 +78,6 @@ type lookupPatch struct {
 	helper bool
 }
 
-// Values of stub.fused for a stubLookup: the conditional jump after the
-// lookup, on r0 against 0, that the lookup answers too.
-const (
-	fusedNone = iota
-	fusedEQ   // if r0 == 0 goto target
-	fusedNE   // if r0 != 0 goto target
-)
-
-// nullTest returns how the lookup at slot pc can answer the null test
-// that follows it (the verifier makes programs test a lookup's result):
-// fusedEQ or fusedNE with the test's target, or fusedNone.
-func (c *compiler) nullTest(pc int) (uint8, int32) {
-	if pc+1 >= len(c.insns) || c.Starts[pc+1] {
-		return fusedNone, 0
-	}
-	ins := &c.insns[pc+1]
-	if ins.Dst != asm.R0 || ins.Imm != 0 {
-		return fusedNone, 0
-	}
-	target := int32(pc + 2 + int(ins.Offset))
-	switch ins.Opcode {
-	case asm.ClassJMP | asm.JmpJEQ | asm.SourceK:
-		return fusedEQ, target
-	case asm.ClassJMP | asm.JmpJNE | asm.SourceK:
-		return fusedNE, target
-	}
-	return fusedNone, 0
-}
-
 // emitArrayLookup emits the call at slot pc of an ArrayLookup helper, and
 // reports whether it also emitted the null test of r0 at pc+1. The hit
 // path is inline; the miss (r0 = 0) and the helper's exit are out of line
@@ -120,7 +91,8 @@ func (c *compiler) emitArrayLookup(pc int) bool {
 	// helper gives the slots back, so that all paths go on alike.
 	cost := int32(pc + 1 - c.stretch.Start)
 	r1, r2 := regMap[1], regMap[2]
-	fused, target := c.nullTest(pc)
+	fused, t := c.NullTestAfter(pc)
+	target := int32(t)
 	si := len(c.stubs)
 	s := c.addStub(-1, stubLookup, pc)
 	s.target, s.fused, s.helper, s.off = int32(len(c.lookupPatches)), fused, target, -1
@@ -196,7 +168,7 @@ func (c *compiler) emitArrayLookup(pc int) bool {
 	if !known || s.off >= 0 {
 		s.size = 1 // a helper path
 	}
-	if fused == fusedNE {
+	if fused == frontend.NullTestNE {
 		// The hit path takes the jump: charge the stretch (the test's
 		// slot) and go.
 		a.ALURI(x86.SUB, 8, budgetReg, cost+1)
@@ -204,7 +176,7 @@ func (c *compiler) emitArrayLookup(pc int) bool {
 		c.toStub(x86.CondS, stubBudget, pc+1).target = target + 1
 	}
 	c.stubs[si].resume = int32(a.Len())
-	return fused != fusedNone
+	return fused != frontend.NullTestNone
 }
 
 // emitLookupStub emits the out-of-line paths of an inline lookup (s,
@@ -215,7 +187,7 @@ func (c *compiler) emitLookupStub(s *stub) {
 	a := c.a
 	miss := a.Len()
 	a.ALURR(x86.XOR, 4, x86.RAX, x86.RAX)
-	if s.fused == fusedEQ {
+	if s.fused == frontend.NullTestEQ {
 		c.emitEdge(s.pc+1, s.helper, s.cost+1)
 	} else {
 		a.JmpTo(int(s.resume))
@@ -234,7 +206,7 @@ func (c *compiler) emitLookupStub(s *stub) {
 		// uncharged from the block's start; so does this one, the next
 		// charge counting only the slots after the call.
 		a.ALURI(x86.ADD, 8, budgetReg, s.cost)
-		if s.fused != fusedNone {
+		if s.fused != frontend.NullTestNone {
 			ins := &c.insns[s.pc+1]
 			c.emitCompare(ins)
 			a.JccTo(jumpConds[ins.Opcode>>4].Invert(), int(s.resume))

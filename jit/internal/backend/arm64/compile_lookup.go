@@ -142,34 +142,6 @@ func (c *a64Compiler) knownArray() (engine.ArrayMap, bool) {
 	return a, true
 }
 
-// Null tests a lookup answers (see nullTest).
-const (
-	fusedNone = iota
-	fusedEQ   // if r0 == 0 goto target
-	fusedNE   // if r0 != 0 goto target
-)
-
-// nullTest returns how the lookup at slot pc can answer the null test
-// that follows it (the verifier makes programs test a lookup's result):
-// fusedEQ or fusedNE with the test's target, or fusedNone.
-func (c *a64Compiler) nullTest(pc int) (int, int) {
-	if pc+1 >= len(c.insns) || c.Starts[pc+1] {
-		return fusedNone, 0
-	}
-	ins := &c.insns[pc+1]
-	if ins.Dst != asm.R0 || ins.Imm != 0 {
-		return fusedNone, 0
-	}
-	target := pc + 2 + int(ins.Offset)
-	switch ins.Opcode {
-	case asm.ClassJMP | asm.JmpJEQ | asm.SourceK:
-		return fusedEQ, target
-	case asm.ClassJMP | asm.JmpJNE | asm.SourceK:
-		return fusedNE, target
-	}
-	return fusedNone, 0
-}
-
 // emitArrayLookup emits the call at slot pc of an ArrayLookup helper, and
 // reports whether it also emitted the null test of r0 at pc+1. The hit
 // path is inline; the miss (r0 = 0) and the helper's exit are out of
@@ -181,7 +153,7 @@ func (c *a64Compiler) nullTest(pc int) (int, int) {
 func (c *a64Compiler) emitArrayLookup(pc int) bool {
 	a := c.a
 	cost := pc + 1 - c.stretch.Start
-	fused, target := c.nullTest(pc)
+	fused, target := c.NullTestAfter(pc)
 	var misses, helpers []int // branches to the out-of-line paths
 	r0, r1, r2 := a64Regs[0], a64Regs[1], a64Regs[2]
 	key, info := a64Addr, a64Scratch
@@ -268,7 +240,7 @@ func (c *a64Compiler) emitArrayLookup(pc int) bool {
 		misses = append(misses, c.forward(must64(arm64.BCond(arm64.HS, 0))))
 		a.Emit(arm64.Madd(8, r0, key, a64Tmp2, a64Tmp))
 	}
-	if fused == fusedNE {
+	if fused == frontend.NullTestNE {
 		// The hit takes the jump: charge the stretch (the test's slot
 		// too) and go.
 		c.subBudget(cost + 1)
@@ -282,7 +254,7 @@ func (c *a64Compiler) emitArrayLookup(pc int) bool {
 			c.here(p)
 		}
 		a.Emit(arm64.Mov(8, r0, arm64.XZR))
-		if fused == fusedEQ {
+		if fused == frontend.NullTestEQ {
 			c.jumpEdge(pc+1, target, cost+1)
 		} else {
 			c.branchTo(must64(arm64.B(0)), resume, false)
@@ -299,7 +271,7 @@ func (c *a64Compiler) emitArrayLookup(pc int) bool {
 		// Back from the helper: the inline paths go on with the stretch
 		// uncharged from the block's start; so does this one.
 		c.addImm(a64Budget, a64Budget, int64(cost))
-		if fused != fusedNone {
+		if fused != frontend.NullTestNone {
 			ins := &c.insns[pc+1]
 			c.emitCompare(ins)
 			c.branchTo(must64(arm64.BCond(a64Conds[ins.Opcode>>4].Invert(), 0)), resume, false)
@@ -308,7 +280,7 @@ func (c *a64Compiler) emitArrayLookup(pc int) bool {
 			c.branchTo(must64(arm64.B(0)), resume, false)
 		}
 	})
-	return fused != fusedNone
+	return fused != frontend.NullTestNone
 }
 
 // jumpEdge emits the taken jump at slot pc to slot target with n slots of
