@@ -1,9 +1,6 @@
 package amd64
 
 import (
-	"math"
-	"unsafe"
-
 	"github.com/uebpf/uebpf/asm"
 	"github.com/uebpf/uebpf/internal/engine"
 	"github.com/uebpf/uebpf/jit/internal/backend"
@@ -22,7 +19,7 @@ import (
 //
 // The call qualifies when r1 is known at compile time to point at such a
 // map (lddw r1, map in the same block), its key is 1, 2, 4 or 8 bytes and
-// its value at most maxInlineValue bytes; checked code also needs the key
+// its value at most frontend.MaxInlineValue bytes; checked code also needs the key
 // and the value in the current frame, where no check is needed. Verified
 // code relies on the verifier, which checked both against the map's sizes.
 //
@@ -30,49 +27,15 @@ import (
 // a return to the trampoline, the dispatch, and the stores of every
 // register, which the lock's locked instruction then waited for.
 
-// maxInlineValue bounds the values inline updates copy (a move per word).
-const maxInlineValue = 64
-
 // inlineHashUpdate returns the layout and sizes of the map that the
 // HashUpdate call at slot pc updates, if the call can be answered inline.
 func (c *compiler) inlineHashUpdate(pc int) (l engine.HashLayout, keySize, valueSize int, ok bool) {
-	m, ok := c.knownMap()
-	if !ok {
-		return l, 0, 0, false
-	}
-	if h, known := c.prog.Helpers()[c.insns[pc].Imm]; !known || !h.HashUpdate {
-		return l, 0, 0, false
-	}
-	h, keySize, valueSize, writable := engine.HashMap(unsafe.Pointer(c.prog), m)
-	if h == nil || !writable {
-		return l, 0, 0, false
-	}
-	if l, ok = engine.HashLayoutOf(h); !ok || l.NumSlots > math.MaxInt32 || l.SlotSize > math.MaxInt32 || l.LockStride > math.MaxInt32 {
-		return l, 0, 0, false
-	}
-	if keySize&(keySize-1) != 0 || valueSize > maxInlineValue {
-		return l, 0, 0, false
-	}
-	if c.checked && !(c.inFrame(asm.R2, 0, keySize) && c.inFrame(asm.R3, 0, valueSize)) {
-		return l, 0, 0, false
-	}
-	return l, keySize, valueSize, true
+	return c.tr.InlineHashUpdate(c.prog, &c.insns[pc], c.checked)
 }
 
 // knownMap returns the index of the map table entry that r1 points to at
 // this call, if known.
-func (c *compiler) knownMap() (int, bool) {
-	n := len(c.prog.Maps())
-	if !c.tr.R1Known || n == 0 {
-		return 0, false
-	}
-	off := c.tr.R1 - uint64(uintptr(unsafe.Pointer(unsafe.SliceData(c.prog.Maps()))))
-	m := off / engine.MapEntrySize
-	if off%engine.MapEntrySize != 0 || m >= uint64(n) {
-		return 0, false
-	}
-	return int(m), true
-}
+func (c *compiler) knownMap() (int, bool) { return c.tr.KnownMap(c.prog) }
 
 // emitHashUpdateCall emits the call at slot pc of a HashUpdate helper that
 // inlineHashUpdate accepted: the budget's test, the inline update, and

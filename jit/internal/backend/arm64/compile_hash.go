@@ -1,9 +1,6 @@
 package arm64
 
 import (
-	"math"
-	"unsafe"
-
 	"github.com/uebpf/uebpf/asm"
 	"github.com/uebpf/uebpf/internal/engine"
 	"github.com/uebpf/uebpf/jit/internal/arm64"
@@ -11,50 +8,15 @@ import (
 	"github.com/uebpf/uebpf/maps"
 )
 
-// Inline hash updates, as the amd64 back end does them. A call to a
-// HashUpdate helper (bpf_map_update_elem) on a hash or LRU hash map of
-// package maps that overwrites the value of a key already in the map is
-// answered in generated code, under the map's stripe lock, exactly as the
-// map's UpdateElem answers it (engine.HashLayout is the recipe).
-// Everything else (a missing key, a busy lock, flags other than BPF_ANY
-// and BPF_EXIST) takes the ordinary helper exit right after, where Go
-// answers as the interpreter does. The inline code comes after the call's
-// budget test, so both paths charge alike.
-//
-// The call qualifies when r1 is known at compile time to point at such a
-// map (lddw r1, map in the same block), its key is 1, 2, 4 or 8 bytes and
-// its value at most maxInlineValue bytes; checked code also needs the key
-// and the value in the current frame, where no check is needed. Verified
-// code relies on the verifier, which checked both against the map's sizes.
-
-// maxInlineValue bounds the values inline updates copy (a load and a
-// store per word).
-const maxInlineValue = 64
+// Inline hash updates, as the amd64 back end does them (its
+// compile_hash.go says what qualifies, frontend.InlineHashUpdate decides):
+// the value of an existing key overwritten in generated code under the
+// map's stripe lock, everything else left to the helper exit right after.
 
 // inlineHashUpdate returns the layout and sizes of the map that the
 // HashUpdate call at slot pc updates, if the call can be answered inline.
 func (c *a64Compiler) inlineHashUpdate(pc int) (l engine.HashLayout, keySize, valueSize int, ok bool) {
-	m, ok := c.knownMap()
-	if !ok {
-		return l, 0, 0, false
-	}
-	if h, known := c.prog.Helpers()[c.insns[pc].Imm]; !known || !h.HashUpdate {
-		return l, 0, 0, false
-	}
-	h, keySize, valueSize, writable := engine.HashMap(unsafe.Pointer(c.prog), m)
-	if h == nil || !writable {
-		return l, 0, 0, false
-	}
-	if l, ok = engine.HashLayoutOf(h); !ok || l.NumSlots > math.MaxInt32 || l.SlotSize > math.MaxInt32 || l.LockStride > math.MaxInt32 {
-		return l, 0, 0, false
-	}
-	if keySize&(keySize-1) != 0 || valueSize > maxInlineValue {
-		return l, 0, 0, false
-	}
-	if c.checked && !(c.tr.InFrame(asm.R2, 0, keySize) && c.tr.InFrame(asm.R3, 0, valueSize)) {
-		return l, 0, 0, false
-	}
-	return l, keySize, valueSize, true
+	return c.tr.InlineHashUpdate(c.prog, &c.insns[pc], c.checked)
 }
 
 // emitHashUpdateCall emits the call at slot pc of a HashUpdate helper that

@@ -116,18 +116,7 @@ func (c *a64Compiler) emitCallInline(pc int) bool {
 
 // knownMap returns the index of the map table entry that r1 points to at
 // this call, if known.
-func (c *a64Compiler) knownMap() (int, bool) {
-	n := len(c.prog.Maps())
-	if !c.tr.R1Known || n == 0 {
-		return 0, false
-	}
-	off := c.tr.R1 - uint64(uintptr(unsafe.Pointer(unsafe.SliceData(c.prog.Maps()))))
-	m := off / engine.MapEntrySize
-	if off%engine.MapEntrySize != 0 || m >= uint64(n) {
-		return 0, false
-	}
-	return int(m), true
-}
+func (c *a64Compiler) knownMap() (int, bool) { return c.tr.KnownMap(c.prog) }
 
 // knownArray returns the array that r1 points to at this call, if known.
 func (c *a64Compiler) knownArray() (engine.ArrayMap, bool) {
