@@ -470,14 +470,6 @@ func (g *progGen) walk() {
 // its region in its middle.
 func (g *progGen) copyLoop() {
 	size := int32(1) << g.src.n(4)
-	// Spans: [off, off+span) from the base, the stack's 512 bytes below
-	// r10 or the context's.
-	region := func(base uint8) (lo, hi int32) {
-		if base == 10 {
-			return -512, 0
-		}
-		return 0, fuzzCtxSize
-	}
 	sbase, dbase := uint8(10), uint8(10)
 	if g.src.u8()&3 == 0 {
 		sbase = 9
@@ -485,8 +477,8 @@ func (g *progGen) copyLoop() {
 			dbase = 9
 		}
 	}
-	slo, shi := region(sbase)
-	dlo, dhi := region(dbase)
+	slo, shi := spanRegion(sbase)
+	dlo, dhi := spanRegion(dbase)
 	maxSpan := min(shi-slo, dhi-dlo)
 	n := 1 + int32(g.src.n(int(maxSpan/size)))
 	span := n * size
@@ -573,6 +565,15 @@ func (g *progGen) copyLoop() {
 	}
 }
 
+// spanRegion is where the generated loops' spans lie, from their base
+// register: the stack's 512 bytes below r10, or the context (r9).
+func spanRegion(base uint8) (lo, hi int32) {
+	if base == 10 {
+		return -512, 0
+	}
+	return 0, fuzzCtxSize
+}
+
 // compareLoop emits a loop that compares two byte strings as clang
 // compiles strcmp (rotated: entered in the middle, the zero and bound
 // tests in a second block) or memcmp (one block, "jne out"; "jlt" or
@@ -581,12 +582,6 @@ func (g *progGen) copyLoop() {
 // stack's (mostly zeros) or the context's, sometimes the same span; when
 // faults are allowed, one sometimes crosses the end of its region.
 func (g *progGen) compareLoop() {
-	region := func(base uint8) (lo, hi int32) {
-		if base == 10 {
-			return -512, 0
-		}
-		return 0, fuzzCtxSize
-	}
 	sbase, dbase := uint8(10), uint8(10)
 	if g.src.u8()&1 == 0 {
 		sbase = 9
@@ -594,8 +589,8 @@ func (g *progGen) compareLoop() {
 			dbase = 9
 		}
 	}
-	slo, shi := region(sbase)
-	dlo, dhi := region(dbase)
+	slo, shi := spanRegion(sbase)
+	dlo, dhi := spanRegion(dbase)
 	span := 2 + int32(g.src.n(int(min(shi-slo, dhi-dlo))-1))
 	pick := func(lo, hi int32) int32 {
 		off := lo + int32(g.src.n(int(hi-lo-span)+1))
