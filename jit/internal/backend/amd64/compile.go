@@ -90,9 +90,10 @@ type compiler struct {
 	// (see jmpLeave). The shared stubs leave through leaveFinal.
 	flatLeave bool
 	// magic caches the reciprocals of divMagic, which cost divisions to
-	// find; they depend on nothing but the divisor and are kept across
-	// compiles.
-	magic [16]magicEntry
+	// find, and their code; they depend on nothing but the divisor (and
+	// the code on its key) and are kept across compiles, behind a pointer
+	// so that resetting the compiler does not copy them.
+	magic *[16]magicEntry
 	// memUsed marks the variants of checked accesses the body used;
 	// memShared holds the offsets of their shared slow paths.
 	memUsed   uint16
@@ -198,6 +199,7 @@ func newCompiler(p *vm.Program, opts *backend.Options, feat features, key uint64
 	}
 	if c.done == nil {
 		c.done = c.release // made once: Compile hands it out as Code.Release
+		c.magic = new([16]magicEntry)
 	}
 	c.a.Reset()
 	return c

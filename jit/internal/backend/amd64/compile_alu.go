@@ -312,7 +312,6 @@ func (c *compiler) divPow2(mod bool, size int, dst x86.Reg, imm int32) bool {
 // 0 or a power of two) as a multiplication by its reciprocal, and reports
 // whether it did: q = high 64 bits of n*m, shifted right by s.
 func (c *compiler) divMagic(mod bool, size int, dst x86.Reg, imm int32) bool {
-	a := c.a
 	e := &c.magic[uint32(imm)%uint32(len(c.magic))]
 	if !e.valid || e.imm != imm || e.size != uint8(size) {
 		*e = magicFor(size, imm)
@@ -320,6 +319,26 @@ func (c *compiler) divMagic(mod bool, size int, dst x86.Reg, imm int32) bool {
 	if !e.ok {
 		return false
 	}
+	// The code depends on nothing but the entry, mod, dst and the
+	// features: the last one emitted is kept and copied when asked again
+	// (programs divide by the same constants over and over).
+	key := magicCodeKey{valid: true, mod: mod, dst: dst, bmi2: c.feat.bmi2}
+	if e.key == key {
+		c.a.Append(e.code[:e.codeLen])
+		return true
+	}
+	start := c.a.Len()
+	c.emitDivMagic(e, mod, size, dst, imm)
+	e.codeLen = uint8(copy(e.code[:], c.a.Bytes()[start:]))
+	if int(e.codeLen) == c.a.Len()-start { // else too long to keep
+		e.key = key
+	}
+	return true
+}
+
+// emitDivMagic emits divMagic's code for the reciprocal e.
+func (c *compiler) emitDivMagic(e *magicEntry, mod bool, size int, dst x86.Reg, imm int32) {
+	a := c.a
 	if c.feat.bmi2 {
 		// mulx reads rdx and leaves rax alone: only the budget moves,
 		// to r11 and back, and the high half goes where it is wanted.
@@ -342,7 +361,7 @@ func (c *compiler) divMagic(mod bool, size int, dst x86.Reg, imm int32) bool {
 			a.ALURR(x86.SUB, size, dst, x86.RDX)
 		}
 		a.MovRR(8, budgetReg, tmpAddr)
-		return true
+		return
 	}
 	// mul takes rax and writes rdx: the budget waits in r11, r0 in rcx,
 	// and n is in dst, or rcx when dst is r0.
@@ -377,16 +396,24 @@ func (c *compiler) divMagic(mod bool, size int, dst x86.Reg, imm int32) bool {
 		a.MovRR(8, x86.RAX, tmpC)
 	}
 	a.MovRR(8, budgetReg, tmpAddr)
-	return true
 }
 
 // magicEntry is the reciprocal of a divisor for divMagic (ok false when
-// there is none).
+// there is none), and the code last emitted with it, for key.
 type magicEntry struct {
 	m         uint64
 	imm       int32
 	size, sh  uint8
 	valid, ok bool
+	key       magicCodeKey
+	codeLen   uint8
+	code      [64]byte
+}
+
+// magicCodeKey is what divMagic's code depends on besides its entry.
+type magicCodeKey struct {
+	valid, mod, bmi2 bool
+	dst              x86.Reg
 }
 
 // magicFor finds the reciprocal of the divisor imm (zero-extended for
