@@ -77,7 +77,8 @@ type Analysis struct {
 	liveQueued    []bool
 	livePreds     []int32
 	livePredStart []int32
-	inSwitch      []bool // findSwitches' scratch space
+	compares      []int32 // the conditional jumps on an immediate, in slot order (findBlocks)
+	inSwitch      []bool  // findSwitches' scratch space
 	switchSeen    []int32
 	switchNodes   []int32
 	switchStack   []int32
@@ -125,6 +126,7 @@ func (a *Analysis) Analyze(p *vm.Program, opts Options) error {
 		liveQueued:    a.liveQueued,
 		livePreds:     a.livePreds,
 		livePredStart: a.livePredStart,
+		compares:      a.compares[:0],
 		inSwitch:      a.inSwitch,
 		switchSeen:    a.switchSeen,
 		switchNodes:   a.switchNodes,
@@ -199,6 +201,9 @@ func (a *Analysis) findBlocks(p *vm.Program) error {
 				starts[t] = true
 				if t < next {
 					a.BackEdges = append(a.BackEdges, [2]int32{int32(t), int32(pc)})
+				}
+				if ins.Opcode&asm.SourceX == 0 && IsConditional(ins) {
+					a.compares = append(a.compares, int32(pc))
 				}
 				continue
 			}

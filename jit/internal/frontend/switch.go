@@ -53,11 +53,20 @@ func (a *Analysis) findSwitches() {
 	a.switchSeen = slices.Grow(a.switchSeen[:0], len(a.insns))[:len(a.insns)]
 	clear(a.switchSeen)
 	work, limit := 0, maxSwitchWork(len(a.insns))
-	for pc := 0; pc < len(a.insns) && work < limit; pc++ {
-		ins := &a.insns[pc]
-		if !isCompareK(ins) || a.inSwitch[pc] || (pc > 0 && a.insns[pc-1].Opcode == asm.OpCall) {
+	// The roots are the comparisons findBlocks listed: no second pass
+	// over every slot.
+	for _, root := range a.compares {
+		if work >= limit {
+			break
+		}
+		pc := int(root)
+		if a.inSwitch[pc] || (pc > 0 && a.insns[pc-1].Opcode == asm.OpCall) {
 			// A comparison after a call may be the null test an inline
 			// lookup answers (see Lookups).
+			continue
+		}
+		if !a.mayBeTree(pc) {
+			work++ // the walk's one node, as switchAt would count it
 			continue
 		}
 		s, ok := a.switchAt(pc)
@@ -75,6 +84,16 @@ func (a *Analysis) findSwitches() {
 		}
 		a.Switches = append(a.Switches, s)
 	}
+}
+
+// mayBeTree reports whether the comparison at root leads to another node
+// of its tree: most comparisons do not, and are no tree worth a table
+// (switchMinNodes > 1) without a walk.
+func (a *Analysis) mayBeTree(root int) bool {
+	ins := &a.insns[root]
+	reg, class := ins.Dst, ins.Class()
+	t := root + 1 + int(ins.Offset)
+	return a.isNode(root+1, reg, class) || (t > root && a.isNode(t, reg, class))
 }
 
 // isCompareK reports whether ins is a conditional jump on an immediate.
