@@ -353,6 +353,14 @@ func (c *compiler) emitFlatSlice() {
 }
 
 // emitStub emits one out-of-line path.
+// memStubSeq is the start of a stubMemCheck: the store of its slot (an
+// imm32 ending 5 bytes before the end) and the call of the shared slow
+// path (a rel32 at the end).
+var memStubSeq = x86.NewSeq(func(a *x86.Asm) {
+	a.StoreImm(8, st(backend.OffExitPC), 0)
+	a.Call()
+})
+
 func (c *compiler) emitStub(s *stub) {
 	a := c.a
 	if s.patch >= 0 {
@@ -360,8 +368,11 @@ func (c *compiler) emitStub(s *stub) {
 	}
 	switch s.kind {
 	case stubMemCheck:
-		a.StoreImm(8, st(backend.OffExitPC), s.pc)
-		a.PatchRel32(a.Call(), int(c.memShared[s.size]))
+		// "mov qword [exitPC], pc; call slow path" as one copy, its
+		// fields patched: a program has one such stub per checked access.
+		end := a.EmitSeq(&memStubSeq) + memStubSeq.Len()
+		a.Patch32(end-9, s.pc)
+		a.PatchRel32(end-4, int(c.memShared[s.size]))
 		a.JmpTo(int(s.resume))
 	case stubBudgetCond:
 		// Overdrawn: fail only if the jump is taken.

@@ -32,4 +32,49 @@ func TestSeqs(t *testing.T) {
 			t.Fatalf("hot check %d: % x, want % x", i, got.Bytes(), want.Bytes())
 		}
 	}
+	for _, pc := range []int32{0, 1, 0x7f, 0x80, 1 << 20, 1<<31 - 1} {
+		var got, want x86.Asm
+		got.Int3() // the call's target, at offset 0
+		want.Int3()
+		end := got.EmitSeq(&memStubSeq) + memStubSeq.Len()
+		got.Patch32(end-9, pc)
+		got.PatchRel32(end-4, 0)
+		want.StoreImm(8, st(backend.OffExitPC), pc)
+		want.PatchRel32(want.Call(), 0)
+		if !bytes.Equal(got.Bytes(), want.Bytes()) {
+			t.Fatalf("memory stub at %d: % x, want % x", pc, got.Bytes(), want.Bytes())
+		}
+	}
+}
+
+// divMagic's copies of the code it emitted earlier are the code it emits
+// afresh, whatever the order of the divisions (entries shared by divisors
+// 16 apart, the same divisor with another register, size or operation).
+func TestDivMagicCache(t *testing.T) {
+	type div struct {
+		mod, bmi2 bool
+		size      int
+		dst       x86.Reg
+		imm       int32
+	}
+	var divs []div
+	for _, imm := range []int32{3, 19, 3, 7, 23, -3, 1000003, 3} {
+		for _, dst := range []x86.Reg{regMap[0], regMap[2], regMap[9]} {
+			for _, size := range []int{4, 8, 4} {
+				divs = append(divs, div{false, true, size, dst, imm}, div{true, true, size, dst, imm},
+					div{false, false, size, dst, imm}, div{false, true, size, dst, imm})
+			}
+		}
+	}
+	cached := &compiler{a: x86.NewAsm(64), magic: new([16]magicEntry)}
+	for i, d := range divs {
+		fresh := &compiler{a: x86.NewAsm(64), magic: new([16]magicEntry), feat: features{bmi2: d.bmi2}}
+		cached.feat = fresh.feat
+		cached.a.Reset()
+		okC := cached.divMagic(d.mod, d.size, d.dst, d.imm)
+		okF := fresh.divMagic(d.mod, d.size, d.dst, d.imm)
+		if okC != okF || !bytes.Equal(cached.a.Bytes(), fresh.a.Bytes()) {
+			t.Fatalf("division %d %+v: %v % x, afresh %v % x", i, d, okC, cached.a.Bytes(), okF, fresh.a.Bytes())
+		}
+	}
 }
