@@ -219,16 +219,10 @@ func (r *ringBuf) WriteCounted(parts RecordParts, flags uint64, count *uint64) e
 	for i := range parts {
 		size += uint64(parts[i].Len)
 	}
-	prod, newProd, ok := r.claim(size)
+	dst, c, ok := r.begin(size)
 	if !ok {
 		return r.errs.rbFull
 	}
-	total := newProd - prod
-	// The record is complete before producer_pos covers it, so no reader
-	// sees it busy, and it needs no reservation unless an older record
-	// is still reserved (pending_pos stays there).
-	off := prod & r.mask
-	dst := unsafe.Add(r.data, off+RingBufHeaderSize)
 	for i := range parts {
 		p := &parts[i]
 		switch {
@@ -240,16 +234,48 @@ func (r *ringBuf) WriteCounted(parts RecordParts, flags uint64, count *uint64) e
 		}
 		dst = unsafe.Add(dst, p.Len)
 	}
-	r.unwrap(off, total)
+	r.publish(c, flags, count)
+	return nil
+}
+
+// claimed is a record that begin found room for and publish commits:
+// its producer position, the position after it, and its data size.
+type claimed struct {
+	prod, newProd uint64
+	size          uint32
+}
+
+// begin takes the producer lock and claims room for a record of size
+// data bytes, which the caller writes at dst, contiguous even where it
+// runs past the end of the ring, and then publishes (publish releases the
+// lock). false, with the lock released and a drop counted, when there is
+// no room.
+func (r *ringBuf) begin(size uint64) (dst unsafe.Pointer, c claimed, ok bool) {
+	prod, newProd, ok := r.claim(size)
+	if !ok {
+		return nil, claimed{}, false
+	}
+	return unsafe.Add(r.data, prod&r.mask+RingBufHeaderSize), claimed{prod, newProd, uint32(size)}, true
+}
+
+// publish commits the record begin claimed and the caller wrote, adds one
+// to *count if count is not nil, releases the producer lock and wakes the
+// reader if it waits for the record (flags are Output's).
+func (r *ringBuf) publish(c claimed, flags uint64, count *uint64) {
+	// The record is complete before producer_pos covers it, so no reader
+	// sees it busy, and it needs no reservation unless an older record
+	// is still reserved (pending_pos stays there).
+	off := c.prod & r.mask
+	r.unwrap(off, c.newProd-c.prod)
 	// Plain stores: the release store of producer_pos below publishes the
 	// header with the record (readers load producer_pos first). Locked
 	// instructions are most of a record's cost, so pending_pos is left
 	// alone too: with nothing reserved, producers take it to be
 	// producer_pos (claim), and Reserve sets it again.
 	*(*uint32)(unsafe.Add(r.data, off+4)) = uint32(ringBufKernelPgOff + off/uint64(hostPageSize))
-	*r.hdr(off) = uint32(size)
+	*r.hdr(off) = c.size
 	if r.resvHead < len(r.resv) {
-		r.resv = append(r.resv, reservation{pos: prod, size: uint32(size), committed: true})
+		r.resv = append(r.resv, reservation{pos: c.prod, size: c.size, committed: true})
 	}
 	if count != nil {
 		addLocked(count)
@@ -257,13 +283,12 @@ func (r *ringBuf) WriteCounted(parts RecordParts, flags uint64, count *uint64) e
 	// A release (a plain store on amd64, where a locked exchange is most
 	// of the cost of a small record): readers load producer_pos, then the
 	// header and the data.
-	storeRelease64(r.prodPos, newProd)
+	storeRelease64(r.prodPos, c.newProd)
 	wake := r.wakes(off, flags)
 	r.mu.Unlock()
 	if wake {
 		r.wake()
 	}
-	return nil
 }
 
 func (r *ringBuf) Submit(p unsafe.Pointer, flags uint64) error  { return r.commit(p, flags, false) }
