@@ -168,6 +168,10 @@ func (b *recordBuf) ptr() unsafe.Pointer { return unsafe.Pointer(unsafe.SliceDat
 // fire is the slow path of Fire: run the attachments in order, on the
 // caller's payload when they only read it (Attachment.direct), else on a
 // record: a copy of the payload followed by the context block.
+//
+// The usual case, filters in native code that drop the event, is this
+// loop alone: fireRecords, the general loop, is a call away, so that this
+// one has a small frame and little to spill around the filters' calls.
 func (p *Point) fire(s *attachSet, payload unsafe.Pointer) {
 	p.fired.Add(1)
 	// Programs that run on the payload itself read it during the call
@@ -175,30 +179,25 @@ func (p *Point) fire(s *attachSet, payload unsafe.Pointer) {
 	// cannot see through the calls to native code, and would move every
 	// caller's payload to the heap.
 	ev := noescape(payload)
-	if s.native {
-		// The usual case, a filter that drops the event, in a loop with
-		// nothing else to keep in registers: a few ns less than the
-		// general loop below.
-		var ts int64
-		for _, a := range s.atts {
-			// Run, not RunPointer: see the general loop.
-			if a.closed.Load() {
-				continue
-			}
-			payload := unsafe.Slice((*byte)(ev), p.info.Size)
-			var r0 uint64
-			var err error
-			if a.jitFunc != nil {
-				r0, err = a.jitFunc(payload)
-			} else {
-				r0, err = a.jit.Run(payload)
-			}
-			if r0 != 0 || err != nil {
-				ts = p.kept(a, ev, r0, err, ts)
-			}
-		}
+	if !s.native {
+		p.fireRecords(s, ev)
 		return
 	}
+	var ts int64 // read once for all the sessions that record the event
+	for _, a := range s.atts {
+		if a.closed.Load() {
+			continue
+		}
+		r0, err := a.jitFunc(unsafe.Slice((*byte)(ev), p.info.Size))
+		if r0 != 0 || err != nil {
+			ts = p.kept(a, ev, r0, err, ts)
+		}
+	}
+}
+
+// fireRecords is fire's loop for attachment sets that are not all native
+// code over the payload: some need a record, or run on the interpreter.
+func (p *Point) fireRecords(s *attachSet, ev unsafe.Pointer) {
 	var (
 		b      *recordBuf // the record, built for the first attachment that needs one
 		rec    unsafe.Pointer
@@ -213,15 +212,10 @@ func (p *Point) fire(s *attachSet, payload unsafe.Pointer) {
 		var err error
 		switch {
 		case a.jit != nil:
-			// A direct call to Run, which inlines to one call of the
-			// native code's entry (RunPointer does not inline, and
-			// through the a.run method value it costs an indirect call
-			// and a wrapper more): about 2 ns less.
-			if a.jitFunc != nil {
-				r0, err = a.jitFunc(unsafe.Slice((*byte)(ev), p.info.Size))
-			} else {
-				r0, err = a.jit.Run(unsafe.Slice((*byte)(ev), p.info.Size))
-			}
+			// The native code's entry, through its Direct func where it
+			// has one: RunPointer does not inline, and through the a.run
+			// method value it costs an indirect call and a wrapper more.
+			r0, err = a.jitFunc(unsafe.Slice((*byte)(ev), p.info.Size))
 		case a.direct:
 			r0, err = a.run(ev, uintptr(p.info.Size))
 		default:
