@@ -2,6 +2,7 @@ package maps
 
 import (
 	"fmt"
+	"math/bits"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -97,7 +98,11 @@ type ringBuf struct {
 	data    unsafe.Pointer // mem's first byte, nil once unmapped
 	size    uint64
 	mask    uint64
-	dropped atomic.Uint64
+	// pageShift is log2 of the page size, which the header's pg_off
+	// counts in: a shift where a division by the page size, a variable,
+	// is a DIV of 10 to 20 cycles per record.
+	pageShift uint8
+	dropped   atomic.Uint64
 
 	// resv[resvHead:] are the records from pending_pos to producer_pos,
 	// in ring order: every record still reserved, and those committed
@@ -123,10 +128,12 @@ var _ RingBufMap = (*ringBuf)(nil)
 func newRingBuf(spec *Spec) (*ringBuf, error) {
 	ps := uintptr(hostPageSize)
 	r := &ringBuf{
-		size:   uint64(spec.MaxEntries),
-		mask:   uint64(spec.MaxEntries) - 1,
-		notify: make(chan struct{}, 1),
-		done:   make(chan struct{}),
+		size: uint64(spec.MaxEntries),
+		mask: uint64(spec.MaxEntries) - 1,
+		// Page sizes are powers of two.
+		pageShift: uint8(bits.TrailingZeros(uint(hostPageSize))),
+		notify:    make(chan struct{}, 1),
+		done:      make(chan struct{}),
 	}
 	r.init(spec, nil, 1)
 	r.ops = notSupported{r.errs}
@@ -153,6 +160,13 @@ func newRingBuf(spec *Spec) (*ringBuf, error) {
 
 func (r *ringBuf) hdr(off uint64) *uint32 { return (*uint32)(unsafe.Add(r.data, off)) }
 
+// pgOff is the pg_off of a record header at ring offset off, as the
+// kernel writes it: pages from the start of the ring map, which are the
+// position pages and then the data.
+func (r *ringBuf) pgOff(off uint64) uint32 {
+	return uint32(ringBufKernelPgOff + off>>r.pageShift)
+}
+
 // recordTotal is the ring space of a record of size data bytes.
 func recordTotal(size uint64) uint64 { return (size + RingBufHeaderSize + 7) &^ 7 }
 
@@ -167,7 +181,7 @@ func (r *ringBuf) Reserve(size uint64) unsafe.Pointer {
 	}
 	r.resv = append(r.resv, reservation{pos: prod, size: uint32(size)})
 	off := prod & r.mask
-	pgOff := uint32(ringBufKernelPgOff + off/uint64(hostPageSize))
+	pgOff := r.pgOff(off)
 	storeRelease((*uint32)(unsafe.Add(r.data, off+4)), pgOff)
 	storeRelease(r.hdr(off), uint32(size)|RingBufBusyBit)
 	if r.resvHead == len(r.resv)-1 { // the only one: pending_pos moves to it
@@ -272,7 +286,7 @@ func (r *ringBuf) publish(c claimed, flags uint64, count *uint64) {
 	// instructions are most of a record's cost, so pending_pos is left
 	// alone too: with nothing reserved, producers take it to be
 	// producer_pos (claim), and Reserve sets it again.
-	*(*uint32)(unsafe.Add(r.data, off+4)) = uint32(ringBufKernelPgOff + off/uint64(hostPageSize))
+	*(*uint32)(unsafe.Add(r.data, off+4)) = r.pgOff(off)
 	*r.hdr(off) = c.size
 	if r.resvHead < len(r.resv) {
 		r.resv = append(r.resv, reservation{pos: c.prod, size: c.size, committed: true})

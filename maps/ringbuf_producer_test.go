@@ -11,15 +11,17 @@ import (
 // TestRingProducer writes records of several sizes in place, enough to
 // wrap the ring many times, and reads each back whole: what Begin and
 // Commit produce is what WriteCounted would, records running past the end
-// of the ring included, and Commit counts each.
+// of the ring included, with the kernel's header (pg_off counts pages from
+// the start of the ring map), and Commit counts each.
 func TestRingProducer(t *testing.T) {
-	rb, rd := newRing(t, 1)
+	rb, rd := newRing(t, 2)
+	r := rb.(*ringBuf)
 	p, err := NewRingProducer(rb)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var count uint64
-	for i := range 500 {
+	for i := range 1000 {
 		size := uint64(1 + i%200)
 		data, c, ok := p.Begin(size)
 		if !ok {
@@ -31,6 +33,10 @@ func TestRingProducer(t *testing.T) {
 		want := bytes.Repeat([]byte{byte(i)}, int(size))
 		copy(unsafe.Slice((*byte)(data), size), want)
 		p.Commit(c, &count)
+		off := uint64(uintptr(data) - uintptr(r.data) - RingBufHeaderSize)
+		if got, want := *(*uint32)(unsafe.Add(r.data, off+4)), uint32(ringBufKernelPgOff+off/uint64(hostPageSize)); got != want {
+			t.Fatalf("record %d at offset %d: pg_off %d, want %d", i, off, got, want)
+		}
 		rec, err := rd.Read()
 		if err != nil {
 			t.Fatalf("record %d: %v", i, err)
@@ -39,8 +45,8 @@ func TestRingProducer(t *testing.T) {
 			t.Fatalf("record %d: read %x, wrote %x", i, rec.RawSample, want)
 		}
 	}
-	if got := atomic.LoadUint64(&count); got != 500 {
-		t.Errorf("count %d, want 500", got)
+	if got := atomic.LoadUint64(&count); got != 1000 {
+		t.Errorf("count %d, want 1000", got)
 	}
 	if rb.Query(RBProdPos) <= rb.Query(RBRingSize) {
 		t.Errorf("produced %d bytes: the ring did not wrap", rb.Query(RBProdPos))
