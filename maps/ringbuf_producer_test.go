@@ -12,7 +12,7 @@ import (
 // wrap the ring many times, and reads each back whole: what Begin and
 // Commit produce is what WriteCounted would, records running past the end
 // of the ring included, with the kernel's header (pg_off counts pages from
-// the start of the ring map), and Commit counts each.
+// the start of the ring map), and Count counts each under the lock.
 func TestRingProducer(t *testing.T) {
 	rb, rd := newRing(t, 2)
 	r := rb.(*ringBuf)
@@ -32,7 +32,8 @@ func TestRingProducer(t *testing.T) {
 		}
 		want := bytes.Repeat([]byte{byte(i)}, int(size))
 		copy(unsafe.Slice((*byte)(data), size), want)
-		p.Commit(c, &count)
+		c.Count(&count)
+		p.Commit(c)
 		off := uint64(uintptr(data) - uintptr(r.data) - RingBufHeaderSize)
 		if got, want := *(*uint32)(unsafe.Add(r.data, off+4)), uint32(ringBufKernelPgOff+off/uint64(hostPageSize)); got != want {
 			t.Fatalf("record %d at offset %d: pg_off %d, want %d", i, off, got, want)
@@ -76,7 +77,7 @@ func TestRingProducerFull(t *testing.T) {
 			break
 		}
 		clear(unsafe.Slice((*byte)(data), 100))
-		p.Commit(c, nil)
+		p.Commit(c)
 		n++
 	}
 	if n != int(size/recordTotal(100)) {
