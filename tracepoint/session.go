@@ -90,28 +90,30 @@ func (s *Session) remove(a *Attachment) {
 	s.mu.Unlock()
 }
 
-// record writes rec, the record of p, into the ring and counts it in
-// *count (the recording attachment's counter, which the session's Stats
-// sum); false when the ring is full.
-func (s *Session) record(p *Point, rec unsafe.Pointer, count *uint64) bool {
-	dst, c, ok := s.prod.Begin(uint64(recordHeaderSize + p.recordSize))
+// record writes rec, the record of p, into the ring and counts it in c,
+// the recording attachment's counters (which the session's Stats sum), as
+// recorded and, if firing is set, as the firing of p; false when the ring
+// is full.
+func (s *Session) record(p *Point, rec unsafe.Pointer, c *counters, firing bool) bool {
+	dst, claim, ok := s.prod.Begin(uint64(recordHeaderSize + p.recordSize))
 	if !ok {
 		return false
 	}
 	*(*[2]uint32)(dst) = recordHeader(p)
 	copy(unsafe.Slice((*byte)(unsafe.Add(dst, recordHeaderSize)), p.recordSize), unsafe.Slice((*byte)(rec), p.recordSize))
-	s.prod.Commit(c, count)
+	c.count(claim, firing)
+	s.prod.Commit(claim)
 	return true
 }
 
 // recordPayload writes a record of p made of payload and a context block
 // with timestamp ts into the ring, without a record built first: the
 // payload is copied once, into the ring, and the context block is stored
-// there directly. It counts the record in *count; false when the ring is
-// full. Between Begin and Commit, which hold the ring's producer lock,
-// there are only stores and one copy.
-func (s *Session) recordPayload(p *Point, payload unsafe.Pointer, ts int64, count *uint64) bool {
-	dst, c, ok := s.prod.Begin(uint64(recordHeaderSize + p.recordSize))
+// there directly. It counts the record in c as record does; false when the
+// ring is full. Between Begin and Commit, which hold the ring's producer
+// lock, there are only stores and one copy.
+func (s *Session) recordPayload(p *Point, payload unsafe.Pointer, ts int64, c *counters, firing bool) bool {
+	dst, claim, ok := s.prod.Begin(uint64(recordHeaderSize + p.recordSize))
 	if !ok {
 		return false
 	}
@@ -123,7 +125,8 @@ func (s *Session) recordPayload(p *Point, payload unsafe.Pointer, ts int64, coun
 	ctx := (*Context)(unsafe.Add(rec, p.ctxOffset)) // 8-byte aligned, as the ring's data
 	*ctx = processContext
 	ctx.TimestampNs = uint64(ts)
-	s.prod.Commit(c, count)
+	c.count(claim, firing)
+	s.prod.Commit(claim)
 	return true
 }
 
