@@ -73,7 +73,8 @@
 //     lock to reserve, commit or write a record, released with a plain
 //     store on amd64 (a release there), and publish records with release
 //     stores of the positions and headers, so that a record written by
-//     RingBufMap.Write costs one locked instruction. With no fence on that
+//     RingBufMap.Write, or in place by a RingProducer (Begin, Commit),
+//     costs one locked instruction. With no fence on that
 //     path, producers decide whether to wake the reader under the lock,
 //     and a reader makes its last check before sleeping under it too, so
 //     that no wakeup is lost.

@@ -2,6 +2,7 @@ package maps
 
 import (
 	"fmt"
+	"math/bits"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -97,7 +98,11 @@ type ringBuf struct {
 	data    unsafe.Pointer // mem's first byte, nil once unmapped
 	size    uint64
 	mask    uint64
-	dropped atomic.Uint64
+	// pageShift is log2 of the page size, which the header's pg_off
+	// counts in: a shift where a division by the page size, a variable,
+	// is a DIV of 10 to 20 cycles per record.
+	pageShift uint8
+	dropped   atomic.Uint64
 
 	// resv[resvHead:] are the records from pending_pos to producer_pos,
 	// in ring order: every record still reserved, and those committed
@@ -123,10 +128,12 @@ var _ RingBufMap = (*ringBuf)(nil)
 func newRingBuf(spec *Spec) (*ringBuf, error) {
 	ps := uintptr(hostPageSize)
 	r := &ringBuf{
-		size:   uint64(spec.MaxEntries),
-		mask:   uint64(spec.MaxEntries) - 1,
-		notify: make(chan struct{}, 1),
-		done:   make(chan struct{}),
+		size: uint64(spec.MaxEntries),
+		mask: uint64(spec.MaxEntries) - 1,
+		// Page sizes are powers of two.
+		pageShift: uint8(bits.TrailingZeros(uint(hostPageSize))),
+		notify:    make(chan struct{}, 1),
+		done:      make(chan struct{}),
 	}
 	r.init(spec, nil, 1)
 	r.ops = notSupported{r.errs}
@@ -153,6 +160,13 @@ func newRingBuf(spec *Spec) (*ringBuf, error) {
 
 func (r *ringBuf) hdr(off uint64) *uint32 { return (*uint32)(unsafe.Add(r.data, off)) }
 
+// pgOff is the pg_off of a record header at ring offset off, as the
+// kernel writes it: pages from the start of the ring map, which are the
+// position pages and then the data.
+func (r *ringBuf) pgOff(off uint64) uint32 {
+	return uint32(ringBufKernelPgOff + off>>r.pageShift)
+}
+
 // recordTotal is the ring space of a record of size data bytes.
 func recordTotal(size uint64) uint64 { return (size + RingBufHeaderSize + 7) &^ 7 }
 
@@ -167,7 +181,7 @@ func (r *ringBuf) Reserve(size uint64) unsafe.Pointer {
 	}
 	r.resv = append(r.resv, reservation{pos: prod, size: uint32(size)})
 	off := prod & r.mask
-	pgOff := uint32(ringBufKernelPgOff + off/uint64(hostPageSize))
+	pgOff := r.pgOff(off)
 	storeRelease((*uint32)(unsafe.Add(r.data, off+4)), pgOff)
 	storeRelease(r.hdr(off), uint32(size)|RingBufBusyBit)
 	if r.resvHead == len(r.resv)-1 { // the only one: pending_pos moves to it
@@ -219,16 +233,10 @@ func (r *ringBuf) WriteCounted(parts RecordParts, flags uint64, count *uint64) e
 	for i := range parts {
 		size += uint64(parts[i].Len)
 	}
-	prod, newProd, ok := r.claim(size)
+	dst, c, ok := r.begin(size)
 	if !ok {
 		return r.errs.rbFull
 	}
-	total := newProd - prod
-	// The record is complete before producer_pos covers it, so no reader
-	// sees it busy, and it needs no reservation unless an older record
-	// is still reserved (pending_pos stays there).
-	off := prod & r.mask
-	dst := unsafe.Add(r.data, off+RingBufHeaderSize)
 	for i := range parts {
 		p := &parts[i]
 		switch {
@@ -240,16 +248,48 @@ func (r *ringBuf) WriteCounted(parts RecordParts, flags uint64, count *uint64) e
 		}
 		dst = unsafe.Add(dst, p.Len)
 	}
-	r.unwrap(off, total)
+	r.publish(c, flags, count)
+	return nil
+}
+
+// claimed is a record that begin found room for and publish commits:
+// its producer position, the position after it, and its data size.
+type claimed struct {
+	prod, newProd uint64
+	size          uint32
+}
+
+// begin takes the producer lock and claims room for a record of size
+// data bytes, which the caller writes at dst, contiguous even where it
+// runs past the end of the ring, and then publishes (publish releases the
+// lock). false, with the lock released and a drop counted, when there is
+// no room.
+func (r *ringBuf) begin(size uint64) (dst unsafe.Pointer, c claimed, ok bool) {
+	prod, newProd, ok := r.claim(size)
+	if !ok {
+		return nil, claimed{}, false
+	}
+	return unsafe.Add(r.data, prod&r.mask+RingBufHeaderSize), claimed{prod, newProd, uint32(size)}, true
+}
+
+// publish commits the record begin claimed and the caller wrote, adds one
+// to *count if count is not nil, releases the producer lock and wakes the
+// reader if it waits for the record (flags are Output's).
+func (r *ringBuf) publish(c claimed, flags uint64, count *uint64) {
+	// The record is complete before producer_pos covers it, so no reader
+	// sees it busy, and it needs no reservation unless an older record
+	// is still reserved (pending_pos stays there).
+	off := c.prod & r.mask
+	r.unwrap(off, c.newProd-c.prod)
 	// Plain stores: the release store of producer_pos below publishes the
 	// header with the record (readers load producer_pos first). Locked
 	// instructions are most of a record's cost, so pending_pos is left
 	// alone too: with nothing reserved, producers take it to be
 	// producer_pos (claim), and Reserve sets it again.
-	*(*uint32)(unsafe.Add(r.data, off+4)) = uint32(ringBufKernelPgOff + off/uint64(hostPageSize))
-	*r.hdr(off) = uint32(size)
+	*(*uint32)(unsafe.Add(r.data, off+4)) = r.pgOff(off)
+	*r.hdr(off) = c.size
 	if r.resvHead < len(r.resv) {
-		r.resv = append(r.resv, reservation{pos: prod, size: uint32(size), committed: true})
+		r.resv = append(r.resv, reservation{pos: c.prod, size: c.size, committed: true})
 	}
 	if count != nil {
 		addLocked(count)
@@ -257,13 +297,12 @@ func (r *ringBuf) WriteCounted(parts RecordParts, flags uint64, count *uint64) e
 	// A release (a plain store on amd64, where a locked exchange is most
 	// of the cost of a small record): readers load producer_pos, then the
 	// header and the data.
-	storeRelease64(r.prodPos, newProd)
+	storeRelease64(r.prodPos, c.newProd)
 	wake := r.wakes(off, flags)
 	r.mu.Unlock()
 	if wake {
 		r.wake()
 	}
-	return nil
 }
 
 func (r *ringBuf) Submit(p unsafe.Pointer, flags uint64) error  { return r.commit(p, flags, false) }

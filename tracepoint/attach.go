@@ -44,7 +44,8 @@ type Attachment struct {
 	// code, if it has some.
 	direct bool
 	jit    *jit.Program
-	// jitFunc is jit's Direct func, if it has one: the cheapest call.
+	// jitFunc runs jit: its Direct func where it has one, the cheapest
+	// call, else its Run.
 	jitFunc func([]byte) (uint64, error)
 	needs   needs
 	session *Session

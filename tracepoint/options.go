@@ -107,6 +107,9 @@ func prepare(p *Point, a *Attachment, prog *vm.Program, interpreted, payloadOnly
 			a.run, a.keep, a.desc = jp.RunPointer, jp, "(jit)"
 			if payloadOnly && jp.Lean() && straight(prog.Instructions()) {
 				a.direct, a.jit, a.jitFunc = true, jp, jp.Direct()
+				if a.jitFunc == nil { // no direct entry on this architecture
+					a.jitFunc = jp.Run
+				}
 			}
 			return nil
 		}

@@ -18,6 +18,7 @@ import (
 // Go code reads with Next, as an LTTng session does.
 type Session struct {
 	ring   maps.RingBufMap
+	prod   *maps.RingProducer // writes records in place
 	reader *maps.Reader
 	// tally sums the counters of the session's attachments, which count
 	// what they record and drop.
@@ -45,6 +46,11 @@ func NewSession(size int) (*Session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tracepoint: session ring of %d bytes: %w", n, err)
 	}
+	prod, err := maps.NewRingProducer(m)
+	if err != nil {
+		m.Close()
+		return nil, fmt.Errorf("tracepoint: session ring producer: %w", err)
+	}
 	r, err := maps.NewReader(m)
 	if err != nil {
 		m.Close()
@@ -52,6 +58,7 @@ func NewSession(size int) (*Session, error) {
 	}
 	return &Session{
 		ring:   m.(maps.RingBufMap),
+		prod:   prod,
 		reader: r,
 		atts:   map[*Attachment]struct{}{},
 		points: map[uint32]*Point{},
@@ -83,43 +90,48 @@ func (s *Session) remove(a *Attachment) {
 	s.mu.Unlock()
 }
 
-// record writes rec, the record of p, into the ring and counts it in
-// *count; false when it is full.
-func (s *Session) record(p *Point, rec unsafe.Pointer, count *uint64) bool {
-	h := recordHeader(p)
-	var parts maps.RecordParts
-	parts[0].Src, parts[0].Len = noescape(unsafe.Pointer(&h)), recordHeaderSize
-	parts[1].Src, parts[1].Len = rec, uintptr(p.recordSize)
-	return s.write(&parts, count)
+// record writes rec, the record of p, into the ring and counts it in c,
+// the recording attachment's counters (which the session's Stats sum), as
+// recorded and, if firing is set, as the firing of p; false when the ring
+// is full.
+func (s *Session) record(p *Point, rec unsafe.Pointer, c *counters, firing bool) bool {
+	dst, claim, ok := s.prod.Begin(uint64(recordHeaderSize + p.recordSize))
+	if !ok {
+		return false
+	}
+	*(*[2]uint32)(dst) = recordHeader(p)
+	copy(unsafe.Slice((*byte)(unsafe.Add(dst, recordHeaderSize)), p.recordSize), unsafe.Slice((*byte)(rec), p.recordSize))
+	c.count(claim, firing)
+	s.prod.Commit(claim)
+	return true
 }
 
 // recordPayload writes a record of p made of payload and a context block
-// with timestamp ts into the ring, without a record built first (the
-// payload is copied once, into the ring), and counts it in *count. false
-// when the ring is full.
-func (s *Session) recordPayload(p *Point, payload unsafe.Pointer, ts int64, count *uint64) bool {
-	h := recordHeader(p)
-	ctx := processContext
+// with timestamp ts into the ring, without a record built first: the
+// payload is copied once, into the ring, and the context block is stored
+// there directly. It counts the record in c as record does; false when the
+// ring is full. Between Begin and Commit, which hold the ring's producer
+// lock, there are only stores and one copy.
+func (s *Session) recordPayload(p *Point, payload unsafe.Pointer, ts int64, c *counters, firing bool) bool {
+	dst, claim, ok := s.prod.Begin(uint64(recordHeaderSize + p.recordSize))
+	if !ok {
+		return false
+	}
+	*(*[2]uint32)(dst) = recordHeader(p)
+	rec := unsafe.Add(dst, recordHeaderSize)
+	copy(unsafe.Slice((*byte)(rec), p.info.Size), unsafe.Slice((*byte)(payload), p.info.Size))
+	// Zeros up to the context block, not what the ring held before.
+	clear(unsafe.Slice((*byte)(unsafe.Add(rec, p.info.Size)), p.ctxOffset-p.info.Size))
+	ctx := (*Context)(unsafe.Add(rec, p.ctxOffset)) // 8-byte aligned, as the ring's data
+	*ctx = processContext
 	ctx.TimestampNs = uint64(ts)
-	var parts maps.RecordParts
-	parts[0].Src, parts[0].Len = noescape(unsafe.Pointer(&h)), recordHeaderSize
-	parts[1].Src, parts[1].Len = payload, uintptr(p.info.Size)
-	parts[2].Len = uintptr(p.ctxOffset - p.info.Size) // zeros, not what the ring held before
-	parts[3].Src, parts[3].Len = noescape(unsafe.Pointer(&ctx)), uintptr(ContextSize)
-	return s.write(&parts, count)
+	c.count(claim, firing)
+	s.prod.Commit(claim)
+	return true
 }
 
 // recordHeader is the header a session writes in front of a record of p.
 func recordHeader(p *Point) [2]uint32 { return [2]uint32{p.id, uint32(p.recordSize)} }
-
-// write writes one record into the ring, which adds it to *count, the
-// recording attachment's counter (the session's Stats sum its
-// attachments'); false when it is full. The ring copies the parts and
-// keeps no pointer to them: the callers' header and context stay on their
-// stacks (noescape).
-func (s *Session) write(parts *maps.RecordParts, count *uint64) bool {
-	return s.ring.WriteCounted(*parts, 0, count) == nil
-}
 
 // Record is one recorded event.
 type Record struct {

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+
+	"github.com/uebpf/uebpf/maps"
 )
 
 // Stats are the counters of a tracepoint, an attachment or a session.
@@ -24,16 +26,34 @@ type Stats struct {
 }
 
 // counters are an attachment's Stats, updated by firing goroutines (a
-// tracepoint counts only its firings; see tally). matched counts the kept
-// events that no session recorded or dropped: Matched is the sum of the
-// three, so that a recorded event costs one add less.
+// tracepoint counts only the firings no attachment recorded; see tally).
+// matched counts the kept events that no session recorded or dropped:
+// Matched is the sum of the three, so that a recorded event costs one add
+// less.
 type counters struct {
 	// recorded is added to by the session's ring as it writes a record,
-	// under its producer lock (maps.RingBufMap.WriteCounted), so that a
-	// recorded event costs no atomic add of its own: first, for 8-byte
-	// alignment everywhere; read with atomic.LoadUint64.
-	recorded                 uint64
+	// under its producer lock (count), so that a recorded event costs no
+	// atomic add of its own: first, for 8-byte alignment everywhere; read
+	// with atomic.LoadUint64.
+	recorded uint64
+	// fired counts the firings of the tracepoint whose first count was a
+	// record of this attachment: counted with it, under the ring's lock,
+	// where the tracepoint's atomic add would be one more locked
+	// instruction per recorded event. It is part of the tracepoint's
+	// Fired, not of the attachment's Stats.
+	fired                    uint64
 	matched, dropped, errors atomic.Uint64
+}
+
+// count counts a record that c's ring is writing, under the ring's lock
+// that claim holds, and the firing it is the first count of, if firing.
+// The firing comes first, and readers load recorded before fired
+// (loadAll), so that they never see the record without its firing.
+func (c *counters) count(claim maps.RingClaim, firing bool) {
+	if firing {
+		claim.Count(&c.fired)
+	}
+	claim.Count(&c.recorded)
 }
 
 func (c *counters) load() Stats {
@@ -44,6 +64,14 @@ func (c *counters) load() Stats {
 		Dropped:  dropped,
 		Errors:   c.errors.Load(),
 	}
+}
+
+// loadAll is load with the firings counted here (fired), for the sums:
+// loaded after the rest, which they come before.
+func (c *counters) loadAll() Stats {
+	st := c.load()
+	st.Fired = atomic.LoadUint64(&c.fired)
+	return st
 }
 
 func (s *Stats) add(t Stats) {
@@ -87,18 +115,19 @@ func (t *tally) fold(c *counters) {
 		t.live[i] = t.live[last]
 		t.live[last] = nil
 		t.live = t.live[:last]
-		t.folded.add(c.load())
+		t.folded.add(c.loadAll())
 	}
 	t.mu.Unlock()
 }
 
-// load sums the counters (Fired is not counted per attachment).
+// load sums the counters; Fired sums only the firings that attachments
+// counted with a record (counters.fired).
 func (t *tally) load() Stats {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	st := t.folded
 	for _, c := range t.live {
-		st.add(c.load())
+		st.add(c.loadAll())
 	}
 	return st
 }

@@ -76,3 +76,77 @@ func liveCount(t *tally) int {
 	defer t.mu.Unlock()
 	return len(t.live)
 }
+
+// TestFiredExact fires from 8 goroutines into every way a firing counts:
+// in the tracepoint's own counter (no attachment keeps the event, or one
+// only matches), with a record of a native filter's session, with a record
+// of a session after an interpreted program kept it, and with a record
+// that the full ring drops. Fired must be exact in every case, before and
+// after the attachments are closed and collected.
+func TestFiredExact(t *testing.T) {
+	const goroutines, perGoroutine = 8, 3000
+	for _, tc := range []struct {
+		name   string
+		attach func(t *testing.T, tp *Tracepoint[testEvent]) []Link
+	}{
+		{"native filter records", func(t *testing.T, tp *Tracepoint[testEvent]) []Link {
+			s := newSession(t, 1<<26)
+			return []Link{must(t)(s.Enable(tp, Filter("status >= 500")))}
+		}},
+		{"native filters match and record", func(t *testing.T, tp *Tracepoint[testEvent]) []Link {
+			s := newSession(t, 1<<26)
+			return []Link{must(t)(Attach(tp, Filter("status == 404"))), must(t)(s.Enable(tp, Filter("status >= 404")))}
+		}},
+		{"two sessions, one full", func(t *testing.T, tp *Tracepoint[testEvent]) []Link {
+			full, roomy := newSession(t, 4096), newSession(t, 1<<26)
+			return []Link{must(t)(full.Enable(tp)), must(t)(roomy.Enable(tp, Filter("status >= 500")))}
+		}},
+		{"interpreted and record", func(t *testing.T, tp *Tracepoint[testEvent]) []Link {
+			s := newSession(t, 1<<26)
+			return []Link{must(t)(Attach(tp, VMProgram(loadAsm(t, statusAtLeast500)))), must(t)(s.Enable(tp, Filter("$ctx.vpid > 0 && status == 404")))}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tp := declare[testEvent](t)
+			links := tc.attach(t, tp)
+			var wg sync.WaitGroup
+			for g := range goroutines {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for i := range perGoroutine {
+						tp.Fire(&testEvent{Seq: uint64(g*perGoroutine + i), Status: []uint16{200, 404, 503}[i%3]})
+					}
+				}()
+			}
+			wg.Wait()
+			const want = goroutines * perGoroutine
+			if st := tp.Stats(); st.Fired != want {
+				t.Errorf("fired %d, want %d (%+v)", st.Fired, want, st)
+			}
+			for _, l := range links {
+				l.Close()
+			}
+			links = nil
+			for i := 0; i < 100 && liveCount(&tp.tally) > 0; i++ {
+				runtime.GC()
+				time.Sleep(time.Millisecond)
+			}
+			if st := tp.Stats(); st.Fired != want {
+				t.Errorf("after collection: fired %d, want %d (%+v)", st.Fired, want, st)
+			}
+		})
+	}
+}
+
+// must returns a function that fails t on an error and returns the
+// attachment.
+func must(t *testing.T) func(*Attachment, error) Link {
+	return func(a *Attachment, err error) Link {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+}

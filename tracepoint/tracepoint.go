@@ -32,8 +32,9 @@ type Point struct {
 	// that find it taken.
 	spare atomic.Pointer[recordBuf]
 	bufs  sync.Pool // *recordBuf
-	// fired counts firings; what the attachments did is counted by
-	// each, and tally sums it.
+	// fired counts the firings that no attachment counted with a record
+	// (counters.fired); what the attachments did is counted by each, and
+	// tally sums it.
 	fired atomic.Uint64
 	tally tally
 
@@ -153,7 +154,9 @@ func (p *Point) PayloadType() reflect.Type { return p.typ }
 // Stats returns the tracepoint's counters.
 func (p *Point) Stats() Stats {
 	st := p.tally.load()
-	st.Fired = p.fired.Load()
+	// After the attachments' counters: a firing that counts here does so
+	// before anything it counts there.
+	st.Fired += p.fired.Load()
 	return st
 }
 
@@ -168,42 +171,65 @@ func (b *recordBuf) ptr() unsafe.Pointer { return unsafe.Pointer(unsafe.SliceDat
 // fire is the slow path of Fire: run the attachments in order, on the
 // caller's payload when they only read it (Attachment.direct), else on a
 // record: a copy of the payload followed by the context block.
+//
+// The usual case, filters in native code that drop the event, is this
+// loop alone: fireRecords, the general loop, is a call away, so that this
+// one has a small frame and little to spill around the filters' calls.
 func (p *Point) fire(s *attachSet, payload unsafe.Pointer) {
-	p.fired.Add(1)
 	// Programs that run on the payload itself read it during the call
 	// only, and sessions copy it: it does not escape, but escape analysis
 	// cannot see through the calls to native code, and would move every
 	// caller's payload to the heap.
 	ev := noescape(payload)
-	if s.native {
-		// The usual case, a filter that drops the event, in a loop with
-		// nothing else to keep in registers: a few ns less than the
-		// general loop below.
-		var ts int64
-		for _, a := range s.atts {
-			// Run, not RunPointer: see the general loop.
-			if a.closed.Load() {
-				continue
-			}
-			payload := unsafe.Slice((*byte)(ev), p.info.Size)
-			var r0 uint64
-			var err error
-			if a.jitFunc != nil {
-				r0, err = a.jitFunc(payload)
-			} else {
-				r0, err = a.jit.Run(payload)
-			}
-			if r0 != 0 || err != nil {
-				ts = p.kept(a, ev, r0, err, ts)
-			}
-		}
+	if !s.native {
+		p.fireRecords(s, ev)
 		return
 	}
+	var f firing
+	for _, a := range s.atts {
+		if a.closed.Load() {
+			continue
+		}
+		r0, err := a.jitFunc(unsafe.Slice((*byte)(ev), p.info.Size))
+		if r0 != 0 || err != nil {
+			p.kept(a, ev, r0, err, &f)
+		}
+	}
+	p.countFiring(&f)
+}
+
+// firing is what a Fire has done so far that the attachments after share.
+type firing struct {
+	// ts is the event's timestamp, read once for all the sessions that
+	// record it; 0 until read.
+	ts int64
+	// counted: the firing is counted, in Point.fired or by a record of
+	// an attachment (counters.fired). It counts exactly once: with its
+	// first record, under that ring's lock, where a locked add of its
+	// own would be one more per recorded event; else in Point.fired,
+	// before its first other count or at the end. (Stats read while
+	// firings are in flight may see some of their counts and not others,
+	// as they always could.)
+	counted bool
+}
+
+// countFiring counts f in p.fired unless it is counted already: before any
+// count that is not a record's.
+func (p *Point) countFiring(f *firing) {
+	if !f.counted {
+		f.counted = true
+		p.fired.Add(1)
+	}
+}
+
+// fireRecords is fire's loop for attachment sets that are not all native
+// code over the payload: some need a record, or run on the interpreter.
+func (p *Point) fireRecords(s *attachSet, ev unsafe.Pointer) {
 	var (
 		b      *recordBuf // the record, built for the first attachment that needs one
 		rec    unsafe.Pointer
 		filled needs
-		ts     int64 // the event's timestamp, read once for all the sessions that record it
+		f      firing
 	)
 	for _, a := range s.atts {
 		if a.closed.Load() {
@@ -213,24 +239,20 @@ func (p *Point) fire(s *attachSet, payload unsafe.Pointer) {
 		var err error
 		switch {
 		case a.jit != nil:
-			// A direct call to Run, which inlines to one call of the
-			// native code's entry (RunPointer does not inline, and
-			// through the a.run method value it costs an indirect call
-			// and a wrapper more): about 2 ns less.
-			if a.jitFunc != nil {
-				r0, err = a.jitFunc(unsafe.Slice((*byte)(ev), p.info.Size))
-			} else {
-				r0, err = a.jit.Run(unsafe.Slice((*byte)(ev), p.info.Size))
-			}
+			// The native code's entry, through its Direct func where it
+			// has one: RunPointer does not inline, and through the a.run
+			// method value it costs an indirect call and a wrapper more.
+			r0, err = a.jitFunc(unsafe.Slice((*byte)(ev), p.info.Size))
 		case a.direct:
 			r0, err = a.run(ev, uintptr(p.info.Size))
 		default:
 			if rec == nil {
-				b, rec, filled, ts = p.buildRecord(ev, s.needs, ts)
+				b, rec, filled, f.ts = p.buildRecord(ev, s.needs, f.ts)
 			}
 			r0, err = a.run(rec, uintptr(p.recordSize))
 		}
 		if err != nil {
+			p.countFiring(&f)
 			a.stats.errors.Add(1)
 			continue
 		}
@@ -238,6 +260,7 @@ func (p *Point) fire(s *attachSet, payload unsafe.Pointer) {
 			continue
 		}
 		if a.session == nil {
+			p.countFiring(&f)
 			a.stats.matched.Add(1)
 			continue
 		}
@@ -246,53 +269,60 @@ func (p *Point) fire(s *attachSet, payload unsafe.Pointer) {
 		if rec == nil && s.needs != 0 {
 			// Recorded events carry the context fields some attachment
 			// asked for.
-			b, rec, filled, ts = p.buildRecord(ev, s.needs, ts)
+			b, rec, filled, f.ts = p.buildRecord(ev, s.needs, f.ts)
 		}
-		if ts == 0 {
-			ts = clock.Now()
+		if f.ts == 0 {
+			f.ts = clock.Now()
 		}
 		var ok bool
 		if rec == nil {
-			ok = a.session.recordPayload(p, ev, ts, &a.stats.recorded)
+			ok = a.session.recordPayload(p, ev, f.ts, a.stats, !f.counted)
 		} else {
 			if filled&needTimestamp == 0 {
 				ctx := (*Context)(unsafe.Add(rec, p.ctxOffset))
 				if filled == 0 {
 					*ctx = processContext
 				}
-				ctx.TimestampNs = uint64(ts)
+				ctx.TimestampNs = uint64(f.ts)
 				filled |= needStatic | needTimestamp
 			}
-			ok = a.session.record(p, rec, &a.stats.recorded)
+			ok = a.session.record(p, rec, a.stats, !f.counted)
 		}
-		if !ok { // counted by the ring if recorded
+		if ok { // counted by the ring, with the firing
+			f.counted = true
+		} else {
+			p.countFiring(&f)
 			a.stats.dropped.Add(1)
 		}
 	}
 	if b != nil {
 		p.putRecord(b)
 	}
+	p.countFiring(&f)
 }
 
 // kept counts the result of a run of a on the payload ev that kept the
 // event (or failed) and records the event if a records: the part of fire's
-// short loop that runs on matches. ts is the event's timestamp, 0 if it was
-// not read yet; kept returns it.
-func (p *Point) kept(a *Attachment, ev unsafe.Pointer, r0 uint64, err error, ts int64) int64 {
+// short loop that runs on matches.
+func (p *Point) kept(a *Attachment, ev unsafe.Pointer, r0 uint64, err error, f *firing) {
 	switch {
 	case err != nil:
+		p.countFiring(f)
 		a.stats.errors.Add(1)
 	case a.session == nil:
+		p.countFiring(f)
 		a.stats.matched.Add(1)
 	default:
-		if ts == 0 {
-			ts = clock.Now()
+		if f.ts == 0 {
+			f.ts = clock.Now()
 		}
-		if !a.session.recordPayload(p, ev, ts, &a.stats.recorded) { // counted by the ring if recorded
+		if a.session.recordPayload(p, ev, f.ts, a.stats, !f.counted) { // counted by the ring, with the firing
+			f.counted = true
+		} else {
+			p.countFiring(f)
 			a.stats.dropped.Add(1)
 		}
 	}
-	return ts
 }
 
 // buildRecord copies the payload at ev into a record buffer and fills the
