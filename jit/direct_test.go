@@ -92,6 +92,9 @@ func TestDirectContext(t *testing.T) {
 	vp = loadVM(t, "mov %r0, %r1\nexit", nil)
 	p = compile(t, vp, jit.Options{Unchecked: true})
 	if r0, err := p.Direct()(nil); r0 != 0 || err != nil {
+		t.Errorf("nil context: r1 = %#x, %v; want 0", r0, err)
+	}
+	if r0, err := p.Direct()(make([]byte, 0, 8)); r0 != 0 || err != nil {
 		t.Errorf("empty context: r1 = %#x, %v; want 0", r0, err)
 	}
 }

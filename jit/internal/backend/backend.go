@@ -78,6 +78,10 @@ type Code struct {
 	// stub (where a run enters) and of the enter stub (where a run that
 	// returned to Go resumes).
 	Body, Start, Enter int
+	// DirectRoom, when not 0, is the offset of int3 padding that ends at
+	// the body, where Arch.AppendDirect may write a direct entry that
+	// falls into the body.
+	DirectRoom int
 	// HelperExits are the slots of the helper calls the code leaves to
 	// Go, by the index its exits put in the reason's upper bits.
 	HelperExits []int32
