@@ -44,11 +44,18 @@ const directRoom = 48
 // and r9 alone (keepsRegs), the entry enters it without a call and its
 // return goes straight back to Go: rbx (r6) then still holds the 0 of a
 // nil error's first word, and g is still in r14.
-func appendDirect(c *backend.Code, p *vm.Program, budget int64, minContext int, shortErr [2]uintptr) ([]byte, int) {
+func appendDirect(c *backend.Code, p *vm.Program, d backend.Direct) ([]byte, int) {
+	budget, minContext, shortErr := d.Budget, d.MinContext, d.ShortErr
 	keepsRegs := keepsRegs(p.Instructions())
 	var a x86.Asm
 	a.Append(c.Bytes)
 	a.Align(16)
+	if c.Resumable {
+		if !keepsRegs {
+			return c.Bytes, -1
+		}
+		return appendResumableDirect(&a, c, d)
+	}
 	if keepsRegs && c.DirectRoom != 0 {
 		// Assemble the entry at the end, then move it into the room so
 		// that it ends at the body: nothing in it is relative to its
@@ -92,6 +99,49 @@ func appendDirect(c *backend.Code, p *vm.Program, budget int64, minContext int, 
 	if short >= 0 {
 		a.PatchRel32(short, a.Len())
 		emitShortContext(&a, shortErr)
+	}
+	return a.Bytes(), off
+}
+
+// appendResumableDirect appends the direct entry of resumable code that
+// leaves r6, r8 and r9 alone to a (which holds the code) and returns the
+// code and the entry's offset. It runs the code as runRootStackless does,
+// with one slice of the budget (d.Budget), and calls it, so that a run
+// the slice does not finish continues in Go (d.Fallback), which runs it
+// again from the start with an Env: the code stores nothing (it is lean
+// and never names r10), so the first attempt left nothing behind, and
+// the goroutine comes back to Go within a slice, as from
+// runRootStackless. The whole run state is below the code's native
+// stack, which is its return address and the few words flat code pushes
+// (directSpill), below the context's two words the entry pushes: 296
+// bytes below the caller's frame, within the 800 Go leaves below every
+// frame that checked the stack.
+func appendResumableDirect(a *x86.Asm, c *backend.Code, d backend.Direct) ([]byte, int) {
+	off := a.Len()
+	short := emitDirectCheck(a, d.MinContext)
+	a.Push(x86.RAX) // the context's pointer and length, for the fallback
+	a.Push(x86.RBX)
+	emitDirectArgs(a, d.Budget)
+	a.Lea(stateReg, x86.M(x86.RSP, -8-directSpill-backend.StateSize))
+	a.PatchRel32(a.Call(), c.Body)
+	a.TestRR(8, tmpC, tmpC) // the reason
+	a.JccShort(x86.CondNE, 0)
+	slow := a.Len()
+	a.ALURI(x86.ADD, 8, x86.RSP, 16)
+	a.ALURR(x86.XOR, 4, x86.RBX, x86.RBX) // a nil error (rcx is 0)
+	a.Ret()
+	a.Bytes()[slow-1] = byte(a.Len() - slow)
+	// fallback(arg, ctx) with the context's capacity as its length,
+	// from the caller's return address: as if the caller had called it.
+	a.Pop(x86.RCX)
+	a.Pop(x86.RBX)
+	a.MovRR(8, x86.RDI, x86.RCX)
+	a.MovRI(x86.RAX, uint64(d.FallbackArg))
+	a.MovRI(tmpAddr, uint64(d.Fallback))
+	a.JmpReg(tmpAddr)
+	if short >= 0 {
+		a.PatchRel32(short, a.Len())
+		emitShortContext(a, d.ShortErr)
 	}
 	return a.Bytes(), off
 }
