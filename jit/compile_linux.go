@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/uebpf/uebpf/internal/engine"
+	"github.com/uebpf/uebpf/jit/internal/backend"
 	"github.com/uebpf/uebpf/vm"
 )
 
@@ -74,7 +75,13 @@ func (f *family) compile(vp *vm.Program) (*Program, error) {
 	machine, direct := code.Bytes, -1
 	if arch.AppendDirect != nil && directCapable(p, code, bo) {
 		p.shortErr = fmt.Errorf("program %s: context shorter than %d bytes: %w", vp.Name(), p.minContext, ErrShortContext)
-		machine, direct = arch.AppendDirect(code, vp, p.budget, p.minContext, errorWords(p.shortErr))
+		machine, direct = arch.AppendDirect(code, vp, backend.Direct{
+			Budget:      p.budget,
+			MinContext:  p.minContext,
+			ShortErr:    errorWords(p.shortErr),
+			Fallback:    directFallbackCode(),
+			FallbackArg: uintptr(unsafe.Pointer(p)),
+		})
 	}
 	mem, err := mapCode(machine)
 	if err != nil {

@@ -8,10 +8,34 @@ import (
 
 // directCapable reports whether p, compiled to c with o, can have a
 // direct entry (Program.Direct): the back end's stub gives it only r1 and
-// a budget it cannot overdraw, and nothing can fail.
+// a budget, and nothing can fail. Code that is not resumable gets a
+// budget it cannot overdraw; resumable code gets one slice of it (it is
+// lean, so Program.budget is a slice) and continues in directFallback
+// when the slice runs out.
 func directCapable(p *Program, c *backend.Code, o backend.Options) bool {
-	return p.path == pathStackless && !p.resumable && !p.calls && !c.Packet &&
-		!(o.Checked && c.Memory) && p.budget > int64(len(p.vp.Instructions())) && !o.TrapSlowPaths
+	return p.path == pathStackless && !p.calls && !c.Packet && !(o.Checked && c.Memory) &&
+		(p.resumable || p.budget > int64(len(p.vp.Instructions()))) && !o.TrapSlowPaths
+}
+
+// directFallback is where the direct entry of resumable code continues
+// when the slice it gave the code ran out: the run starts again with an
+// Env, as on runFrame's frame (frameError), which is the same run since
+// such code stores nothing. The entry jumps here as if its caller had
+// called directFallback with p.
+func directFallback(p *Program, ctx []byte) (uint64, error) {
+	var mem unsafe.Pointer
+	if len(ctx) > 0 { // an empty context is r1 = 0, as run passes it
+		mem = unsafe.Pointer(unsafe.SliceData(ctx))
+	}
+	return p.runEnv(mem, uintptr(len(ctx)))
+}
+
+// directFallbackCode returns directFallback's code address (internal
+// ABI). It is not a variable: compile, which needs it, is in its
+// initialization's dependencies.
+func directFallbackCode() uintptr {
+	f := directFallback
+	return **(**uintptr)(unsafe.Pointer(&f))
 }
 
 // errorWords returns err's two interface words.

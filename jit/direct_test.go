@@ -24,7 +24,7 @@ var directCases = []struct {
 	{"r8 and r9 (g and r15)", "ldxdw %r8, [%r1+0]\nmov %r9, %r8\nadd %r9, 1\nmov %r0, %r9\nxor %r8, %r8\nexit", jit.Options{Unchecked: true}, true},
 	{"atomics spill the budget", "mov %r0, 0\nmov %r2, 1\nlock fetch add [%r1+0], %r2\nlock add [%r1+8], %r2\nmov %r0, %r2\nexit", jit.Options{Unchecked: true}, true},
 	{"stack", "stdw [%r10-8], 1\nldxdw %r0, [%r10-8]\nexit", jit.Options{Unchecked: true}, false},
-	{"loop", "mov %r0, 0\nadd %r0, 1\njlt %r0, 10, -2\nexit", jit.Options{Unchecked: true}, false},
+	{"loop", "mov %r0, 0\nadd %r0, 1\njlt %r0, 10, -2\nexit", jit.Options{Unchecked: true}, true},
 	{"helper", "call 1\nexit", jit.Options{Unchecked: true}, false},
 }
 
@@ -92,6 +92,9 @@ func TestDirectContext(t *testing.T) {
 	vp = loadVM(t, "mov %r0, %r1\nexit", nil)
 	p = compile(t, vp, jit.Options{Unchecked: true})
 	if r0, err := p.Direct()(nil); r0 != 0 || err != nil {
+		t.Errorf("nil context: r1 = %#x, %v; want 0", r0, err)
+	}
+	if r0, err := p.Direct()(make([]byte, 0, 8)); r0 != 0 || err != nil {
 		t.Errorf("empty context: r1 = %#x, %v; want 0", r0, err)
 	}
 }
@@ -157,4 +160,54 @@ func TestDirectConcurrentGC(t *testing.T) {
 	wg.Wait()
 	close(stop)
 	gc.Wait()
+}
+
+// The direct entry of code with loops runs it with one slice of its
+// budget; a run that needs more continues in Go from the start, with the
+// same result, or the same error when the whole budget runs out.
+func TestDirectLongRun(t *testing.T) {
+	const src = "ldxh %r2, [%r1+0]\nmov %r0, 0\nadd %r0, 3\njlt %r0, %r2, -2\nexit"
+	for _, tc := range []struct {
+		name   string
+		slice  uint64 // 0: the normal sizes
+		budget uint64
+	}{
+		{"within a slice", 0, 1 << 20},
+		{"slices", 16, 1 << 20},
+		{"budget", 16, 300},
+		{"budget within a slice", 0, 300},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			defer jit.SetSlice(tc.slice)()
+			vp := loadBudget(t, tc.budget, src)
+			p := compile(t, vp, jit.Options{Unchecked: true})
+			d := p.Direct()
+			if d == nil {
+				if runtime.GOARCH == "amd64" {
+					t.Fatal("no direct entry")
+				}
+				t.Skip("no direct entry on " + runtime.GOARCH)
+			}
+			for _, n := range []uint16{0, 1, 2, 3, 4, 100, 1000, 20000} {
+				ctx := []byte{byte(n), byte(n >> 8), 0, 0}
+				want, wantErr := vp.Run(ctx)
+				got, err := d(ctx)
+				if got != want || !sameError(err, wantErr) {
+					t.Errorf("bound %d: Direct %d, %v; interpreter %d, %v", n, got, err, want, wantErr)
+				}
+				got, err = p.Run(ctx)
+				if got != want || !sameError(err, wantErr) {
+					t.Errorf("bound %d: Run %d, %v; interpreter %d, %v", n, got, err, want, wantErr)
+				}
+			}
+		})
+	}
+}
+
+// sameError reports whether a and b are both nil or the same message.
+func sameError(a, b error) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Error() == b.Error()
 }

@@ -61,17 +61,19 @@
 // # Entering generated code
 //
 // Program.Direct is the cheapest entry, for code that needs nothing from a
-// run but r1 and cannot fail (amd64; stackless, flat, no helpers or
-// packet, no checked memory accesses: filters): a Go func value whose code
-// pointer is a stub appended to the program's code. Go calls it like any
-// func, with the context slice in rax, rbx and rcx; the stub sets r1, the
-// budget and a spill slot for it, and either jumps into the body, whose
-// return then goes straight back to Go (code that never names r6, r8 or
-// r9, so rbx is still the nil error's 0 and r14 still g), or calls it,
-// saving r14 and r15. Nothing between Go and the code: about 4 ns per call
-// against 7 for Run (BENCHMARKS.md). The func value's closure holds the
-// Program, so the code lives as long as the func; Close points the func at
-// closedRun.
+// run but r1 and cannot fail but for its budget (amd64; stackless, no
+// local calls, helpers or packet, no checked memory accesses: filters,
+// and loops that store nothing): a Go func value whose code pointer is a
+// stub in the program's code. Go calls it like any func, with the context
+// slice in rax, rbx and rcx; the stub sets r1, the budget and a spill
+// slot for it, and for flat code either falls (or jumps) into the body,
+// whose return then goes straight back to Go (code that never names r6,
+// r8 or r9, so rbx is still the nil error's 0 and r14 still g), or calls
+// it, saving r14 and r15. Code with loops is called with one slice of its
+// budget, and a run that needs more continues in Go (directFallback).
+// Nothing between Go and the code: about 4 ns per call against 7 for Run
+// (BENCHMARKS.md). The func value's closure holds the Program, so the code
+// lives as long as the func; Close points the func at closedRun.
 //
 // The start stub sets up only the registers a program may read before
 // writing them (r0 always): all but those its first block writes before

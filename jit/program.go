@@ -112,10 +112,13 @@ func (p *Program) Run(mem []byte) (uint64, error) {
 // nothing in between (no assembly trampoline, no ABI wrapper), the
 // cheapest way to run a short program many times; it behaves as Run. It
 // is nil unless p's code can be entered that way: on amd64, code that
-// never names r10, has no loops or bpf-to-bpf calls, calls no helper,
-// reads no packet and, if checked, accesses no memory, which covers
-// filters. After Close the func returns ErrClosed; like Run, it must not
-// be running when Close is called.
+// never names r10, makes no bpf-to-bpf calls, calls no helper, reads no
+// packet and, if checked, accesses no memory, which covers filters; code
+// with loops also stores nothing and leaves r6, r8 and r9 alone (such as
+// a string comparison), and a run of it that takes more than one slice
+// of its budget continues in Go, as Run's does. After Close the func
+// returns ErrClosed; like Run, it must not be running when Close is
+// called.
 func (p *Program) Direct() func(ctx []byte) (uint64, error) { return p.direct }
 
 // closedRun is what Direct's func runs once p is closed.

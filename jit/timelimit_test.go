@@ -190,6 +190,49 @@ func TestGCDuringLongRun(t *testing.T) {
 	}
 }
 
+// A long run through the direct entry (a loop) does not hold up the
+// collector either: the entry gives the code one slice, and the rest of
+// the run is Go's, in slices, up to its time limit.
+func TestGCDuringLongDirectRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs for a second or two")
+	}
+	insns, err := asm.Assemble("mov %r0, 0\nadd %r0, 1\nja -2\nexit")
+	if err != nil {
+		t.Fatal(err)
+	}
+	vp, err := vm.Load(&vm.ProgramSpec{Instructions: insns}, &vm.Options{Budget: 1 << 62, Timeout: gcRun()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, opts := range []jit.Options{{}, {Unchecked: true}} {
+		d := compile(t, vp, opts).Direct()
+		if d == nil {
+			if runtime.GOARCH == "amd64" {
+				t.Fatal("no direct entry")
+			}
+			t.Skip("no direct entry on " + runtime.GOARCH)
+		}
+		run := func(_ context.Context, ctx []byte) (uint64, error) { return d(ctx) }
+		for attempt := 1; ; attempt++ {
+			base, _ := slowestGCErr(t, func(_ context.Context, ctx []byte) (uint64, error) { return vp.Run(ctx) }, vm.ErrTimeout)
+			worst, stop := slowestGCErr(t, run, vm.ErrTimeout)
+			t.Logf("direct %+v: slowest runtime.GC during the run: %v, slowest stop of the world: < %v (interpreter: %v)", opts, worst, stop, base)
+			bound := 10 * time.Millisecond
+			if racebuild.Enabled {
+				bound = 100 * time.Millisecond
+			}
+			if worst <= bound || worst <= 2*base {
+				break
+			}
+			if attempt == 3 {
+				t.Errorf("direct %+v: runtime.GC took %v during a run (%v during an interpreter run)", opts, worst, base)
+				break
+			}
+		}
+	}
+}
+
 // gcRun is how long each run of TestGCDuringLongRun lasts: 200 ms, 20
 // times its bound, or 500 ms under the race detector (5 times its
 // bound) and with UEBPF_LONG=1.
@@ -205,6 +248,11 @@ func gcRun() time.Duration {
 // waited for goroutines to stop for a collection (the runtime's
 // /sched/pauses/stopping/gc histogram).
 func slowestGC(t *testing.T, run func(context.Context, []byte) (uint64, error)) (time.Duration, time.Duration) {
+	return slowestGCErr(t, run, context.DeadlineExceeded)
+}
+
+// slowestGCErr is slowestGC of a run that ends with want.
+func slowestGCErr(t *testing.T, run func(context.Context, []byte) (uint64, error), want error) (time.Duration, time.Duration) {
 	stopping := []metrics.Sample{{Name: "/sched/pauses/stopping/gc:seconds"}}
 	metrics.Read(stopping)
 	before := slices.Clone(stopping[0].Value.Float64Histogram().Counts) // Read reuses the slices
@@ -212,7 +260,7 @@ func slowestGC(t *testing.T, run func(context.Context, []byte) (uint64, error)) 
 	defer cancel()
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		if _, err := run(ctx, nil); !errors.Is(err, context.DeadlineExceeded) {
+		if _, err := run(ctx, nil); !errors.Is(err, want) {
 			t.Error(err)
 		}
 	})

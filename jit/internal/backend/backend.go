@@ -30,12 +30,25 @@ type Arch struct {
 	// per compile.)
 	Compile func(p *vm.Program, o Options) (*Code, error)
 	// AppendDirect, when not nil, returns c's code with a direct entry
-	// appended (jit.Program.Direct: Go's internal register ABI, for code
-	// that needs nothing from a run but r1 and cannot fail) and the
-	// entry's offset. The entry gives the code budget; a context shorter
-	// than minContext returns the error whose two interface words are
-	// shortErr.
-	AppendDirect func(c *Code, p *vm.Program, budget int64, minContext int, shortErr [2]uintptr) ([]byte, int)
+	// (jit.Program.Direct: Go's internal register ABI, for code that
+	// needs nothing from a run but r1 and cannot fail but for its
+	// budget) and the entry's offset: see Direct.
+	AppendDirect func(c *Code, p *vm.Program, d Direct) ([]byte, int)
+}
+
+// Direct is what a direct entry needs besides the code.
+type Direct struct {
+	// Budget is what the entry gives the code: for code that is not
+	// resumable, more than it can use.
+	Budget int64
+	// A context shorter than MinContext returns the error whose two
+	// interface words are ShortErr.
+	MinContext int
+	ShortErr   [2]uintptr
+	// Resumable code that did not end within Budget (its reason is not
+	// ReasonExit) continues in Fallback, the internal-ABI code of a Go
+	// func(arg uintptr, ctx []byte) (uint64, error), with FallbackArg.
+	Fallback, FallbackArg uintptr
 }
 
 // Options are jit.Options as package jit resolved them for one program.
@@ -78,6 +91,10 @@ type Code struct {
 	// stub (where a run enters) and of the enter stub (where a run that
 	// returned to Go resumes).
 	Body, Start, Enter int
+	// DirectRoom, when not 0, is the offset of int3 padding that ends at
+	// the body, where Arch.AppendDirect may write a direct entry that
+	// falls into the body.
+	DirectRoom int
 	// HelperExits are the slots of the helper calls the code leaves to
 	// Go, by the index its exits put in the reason's upper bits.
 	HelperExits []int32

@@ -87,3 +87,6 @@ func (a *Asm) Quad(v uint64) { a.imm64(v) }
 
 // Dword appends v as 4 bytes of data.
 func (a *Asm) Dword(v int32) { a.imm32(v) }
+
+// Truncate drops what was emitted from offset n on.
+func (a *Asm) Truncate(n int) { a.b = a.b[:n] }

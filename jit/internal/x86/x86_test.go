@@ -120,6 +120,9 @@ func encCases() []encCase {
 				add(fmt.Sprintf("imul %s, %s, 0x7", rn(size, r1), rn(size, r2)), func(a *Asm) { a.ImulRRI(size, r1, r2, 7) })
 				add(fmt.Sprintf("imul %s, %s, 0x186a3", rn(size, r1), rn(size, r2)), func(a *Asm) { a.ImulRRI(size, r1, r2, 100003) })
 				add(fmt.Sprintf("mov %s, %s", rn(size, r1), rn(size, r2)), func(a *Asm) { a.MovRR(size, r1, r2) })
+				if size >= 4 {
+					add(fmt.Sprintf("cmovb %s, %s", rn(size, r1), rn(size, r2)), func(a *Asm) { a.CMovRR(CondB, size, r1, r2) })
+				}
 				for _, k := range []struct {
 					kind byte
 					name string

@@ -27,6 +27,7 @@ func Compile(p *vm.Program, o backend.Options) (*backend.Code, error) {
 		Offsets:     c.offsets,
 		BodyEnd:     c.bodyEnd,
 		Start:       c.startOff,
+		DirectRoom:  c.directRoomOff,
 		Enter:       c.enterOff,
 		HelperExits: c.helperExits,
 		Analysis:    &c.Analysis,

@@ -104,7 +104,10 @@ type compiler struct {
 	flatSliceOff int
 	// Offsets of the shared stubs.
 	enterOff, startOff, leaveOff, leaveFinalOff, bodyOff, bodyEnd int
-	regionCheckOff, regionProbeOff, abortOff                      int
+	// directRoomOff, when not 0, is where the room for a direct entry
+	// starts: it ends at the body (emitDirectRoom).
+	directRoomOff                            int
+	regionCheckOff, regionProbeOff, abortOff int
 
 	// out is what Compile returns, done its Release (c.release).
 	out  backend.Code

@@ -20,10 +20,13 @@ import (
 // The entry gives the code r1 (0 for an empty context) and a budget it
 // cannot overdraw. Code that uses r8 or r9, which live in r14 (g) and r15,
 // or r6 (rbx, which must be 0 in a nil error), is called: the entry saves
-// r14 and r15 and returns r0 with a nil error. Other code is jumped to,
-// and returns to Go itself. Either way the entry needs under 100 bytes of
-// stack below the caller's frame, well within what Go leaves below every
-// frame for functions that skip the stack check.
+// r14 and r15 and returns r0 with a nil error. Other code is entered
+// without a call, and returns to Go itself: the entry is written into the
+// room the back end left right before the body (Code.DirectRoom) and
+// falls into it, or where there is none, jumps to it. Either way the
+// entry needs under 100 bytes of stack below the caller's frame, well
+// within what Go leaves below every frame for functions that skip the
+// stack check.
 const directFrame = 24
 
 // directSpill is how far below the caller's stack pointer the budget's
@@ -31,41 +34,60 @@ const directFrame = 24
 // address and the few words flat code pushes.
 const directSpill = 64
 
-// appendDirect returns c's code with the direct entry appended, and the
-// entry's offset (backend.Arch.AppendDirect). When
-// the code leaves r6, r8 and r9 alone (keepsRegs), the entry jumps into
-// it and its return goes straight back to Go: rbx (r6) then still holds
-// the 0 of a nil error's first word, and g is still in r14.
-func appendDirect(c *backend.Code, p *vm.Program, budget int64, minContext int, shortErr [2]uintptr) ([]byte, int) {
+// directRoom is the room for a direct entry before the body of code that
+// may get one (emitDirectRoom): the longest entry that falls into the
+// body, with the context check, is 43 bytes.
+const directRoom = 48
+
+// appendDirect returns c's code with the direct entry in it, and the
+// entry's offset (backend.Arch.AppendDirect). When the code leaves r6, r8
+// and r9 alone (keepsRegs), the entry enters it without a call and its
+// return goes straight back to Go: rbx (r6) then still holds the 0 of a
+// nil error's first word, and g is still in r14.
+func appendDirect(c *backend.Code, p *vm.Program, d backend.Direct) ([]byte, int) {
+	budget, minContext, shortErr := d.Budget, d.MinContext, d.ShortErr
 	keepsRegs := keepsRegs(p.Instructions())
 	var a x86.Asm
 	a.Append(c.Bytes)
 	a.Align(16)
-	off := a.Len()
-	// The slice's pointer, length and capacity arrive in rax, rbx and
-	// rcx; r0 leaves in rax and the error's two words in rbx and rcx
-	// (the code's exits set rcx to 0, the reason of a normal end).
-	short := -1
-	if minContext > 0 {
-		a.ALURI(x86.CMP, 8, x86.RBX, int32(minContext))
-		short = a.Jcc(x86.CondB)
+	if c.Resumable {
+		if !keepsRegs {
+			return c.Bytes, -1
+		}
+		return appendResumableDirect(&a, c, d)
 	}
-	if !keepsRegs {
+	if keepsRegs && c.DirectRoom != 0 {
+		// Assemble the entry at the end, then move it into the room so
+		// that it ends at the body: nothing in it is relative to its
+		// address but the jump to the short-context path, patched after.
+		start := a.Len()
+		short := emitDirectEntry(&a, budget, minContext)
+		n := a.Len() - start
+		if n <= directRoom {
+			off := c.Body - n
+			b := a.Bytes()
+			copy(b[off:], b[start:a.Len()])
+			a.Truncate(start)
+			if short >= 0 {
+				short += off - start
+				a.PatchRel32(short, a.Len())
+				emitShortContext(&a, shortErr)
+			}
+			return a.Bytes(), off
+		}
+		a.Truncate(start)
+	}
+	off := a.Len()
+	short := -1
+	if keepsRegs {
+		short = emitDirectEntry(&a, budget, minContext)
+		a.PatchRel32(a.Jmp(), c.Body)
+	} else {
+		short = emitDirectCheck(&a, minContext)
 		a.ALURI(x86.SUB, 8, x86.RSP, directFrame)
 		a.Store(8, x86.M(x86.RSP, 16), x86.R14)
 		a.Store(8, x86.M(x86.RSP, 8), x86.R15)
-	}
-	a.MovRR(8, regMap[1], x86.RAX)
-	a.TestRR(8, x86.RBX, x86.RBX)
-	a.JccShort(x86.CondNE, 2)
-	a.ALURR(x86.XOR, 4, regMap[1], regMap[1]) // 2 bytes: r1 = 0 for an empty context
-	a.MovRI(budgetReg, uint64(budget))
-	if keepsRegs {
-		a.ALURR(x86.XOR, 4, x86.RBX, x86.RBX)
-		// The budget's spill slot is below anything the code pushes.
-		a.Lea(stateReg, x86.M(x86.RSP, -directSpill-backend.OffBudget))
-		a.PatchRel32(a.Jmp(), c.Body)
-	} else {
+		emitDirectArgs(&a, budget)
 		a.Lea(stateReg, x86.M(x86.RSP, -backend.OffBudget)) // the spill slot is 0(rsp)
 		a.PatchRel32(a.Call(), c.Body)
 		a.Load(8, x86.R14, x86.M(x86.RSP, 16))
@@ -76,14 +98,98 @@ func appendDirect(c *backend.Code, p *vm.Program, budget int64, minContext int, 
 	}
 	if short >= 0 {
 		a.PatchRel32(short, a.Len())
-		// The error's words are constants: the Program keeps the error
-		// alive, and the Go heap does not move.
-		a.ALURR(x86.XOR, 4, x86.RAX, x86.RAX)
-		a.MovRI(x86.RBX, uint64(shortErr[0]))
-		a.MovRI(x86.RCX, uint64(shortErr[1]))
-		a.Ret()
+		emitShortContext(&a, shortErr)
 	}
 	return a.Bytes(), off
+}
+
+// appendResumableDirect appends the direct entry of resumable code that
+// leaves r6, r8 and r9 alone to a (which holds the code) and returns the
+// code and the entry's offset. It runs the code as runRootStackless does,
+// with one slice of the budget (d.Budget), and calls it, so that a run
+// the slice does not finish continues in Go (d.Fallback), which runs it
+// again from the start with an Env: the code stores nothing (it is lean
+// and never names r10), so the first attempt left nothing behind, and
+// the goroutine comes back to Go within a slice, as from
+// runRootStackless. The whole run state is below the code's native
+// stack, which is its return address and the few words flat code pushes
+// (directSpill), below the context's two words the entry pushes: 296
+// bytes below the caller's frame, within the 800 Go leaves below every
+// frame that checked the stack.
+func appendResumableDirect(a *x86.Asm, c *backend.Code, d backend.Direct) ([]byte, int) {
+	off := a.Len()
+	short := emitDirectCheck(a, d.MinContext)
+	a.Push(x86.RAX) // the context's pointer and length, for the fallback
+	a.Push(x86.RBX)
+	emitDirectArgs(a, d.Budget)
+	a.Lea(stateReg, x86.M(x86.RSP, -8-directSpill-backend.StateSize))
+	a.PatchRel32(a.Call(), c.Body)
+	a.TestRR(8, tmpC, tmpC) // the reason
+	a.JccShort(x86.CondNE, 0)
+	slow := a.Len()
+	a.ALURI(x86.ADD, 8, x86.RSP, 16)
+	a.ALURR(x86.XOR, 4, x86.RBX, x86.RBX) // a nil error (rcx is 0)
+	a.Ret()
+	a.Bytes()[slow-1] = byte(a.Len() - slow)
+	// fallback(arg, ctx) with the context's capacity as its length,
+	// from the caller's return address: as if the caller had called it.
+	a.Pop(x86.RCX)
+	a.Pop(x86.RBX)
+	a.MovRR(8, x86.RDI, x86.RCX)
+	a.MovRI(x86.RAX, uint64(d.FallbackArg))
+	a.MovRI(tmpAddr, uint64(d.Fallback))
+	a.JmpReg(tmpAddr)
+	if short >= 0 {
+		a.PatchRel32(short, a.Len())
+		emitShortContext(a, d.ShortErr)
+	}
+	return a.Bytes(), off
+}
+
+// emitDirectEntry emits the entry of code that leaves r6, r8 and r9 alone,
+// up to the body, and returns the position of the rel32 of its jump to the
+// short-context path (-1 without one).
+func emitDirectEntry(a *x86.Asm, budget int64, minContext int) int {
+	short := emitDirectCheck(a, minContext)
+	emitDirectArgs(a, budget)
+	a.ALURR(x86.XOR, 4, x86.RBX, x86.RBX)
+	// The budget's spill slot is below anything the code pushes.
+	a.Lea(stateReg, x86.M(x86.RSP, -directSpill-backend.OffBudget))
+	return short
+}
+
+// emitDirectCheck emits the test of the context's length (in rbx) against
+// minContext, and returns the position of the rel32 of its jump to the
+// short-context path (-1 without one).
+func emitDirectCheck(a *x86.Asm, minContext int) int {
+	if minContext <= 0 {
+		return -1
+	}
+	a.ALURI(x86.CMP, 8, x86.RBX, int32(minContext))
+	return a.Jcc(x86.CondB)
+}
+
+// emitDirectArgs sets r1 from the slice's pointer and length (in rax
+// and rbx), and the budget. The slice's pointer, length and capacity
+// arrive in rax, rbx and rcx; r0 leaves in rax and the error's two words
+// in rbx and rcx (the code's exits set rcx to 0, the reason of a normal
+// end).
+func emitDirectArgs(a *x86.Asm, budget int64) {
+	a.MovRR(8, regMap[1], x86.RAX)
+	a.TestRR(8, x86.RBX, x86.RBX)
+	a.CMovRR(x86.CondE, 8, regMap[1], x86.RBX) // r1 = 0 for an empty context
+	a.MovRI(budgetReg, uint64(budget))
+}
+
+// emitShortContext emits the return of a context shorter than the
+// program was verified for: r0 = 0 and the error, whose words are
+// constants (the Program keeps the error alive, and the Go heap does not
+// move).
+func emitShortContext(a *x86.Asm, shortErr [2]uintptr) {
+	a.ALURR(x86.XOR, 4, x86.RAX, x86.RAX)
+	a.MovRI(x86.RBX, uint64(shortErr[0]))
+	a.MovRI(x86.RCX, uint64(shortErr[1]))
+	a.Ret()
 }
 
 // keepsRegs reports whether insns never name r6, r8 or r9.
