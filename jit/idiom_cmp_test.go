@@ -136,6 +136,7 @@ func TestCompareIdioms(t *testing.T) {
 			tc{name: shape + "/fault before a", loop: cmpLoop{shape: shape, n: 1000, a: -5, b: 1000}, ctx: 2000, diff: -1, zero: -1, zeroA: -1, faults: true, idioms: 1},
 			tc{name: shape + "/zero before the region's end", loop: l, ctx: 1500, diff: -1, zero: 400, zeroA: -1, faults: true, idioms: 1},
 			tc{name: shape + "/diff 20 bytes before the region's end", loop: l, ctx: 1500, diff: 480, zero: -1, zeroA: -1, faults: true, idioms: 1},
+			tc{name: shape + "/fault 10 bytes into b", loop: l, ctx: 1010, diff: -1, zero: -1, zeroA: -1, faults: true, idioms: 1},
 			tc{name: shape + "/fault at the last byte", loop: l, ctx: 1999, diff: -1, zero: -1, zeroA: -1, faults: true, idioms: 1},
 		)
 	}

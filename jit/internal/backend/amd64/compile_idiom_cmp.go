@@ -61,11 +61,13 @@ func (c *compiler) emitCompareLoop(pc int, l *frontend.CopyLoop) {
 	a.MovRR(8, x86.RSI, tmpAddr)
 	a.Pop(x86.RDI)
 	probes := len(c.stubs)
+	var short int
 	if c.checked {
 		c.emitCompareRegion(pc, x86.RSI)
 		c.emitCompareRegion(pc, x86.RDI)
+		// Too few bytes in the region: out after r1 and r2 are back.
 		a.ALURI(x86.CMP, 8, tmpC, 16)
-		c.idiomOuts = append(c.idiomOuts, int32(a.Jcc(x86.CondB)))
+		short = a.Jcc(x86.CondB)
 	}
 
 	// The scan: 16-byte chunks while rcx, the elements left, has one;
@@ -121,8 +123,12 @@ func (c *compiler) emitCompareLoop(pc int, l *frontend.CopyLoop) {
 		a.ALURR(x86.ADD, 8, regMap[r], tmpAddr)
 	}
 	a.JmpTo(int(c.offsets[pc]))
-	// The region probe's failures, after r1 and r2 were set aside.
+	// Too few bytes in the region, or the region probe's failures, after
+	// r1 and r2 were set aside.
 	fail := a.Len()
+	if c.checked {
+		a.PatchRel32(short, fail)
+	}
 	for k := probes; k < len(c.stubs); k++ {
 		c.stubs[k].n = int32(fail)
 	}
