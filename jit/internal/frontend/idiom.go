@@ -69,6 +69,21 @@ type CopyLoop struct {
 	// slots and ends with the jump at End; Zero: it also leaves at a zero
 	// element.
 	Compare, Zero bool
+	// Find: a find loop (idiom_cmp.go, with Compare set too) of byte
+	// elements at Src*, which leaves at an element equal to one of its
+	// Needles (Dst* are unused).
+	Find    bool
+	Needles uint8
+	Needle  [2]Needle
+}
+
+// Needle is what a find loop's element is tested against: the byte Imm
+// (Reg -1) or register Reg, compared in 64 bits (Wide) or in its low 32
+// (a value from 256 on matches no element).
+type Needle struct {
+	Reg  int8
+	Imm  uint8
+	Wide bool
 }
 
 // IdiomAt returns the index of the copy loop whose head is slot pc, or -1.

@@ -29,6 +29,19 @@ import (
 // read, and before every exit test (else the leaving iteration would
 // leave with a value of an iteration run wide).
 
+//
+// Find loops (CopyLoop with Find): the same cycle with one byte load and,
+// in place of the mismatch test, one or two needle tests, each the loaded
+// value against an immediate byte or a register the path does not write,
+// staying while they differ: clang's strlen, memchr and "find c or the
+// end of the string" loops, e.g.
+//
+//	H:  r3 = r1; r3 += r2; r3 = *(u8 *)(r3 + 0)
+//	    if w3 == 0 goto out; r2 += 1; if r2 == 0xfa0 goto out; goto H
+//
+// The back end finds k, the first position equal to a needle, 16 bytes at
+// a time, as for a compare loop.
+
 // compareLoops turns the recognition on (tests of hoisted checks on
 // the same loops turn it off: see SetCompareLoops).
 var compareLoops = true
@@ -161,19 +174,35 @@ func (a *Analysis) compareLoop(h, lo, hi int) (CopyLoop, bool) {
 			}
 			if ins.Opcode&asm.SourceX != 0 {
 				read(ins.Src)
-				// The mismatch test: stay while the elements are equal.
-				if mismatch || op != asm.JmpJEQ || tag[ins.Dst] == 0 || tag[ins.Src] == 0 || tag[ins.Dst] == tag[ins.Src] {
+				if tag[ins.Dst] != 0 && tag[ins.Src] != 0 {
+					// The mismatch test: stay while the elements are equal.
+					if mismatch || op != asm.JmpJEQ || tag[ins.Dst] == tag[ins.Src] {
+						return l, false
+					}
+					mismatch = true
+					continue
+				}
+				// A needle in a register the path does not write
+				// (checked below): stay while the element differs.
+				r := ins.Src
+				if tag[ins.Dst] == 0 {
+					r = ins.Dst
+				}
+				if tag[ins.Dst] == 0 && tag[ins.Src] == 0 || op != asm.JmpJNE || l.Needles == 2 {
 					return l, false
 				}
-				mismatch = true
+				l.Needle[l.Needles] = Needle{Reg: int8(r), Wide: ins.Class() == asm.ClassJMP}
+				l.Needles++
 				continue
 			}
 			if tag[ins.Dst] != 0 {
-				// The zero test: stay while the element is not zero.
-				if l.Zero || op != asm.JmpJNE || ins.Imm != 0 {
+				// A needle or the zero test: stay while the element
+				// differs from the immediate.
+				if op != asm.JmpJNE || ins.Imm < 0 || ins.Imm > 0xff || l.Needles == 2 {
 					return l, false
 				}
-				l.Zero = true
+				l.Needle[l.Needles] = Needle{Reg: -1, Imm: uint8(ins.Imm)}
+				l.Needles++
 				continue
 			}
 			// The bound test, on a counter (checked below).
@@ -194,8 +223,28 @@ func (a *Analysis) compareLoop(h, lo, hi int) (CopyLoop, bool) {
 			return l, false
 		}
 	}
-	if !mismatch || !bound || loads != 2 || !addr[0].ok || !addr[1].ok {
+	switch {
+	case !bound || loads == 0 || !addr[0].ok || loads == 2 && !addr[1].ok:
 		return l, false
+	case loads == 2:
+		// A compare loop: the mismatch test and at most the zero test.
+		if !mismatch || l.Needles > 1 || l.Needles == 1 && (l.Needle[0].Reg >= 0 || l.Needle[0].Imm != 0) {
+			return l, false
+		}
+		l.Zero, l.Needles, l.Needle = l.Needles == 1, 0, [2]Needle{}
+	default:
+		// A find loop: one or two needles, in registers the path does
+		// not write.
+		if mismatch || l.Needles == 0 {
+			return l, false
+		}
+		for _, nd := range l.Needle[:l.Needles] {
+			if nd.Reg >= 0 && written&(1<<nd.Reg) != 0 {
+				return l, false
+			}
+		}
+		l.Find = true
+		addr[1] = addr[0]
 	}
 	for r := range 11 {
 		if written&(1<<r) == 0 {
@@ -233,7 +282,9 @@ func (a *Analysis) compareLoop(h, lo, hi int) (CopyLoop, bool) {
 		}
 	}
 	l.SrcBases, l.SrcD = addr[0].bases, int32(addr[0].d)
-	l.DstBases, l.DstD = addr[1].bases, int32(addr[1].d)
+	if !l.Find {
+		l.DstBases, l.DstD = addr[1].bases, int32(addr[1].d)
+	}
 	// The bound test's counter must be one.
 	if l.IVs&(1<<l.Counter) == 0 {
 		return l, false

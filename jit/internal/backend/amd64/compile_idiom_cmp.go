@@ -34,7 +34,12 @@ var (
 // nothing), and it goes on at the head's ordinary code.
 func (c *compiler) emitCompareLoops() {
 	for i := range c.Copies {
-		if l := &c.Copies[i]; l.Compare {
+		l := &c.Copies[i]
+		switch {
+		case l.Find:
+			c.idiomBodies[i] = int32(c.a.Len())
+			c.emitFindLoop(int(l.Head), l)
+		case l.Compare:
 			c.idiomBodies[i] = int32(c.a.Len())
 			c.emitCompareLoop(int(l.Head), l)
 		}
@@ -107,21 +112,7 @@ func (c *compiler) emitCompareLoop(pc int, l *frontend.CopyLoop) {
 	c.emitSum(tmpAddr, l.SrcBases, int64(l.SrcD))
 	a.ALURR(x86.SUB, 8, tmpC, tmpAddr)
 	out(x86.CondE)
-	// Charge k iterations, grow the counters by k steps.
-	a.ImulRRI(8, tmpAddr, tmpC, l.Cost)
-	a.ALURR(x86.SUB, 8, budgetReg, tmpAddr)
-	for r := range 11 {
-		s := l.Steps[r]
-		if l.IVs&(1<<r) == 0 || s == 0 {
-			continue
-		}
-		if s == 1 {
-			a.ALURR(x86.ADD, 8, regMap[r], tmpC)
-			continue
-		}
-		a.ImulRRI(8, tmpAddr, tmpC, s)
-		a.ALURR(x86.ADD, 8, regMap[r], tmpAddr)
-	}
+	c.emitIdiomAdvance(l)
 	a.JmpTo(int(c.offsets[pc]))
 	// Too few bytes in the region, or the region probe's failures, after
 	// r1 and r2 were set aside.
@@ -138,6 +129,26 @@ func (c *compiler) emitCompareLoop(pc int, l *frontend.CopyLoop) {
 	c.idioms++
 	for _, p := range c.idiomOuts {
 		a.PatchRel32(int(p), int(c.offsets[pc]))
+	}
+}
+
+// emitIdiomAdvance emits the end of a wide run of k = rcx iterations of
+// loop l: charge them, grow the counters by k steps.
+func (c *compiler) emitIdiomAdvance(l *frontend.CopyLoop) {
+	a := c.a
+	a.ImulRRI(8, tmpAddr, tmpC, l.Cost)
+	a.ALURR(x86.SUB, 8, budgetReg, tmpAddr)
+	for r := range 11 {
+		s := l.Steps[r]
+		if l.IVs&(1<<r) == 0 || s == 0 {
+			continue
+		}
+		if s == 1 {
+			a.ALURR(x86.ADD, 8, regMap[r], tmpC)
+			continue
+		}
+		a.ImulRRI(8, tmpAddr, tmpC, s)
+		a.ALURR(x86.ADD, 8, regMap[r], tmpAddr)
 	}
 }
 
