@@ -64,7 +64,7 @@ type CopyLoop struct {
 	Fill  bool
 	Value int8
 	Imm   int32
-	// Compare: a compare loop (idiom_cmp.go) of byte elements at the
+	// Compare: a compare loop (idiom_cmp.go) of Size-byte elements at the
 	// addresses Src* and Dst*, whose path from Head back to it has Cost
 	// slots and ends with the jump at End; Zero: it also leaves at a zero
 	// element.

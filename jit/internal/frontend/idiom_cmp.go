@@ -15,8 +15,8 @@ import (
 //
 // The recogniser takes a slot H that starts a block inside a loop and
 // follows the only path that comes back to it (at most maxIdiomSlots
-// slots). Along it: ALU instructions, two byte loads whose addresses grow
-// by one per iteration, and conditional jumps, each of which is either
+// slots). Along it: ALU instructions, two loads of 1, 2, 4 or 8 bytes
+// whose addresses grow by that size per iteration, and conditional jumps, each of which is either
 // the mismatch test (the two loaded values compared, stay when equal),
 // the zero test (a loaded value against 0, stay when not zero; optional)
 // or the bound test on a counter (as a copy loop's). An iteration stays
@@ -42,6 +42,14 @@ import (
 // The back end finds k, the first position equal to a needle, 16 bytes at
 // a time, as for a compare loop.
 
+// ldxSizes are the element sizes of the loads compare loops take.
+var ldxSizes = map[uint8]uint8{
+	asm.ClassLDX | asm.ModeMEM | asm.SizeB:  1,
+	asm.ClassLDX | asm.ModeMEM | asm.SizeH:  2,
+	asm.ClassLDX | asm.ModeMEM | asm.SizeW:  4,
+	asm.ClassLDX | asm.ModeMEM | asm.SizeDW: 8,
+}
+
 // compareLoops turns the recognition on (tests of hoisted checks on
 // the same loops turn it off: see SetCompareLoops).
 var compareLoops = true
@@ -60,7 +68,7 @@ const maxCyclePaths = 16
 // compareLoop reports whether a cycle through slot h inside the loop
 // [lo, hi] is a compare loop and describes it.
 func (a *Analysis) compareLoop(h, lo, hi int) (CopyLoop, bool) {
-	l := CopyLoop{Head: int32(h), Compare: true, Size: 1}
+	l := CopyLoop{Head: int32(h), Compare: true}
 	var path [maxIdiomSlots]int32
 	var stay [maxIdiomSlots]bool // at a conditional jump: stay when taken
 	n, found, tried := 0, 0, 0
@@ -142,8 +150,8 @@ func (a *Analysis) compareLoop(h, lo, hi int) (CopyLoop, bool) {
 				read(ins.Src)
 			}
 			t := uint8(0)
-			if op == asm.AluMOV && x && ins.Offset == 0 {
-				t = tag[ins.Src] // a byte is the same in 32 and 64 bits
+			if op == asm.AluMOV && x && ins.Offset == 0 && (ins.Class() == asm.ClassALU64 || l.Size < 8) {
+				t = tag[ins.Src] // an element up to 4 bytes is the same in 32 and 64 bits
 			}
 			if ins.Class() == asm.ClassALU64 {
 				stepALU64(&cur, ins)
@@ -153,9 +161,11 @@ func (a *Analysis) compareLoop(h, lo, hi int) (CopyLoop, bool) {
 			tag[ins.Dst] = t
 			written |= 1 << ins.Dst
 		case asm.ClassLDX:
-			if ins.Opcode != asm.ClassLDX|asm.ModeMEM|asm.SizeB || loads == 2 {
+			size, ok := ldxSizes[ins.Opcode]
+			if !ok || loads == 2 || loads == 1 && size != l.Size {
 				return l, false
 			}
+			l.Size = size
 			read(ins.Src)
 			addr[loads] = cur[ins.Src]
 			addr[loads].d += int64(ins.Offset)
@@ -175,8 +185,10 @@ func (a *Analysis) compareLoop(h, lo, hi int) (CopyLoop, bool) {
 			if ins.Opcode&asm.SourceX != 0 {
 				read(ins.Src)
 				if tag[ins.Dst] != 0 && tag[ins.Src] != 0 {
-					// The mismatch test: stay while the elements are equal.
-					if mismatch || op != asm.JmpJEQ || tag[ins.Dst] == tag[ins.Src] {
+					// The mismatch test: stay while the elements are equal
+					// (all 8 bytes of 8-byte elements: not in 32 bits).
+					if mismatch || op != asm.JmpJEQ || tag[ins.Dst] == tag[ins.Src] ||
+						l.Size == 8 && ins.Class() == asm.ClassJMP32 {
 						return l, false
 					}
 					mismatch = true
@@ -227,15 +239,16 @@ func (a *Analysis) compareLoop(h, lo, hi int) (CopyLoop, bool) {
 	case !bound || loads == 0 || !addr[0].ok || loads == 2 && !addr[1].ok:
 		return l, false
 	case loads == 2:
-		// A compare loop: the mismatch test and at most the zero test.
-		if !mismatch || l.Needles > 1 || l.Needles == 1 && (l.Needle[0].Reg >= 0 || l.Needle[0].Imm != 0) {
+		// A compare loop: the mismatch test and at most the zero test
+		// (not of 8-byte elements: SSE2 has no 64-bit compare).
+		if !mismatch || l.Needles > 1 || l.Needles == 1 && (l.Needle[0].Reg >= 0 || l.Needle[0].Imm != 0 || l.Size == 8) {
 			return l, false
 		}
 		l.Zero, l.Needles, l.Needle = l.Needles == 1, 0, [2]Needle{}
 	default:
 		// A find loop: one or two needles, in registers the path does
 		// not write.
-		if mismatch || l.Needles == 0 {
+		if mismatch || l.Needles == 0 || l.Size != 1 {
 			return l, false
 		}
 		for _, nd := range l.Needle[:l.Needles] {
@@ -277,7 +290,7 @@ func (a *Analysis) compareLoop(h, lo, hi int) (CopyLoop, bool) {
 				return l, false
 			}
 		}
-		if s != 1 || v.d != int64(int32(v.d)) {
+		if s != int64(l.Size) || v.d != int64(int32(v.d)) {
 			return l, false
 		}
 	}

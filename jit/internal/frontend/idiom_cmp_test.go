@@ -37,6 +37,9 @@ func TestCompareLoops(t *testing.T) {
 	tempsLoop := CopyLoop{Head: 6, End: 4, Cost: 9, Size: 1, Counter: 9, Bound: 29,
 		SrcBases: 1<<7 | 1<<9, SrcD: 74, DstBases: 1<<7 | 1<<9, DstD: 74, IVs: 1 << 9, Compare: true}
 	tempsLoop.Steps[9] = 1
+	halfwords := CopyLoop{Head: 1, End: 7, Cost: 7, Size: 2, Counter: 2, DE: 2, Bound: 100,
+		SrcBases: 1<<1 | 1<<2, DstBases: 1<<1 | 1<<2, DstD: 200, IVs: 1 << 2, Compare: true}
+	halfwords.Steps[2] = 2
 	for _, tc := range []struct {
 		name string
 		src  string
@@ -109,6 +112,51 @@ ldxh %r4, [%r3+0]
 ldxh %r5, [%r3+200]
 jne %r4, %r5, out
 add %r2, 2
+jlt %r2, 100, l
+out:
+exit`, want: []CopyLoop{halfwords}},
+		{name: "double words compared in 32 bits", src: `mov %r2, 0
+l:
+mov %r3, %r1
+add %r3, %r2
+ldxdw %r4, [%r3+0]
+ldxdw %r5, [%r3+200]
+jne32 %r4, %r5, out
+add %r2, 8
+jlt %r2, 100, l
+out:
+exit`},
+		{name: "double words with a zero test", src: `mov %r2, 0
+l:
+mov %r3, %r1
+add %r3, %r2
+ldxdw %r4, [%r3+0]
+ldxdw %r5, [%r3+200]
+jne %r4, %r5, out
+jeq %r4, 0, out
+add %r2, 8
+jlt %r2, 100, l
+out:
+exit`},
+		{name: "loads of two sizes", src: `mov %r2, 0
+l:
+mov %r3, %r1
+add %r3, %r2
+ldxw %r4, [%r3+0]
+ldxh %r5, [%r3+200]
+jne %r4, %r5, out
+add %r2, 4
+jlt %r2, 100, l
+out:
+exit`},
+		{name: "words advancing by one", src: `mov %r2, 0
+l:
+mov %r3, %r1
+add %r3, %r2
+ldxw %r4, [%r3+0]
+ldxw %r5, [%r3+200]
+jne %r4, %r5, out
+add %r2, 1
 jlt %r2, 100, l
 out:
 exit`},

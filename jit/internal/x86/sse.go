@@ -15,6 +15,9 @@ const (
 // adds the prefix and never REX.W) or F3-prefixed.
 var (
 	opPcmpeqb  = opc2(2, 0x0f, 0x74)
+	opPcmpeqw  = opc2(2, 0x0f, 0x75)
+	opPcmpeqd  = opc2(2, 0x0f, 0x76)
+	opPandn    = opc2(2, 0x0f, 0xdf)
 	opPor      = opc2(2, 0x0f, 0xeb)
 	opPxor     = opc2(2, 0x0f, 0xef)
 	opPminub   = opc2(2, 0x0f, 0xda)
@@ -33,6 +36,15 @@ func (a *Asm) Movdqa(dst, src XReg) { a.rr(opMovdqaRR, byte(dst), Reg(src)) }
 
 // Pcmpeqb emits pcmpeqb dst, src: each byte 0xff where equal, else 0.
 func (a *Asm) Pcmpeqb(dst, src XReg) { a.rr(opPcmpeqb, byte(dst), Reg(src)) }
+
+// Pcmpeqw emits pcmpeqw dst, src: each 16-bit word all ones where equal.
+func (a *Asm) Pcmpeqw(dst, src XReg) { a.rr(opPcmpeqw, byte(dst), Reg(src)) }
+
+// Pcmpeqd emits pcmpeqd dst, src: each 32-bit word all ones where equal.
+func (a *Asm) Pcmpeqd(dst, src XReg) { a.rr(opPcmpeqd, byte(dst), Reg(src)) }
+
+// Pandn emits pandn dst, src: dst = ^dst & src.
+func (a *Asm) Pandn(dst, src XReg) { a.rr(opPandn, byte(dst), Reg(src)) }
 
 // Por emits por dst, src.
 func (a *Asm) Por(dst, src XReg) { a.rr(opPor, byte(dst), Reg(src)) }

@@ -177,6 +177,9 @@ func encCases() []encCase {
 		for _, s := range xregs {
 			add(fmt.Sprintf("pcmpeqb xmm%d, xmm%d", d, s), func(a *Asm) { a.Pcmpeqb(d, s) })
 			add(fmt.Sprintf("por xmm%d, xmm%d", d, s), func(a *Asm) { a.Por(d, s) })
+			add(fmt.Sprintf("pcmpeqw xmm%d, xmm%d", d, s), func(a *Asm) { a.Pcmpeqw(d, s) })
+			add(fmt.Sprintf("pcmpeqd xmm%d, xmm%d", d, s), func(a *Asm) { a.Pcmpeqd(d, s) })
+			add(fmt.Sprintf("pandn xmm%d, xmm%d", d, s), func(a *Asm) { a.Pandn(d, s) })
 			add(fmt.Sprintf("pxor xmm%d, xmm%d", d, s), func(a *Asm) { a.Pxor(d, s) })
 			add(fmt.Sprintf("pminub xmm%d, xmm%d", d, s), func(a *Asm) { a.Pminub(d, s) })
 			add(fmt.Sprintf("movdqa xmm%d, xmm%d", d, s), func(a *Asm) { a.Movdqa(d, s) })
