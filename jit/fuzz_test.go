@@ -594,21 +594,29 @@ func (g *progGen) compareLoop() {
 	slo, shi := spanRegion(sbase)
 	dlo, dhi := spanRegion(dbase)
 	span := 2 + int32(g.src.n(int(min(shi-slo, dhi-dlo))-1))
+	// Elements of 1 byte mostly, else 2, 4 or 8 (the span, the offsets
+	// and the counter in bytes, multiples of the size).
+	size, code := int32(1), uint8(asm.SizeB)
+	if k := g.src.n(8); k >= 5 {
+		size, code = []int32{2, 4, 8}[k-5], []uint8{asm.SizeH, asm.SizeW, asm.SizeDW}[k-5]
+		span = max(span/size, 2) * size
+	}
 	pick := func(lo, hi int32) int32 {
 		off := lo + int32(g.src.n(int(hi-lo-span)+1))
 		if g.allowFaults && g.src.u8()&3 == 0 {
 			off += int32(g.src.n(2*int(span))) - span/2 // crosses an end
 		}
-		return off
+		return off &^ (size - 1)
 	}
 	soff, doff := pick(slo, shi), pick(dlo, dhi)
 	if sbase == dbase && g.src.u8()&1 == 0 {
 		doff = soff // equal strings
 	}
 	start := int32(g.src.n(4))
-	if start >= span-1 {
+	if start >= span/size-1 {
 		start = 0
 	}
+	start *= size
 	soff -= start
 	doff -= start
 	regs := []uint8{0, 1, 2, 3, 4, 5, 6, 7}
@@ -624,7 +632,7 @@ func (g *progGen) compareLoop() {
 		return asm.Instruction{Opcode: asm.ClassALU64 | asm.AluADD | asm.SourceX, Dst: dst, Src: src}
 	}
 	ldxb := func(dst, src uint8, off int32) asm.Instruction {
-		return asm.Instruction{Opcode: asm.ClassLDX | asm.ModeMEM | asm.SizeB, Dst: dst, Src: src, Offset: int16(off)}
+		return asm.Instruction{Opcode: asm.ClassLDX | asm.ModeMEM | code, Dst: dst, Src: src, Offset: int16(off)}
 	}
 	jmpClass := func() uint8 {
 		if g.src.u8()&1 == 0 {
@@ -647,9 +655,9 @@ func (g *progGen) compareLoop() {
 		if zero {
 			jump(asm.Instruction{Opcode: jmpClass() | asm.JmpJEQ, Dst: v})
 		}
-		g.emit(mov(8, t3), asm.Instruction{Opcode: asm.ClassALU64 | asm.AluADD, Dst: 8, Imm: 1})
+		g.emit(mov(8, t3), asm.Instruction{Opcode: asm.ClassALU64 | asm.AluADD, Dst: 8, Imm: size})
 		boundAt := len(g.insns)
-		g.emit(asm.Instruction{Opcode: asm.ClassJMP | asm.JmpJNE, Dst: t3, Imm: span - 1})
+		g.emit(asm.Instruction{Opcode: asm.ClassJMP | asm.JmpJNE, Dst: t3, Imm: span - size})
 		jump(asm.Instruction{Opcode: asm.ClassJMP | asm.JmpJA})
 		body := len(g.insns)
 		g.insns[entry].Offset = int16(body - entry - 1)
@@ -664,7 +672,7 @@ func (g *progGen) compareLoop() {
 		if zero {
 			jump(asm.Instruction{Opcode: jmpClass() | asm.JmpJEQ, Dst: w})
 		}
-		g.emit(asm.Instruction{Opcode: asm.ClassALU64 | asm.AluADD, Dst: 8, Imm: 1})
+		g.emit(asm.Instruction{Opcode: asm.ClassALU64 | asm.AluADD, Dst: 8, Imm: size})
 		op := uint8(asm.JmpJLT)
 		if g.src.u8()&1 == 0 {
 			op = asm.JmpJNE

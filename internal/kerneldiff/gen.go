@@ -1116,7 +1116,14 @@ func (g *gen) copyLoop() {
 // (compile_idiom_cmp.go).
 func (g *gen) compareLoop() {
 	span := 2 + g.rnd.IntN(DataSize/2-1)
-	off := func() int16 { return int16(g.rnd.IntN(DataSize - span + 1)) }
+	// Elements of 1 byte mostly, else 2, 4 or 8: the span, the offsets
+	// and the counter in bytes, multiples of the size.
+	size, code := 1, uint8(asm.SizeB)
+	if k := g.rnd.IntN(8); k >= 5 {
+		size, code = []int{2, 4, 8}[k-5], []uint8{asm.SizeH, asm.SizeW, asm.SizeDW}[k-5]
+		span = max(span/size, 2) * size
+	}
+	off := func() int16 { return int16(g.rnd.IntN((DataSize-span)/size+1) * size) }
 	src, dst := off(), off()
 	if g.rnd.IntN(2) == 0 {
 		dst = src
@@ -1136,8 +1143,8 @@ func (g *gen) compareLoop() {
 	loads := func(ctr uint8) {
 		g.mov(t, g.vreg)
 		g.emit(asm.Instruction{Opcode: asm.ClassALU64 | asm.AluADD | asm.SourceX, Dst: t, Src: ctr},
-			asm.Instruction{Opcode: asm.ClassLDX | asm.ModeMEM | asm.SizeB, Dst: v, Src: t, Offset: src},
-			asm.Instruction{Opcode: asm.ClassLDX | asm.ModeMEM | asm.SizeB, Dst: w, Src: t, Offset: dst})
+			asm.Instruction{Opcode: asm.ClassLDX | asm.ModeMEM | code, Dst: v, Src: t, Offset: src},
+			asm.Instruction{Opcode: asm.ClassLDX | asm.ModeMEM | code, Dst: w, Src: t, Offset: dst})
 	}
 	var exits []int
 	g.aluImm(asm.ClassALU64|asm.AluMOV, g.creg, 0)
@@ -1152,9 +1159,9 @@ func (g *gen) compareLoop() {
 			g.emit(asm.Instruction{Opcode: cls() | asm.JmpJEQ, Dst: v})
 		}
 		g.mov(g.creg, q)
-		g.aluImm(asm.ClassALU64|asm.AluADD, g.creg, 1)
+		g.aluImm(asm.ClassALU64|asm.AluADD, g.creg, int32(size))
 		bound := len(g.insns)
-		g.emit(asm.Instruction{Opcode: asm.ClassJMP | asm.JmpJNE, Dst: q, Imm: int32(span - 1)})
+		g.emit(asm.Instruction{Opcode: asm.ClassJMP | asm.JmpJNE, Dst: q, Imm: int32(span - size)})
 		exits = append(exits, len(g.insns))
 		g.emit(asm.Instruction{Opcode: asm.ClassJMP | asm.JmpJA})
 		g.jumpHere(entry)
@@ -1171,7 +1178,7 @@ func (g *gen) compareLoop() {
 			exits = append(exits, len(g.insns))
 			g.emit(asm.Instruction{Opcode: cls() | asm.JmpJEQ, Dst: w})
 		}
-		g.aluImm(asm.ClassALU64|asm.AluADD, g.creg, 1)
+		g.aluImm(asm.ClassALU64|asm.AluADD, g.creg, int32(size))
 		op := uint8(asm.JmpJLT)
 		if g.rnd.IntN(2) == 0 {
 			op = asm.JmpJNE
