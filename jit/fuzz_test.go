@@ -111,13 +111,15 @@ func (g *progGen) block(n int) {
 		case k < 12:
 			g.forwardJump()
 		case k == 12 && g.depth == 0:
-			switch g.src.n(4) {
+			switch g.src.n(5) {
 			case 0:
 				g.loop()
 			case 1:
 				g.walk()
 			case 2:
 				g.compareLoop()
+			case 3:
+				g.findLoop()
 			default:
 				g.copyLoop()
 			}
@@ -592,21 +594,29 @@ func (g *progGen) compareLoop() {
 	slo, shi := spanRegion(sbase)
 	dlo, dhi := spanRegion(dbase)
 	span := 2 + int32(g.src.n(int(min(shi-slo, dhi-dlo))-1))
+	// Elements of 1 byte mostly, else 2, 4 or 8 (the span, the offsets
+	// and the counter in bytes, multiples of the size).
+	size, code := int32(1), uint8(asm.SizeB)
+	if k := g.src.n(8); k >= 5 {
+		size, code = []int32{2, 4, 8}[k-5], []uint8{asm.SizeH, asm.SizeW, asm.SizeDW}[k-5]
+		span = max(span/size, 2) * size
+	}
 	pick := func(lo, hi int32) int32 {
 		off := lo + int32(g.src.n(int(hi-lo-span)+1))
 		if g.allowFaults && g.src.u8()&3 == 0 {
 			off += int32(g.src.n(2*int(span))) - span/2 // crosses an end
 		}
-		return off
+		return off &^ (size - 1)
 	}
 	soff, doff := pick(slo, shi), pick(dlo, dhi)
 	if sbase == dbase && g.src.u8()&1 == 0 {
 		doff = soff // equal strings
 	}
 	start := int32(g.src.n(4))
-	if start >= span-1 {
+	if start >= span/size-1 {
 		start = 0
 	}
+	start *= size
 	soff -= start
 	doff -= start
 	regs := []uint8{0, 1, 2, 3, 4, 5, 6, 7}
@@ -622,7 +632,7 @@ func (g *progGen) compareLoop() {
 		return asm.Instruction{Opcode: asm.ClassALU64 | asm.AluADD | asm.SourceX, Dst: dst, Src: src}
 	}
 	ldxb := func(dst, src uint8, off int32) asm.Instruction {
-		return asm.Instruction{Opcode: asm.ClassLDX | asm.ModeMEM | asm.SizeB, Dst: dst, Src: src, Offset: int16(off)}
+		return asm.Instruction{Opcode: asm.ClassLDX | asm.ModeMEM | code, Dst: dst, Src: src, Offset: int16(off)}
 	}
 	jmpClass := func() uint8 {
 		if g.src.u8()&1 == 0 {
@@ -645,9 +655,9 @@ func (g *progGen) compareLoop() {
 		if zero {
 			jump(asm.Instruction{Opcode: jmpClass() | asm.JmpJEQ, Dst: v})
 		}
-		g.emit(mov(8, t3), asm.Instruction{Opcode: asm.ClassALU64 | asm.AluADD, Dst: 8, Imm: 1})
+		g.emit(mov(8, t3), asm.Instruction{Opcode: asm.ClassALU64 | asm.AluADD, Dst: 8, Imm: size})
 		boundAt := len(g.insns)
-		g.emit(asm.Instruction{Opcode: asm.ClassJMP | asm.JmpJNE, Dst: t3, Imm: span - 1})
+		g.emit(asm.Instruction{Opcode: asm.ClassJMP | asm.JmpJNE, Dst: t3, Imm: span - size})
 		jump(asm.Instruction{Opcode: asm.ClassJMP | asm.JmpJA})
 		body := len(g.insns)
 		g.insns[entry].Offset = int16(body - entry - 1)
@@ -662,12 +672,105 @@ func (g *progGen) compareLoop() {
 		if zero {
 			jump(asm.Instruction{Opcode: jmpClass() | asm.JmpJEQ, Dst: w})
 		}
-		g.emit(asm.Instruction{Opcode: asm.ClassALU64 | asm.AluADD, Dst: 8, Imm: 1})
+		g.emit(asm.Instruction{Opcode: asm.ClassALU64 | asm.AluADD, Dst: 8, Imm: size})
 		op := uint8(asm.JmpJLT)
 		if g.src.u8()&1 == 0 {
 			op = asm.JmpJNE
 		}
 		g.emit(asm.Instruction{Opcode: asm.ClassJMP | op, Dst: 8, Imm: span, Offset: int16(head - len(g.insns) - 1)})
+	}
+	for _, o := range outs {
+		g.insns[o].Offset = int16(len(g.insns) - o - 1)
+	}
+}
+
+// findLoop emits a loop that looks for a byte as clang compiles strlen,
+// memchr or "find c or the end" (jeq to the needles, jeq bound out and ja
+// back, or a temporary written before each exit and jne bound back),
+// through a base plus a counter. The needles are immediates (0 mostly,
+// sometimes out of the byte's range) or a register the loop does not
+// write (sometimes from 256 on). The amd64 JIT scans such loops 16 bytes
+// at a time (compile_idiom_find.go). When faults are allowed, the span
+// sometimes crosses the end of its region.
+func (g *progGen) findLoop() {
+	base := uint8(10)
+	if g.src.u8()&1 == 0 {
+		base = 9
+	}
+	lo, hi := spanRegion(base)
+	span := 2 + int32(g.src.n(int(hi-lo)-1))
+	off := lo + int32(g.src.n(int(hi-lo-span)+1))
+	if g.allowFaults && g.src.u8()&3 == 0 {
+		off += int32(g.src.n(2*int(span))) - span/2 // crosses an end
+	}
+	start := int32(g.src.n(4))
+	if start >= span-1 {
+		start = 0
+	}
+	off -= start
+	regs := []uint8{0, 1, 2, 3, 4, 5, 6, 7}
+	for i := range regs {
+		j := i + g.src.n(len(regs)-i)
+		regs[i], regs[j] = regs[j], regs[i]
+	}
+	t, v, nr, tmp := regs[0], regs[1], regs[2], regs[3]
+	cls := func() uint8 {
+		if g.src.u8()&1 == 0 {
+			return asm.ClassJMP32
+		}
+		return asm.ClassJMP
+	}
+	var outs []int // jumps to the end, to patch
+	jump := func(ins asm.Instruction) {
+		outs = append(outs, len(g.insns))
+		g.emit(ins)
+	}
+	needle := func() {
+		switch k := g.src.n(8); {
+		case k < 3:
+			jump(asm.Instruction{Opcode: cls() | asm.JmpJEQ, Dst: v})
+		case k < 5:
+			jump(asm.Instruction{Opcode: cls() | asm.JmpJEQ, Dst: v, Imm: int32(g.src.u8())})
+		case k == 5:
+			jump(asm.Instruction{Opcode: cls() | asm.JmpJEQ, Dst: v, Imm: []int32{-1, 256, 0x1ff}[g.src.n(3)]})
+		default:
+			if g.src.u8()&1 == 0 {
+				jump(asm.Instruction{Opcode: cls() | asm.JmpJEQ | asm.SourceX, Dst: v, Src: nr})
+			} else {
+				jump(asm.Instruction{Opcode: cls() | asm.JmpJEQ | asm.SourceX, Dst: nr, Src: v})
+			}
+		}
+	}
+	nv := uint64(g.src.u8())
+	switch g.src.n(4) {
+	case 0:
+		nv |= 1 << 32
+	case 1:
+		nv += 256
+	}
+	g.lddw(nr, nv)
+	g.emit(asm.Instruction{Opcode: asm.ClassALU64 | asm.AluMOV, Dst: 8, Imm: start})
+	head := len(g.insns)
+	g.emit(asm.Instruction{Opcode: asm.ClassALU64 | asm.AluMOV | asm.SourceX, Dst: t, Src: base},
+		asm.Instruction{Opcode: asm.ClassALU64 | asm.AluADD | asm.SourceX, Dst: t, Src: 8},
+		asm.Instruction{Opcode: asm.ClassLDX | asm.ModeMEM | asm.SizeB, Dst: v, Src: t, Offset: int16(off)})
+	slenp := g.src.u8()&1 == 0
+	if slenp {
+		g.emit(asm.Instruction{Opcode: asm.ClassALU64 | asm.AluMOV | asm.SourceX, Dst: tmp, Src: 8})
+	}
+	needle()
+	if g.src.u8()&1 == 0 {
+		needle()
+	}
+	if slenp {
+		g.emit(asm.Instruction{Opcode: asm.ClassALU64 | asm.AluMOV, Dst: tmp, Imm: span})
+	}
+	g.emit(asm.Instruction{Opcode: asm.ClassALU64 | asm.AluADD, Dst: 8, Imm: 1})
+	if slenp {
+		g.emit(asm.Instruction{Opcode: asm.ClassJMP | asm.JmpJNE, Dst: 8, Imm: span, Offset: int16(head - len(g.insns) - 1)})
+	} else {
+		jump(asm.Instruction{Opcode: asm.ClassJMP | asm.JmpJEQ, Dst: 8, Imm: span})
+		g.emit(asm.Instruction{Opcode: asm.ClassJMP | asm.JmpJA, Offset: int16(head - len(g.insns) - 1)})
 	}
 	for _, o := range outs {
 		g.insns[o].Offset = int16(len(g.insns) - o - 1)

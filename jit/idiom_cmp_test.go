@@ -17,6 +17,20 @@ type cmpLoop struct {
 	n     int    // positions compared at most
 	a, b  int    // the strings' offsets into the context
 	start int    // the counter's first value
+	size  int    // the element's size in bytes (0: 1)
+}
+
+// elem returns the element's size and its load's suffix.
+func (l cmpLoop) elem() (int, string) {
+	switch l.size {
+	case 2:
+		return 2, "h"
+	case 4:
+		return 4, "w"
+	case 8:
+		return 8, "dw"
+	}
+	return 1, "b"
 }
 
 // fold mixes every register the loops write into r0.
@@ -30,6 +44,7 @@ const cmpFold = `
 	exit`
 
 func (l cmpLoop) source() string {
+	s, ld := l.elem()
 	if l.shape == "memcmp" {
 		return fmt.Sprintf(`	mov %%r2, %d
 			mov %%r3, 0
@@ -37,17 +52,17 @@ func (l cmpLoop) source() string {
 		loop:
 			mov %%r3, %%r1
 			add %%r3, %%r2
-			ldxb %%r4, [%%r3%+d]
-			ldxb %%r5, [%%r3%+d]
+			ldx%s %%r4, [%%r3%+d]
+			ldx%s %%r5, [%%r3%+d]
 			jne %%r4, %%r5, diff
-			add %%r2, 1
+			add %%r2, %d
 			jlt %%r2, %d, loop
 			mov %%r0, 0
 			ja out
 		diff:
 			mov %%r0, %%r4
 			sub %%r0, %%r5
-		out:`, l.start, l.a, l.b, l.n) + cmpFold
+		out:`, l.start*s, ld, l.a, ld, l.b, s, l.n*s) + cmpFold
 	}
 	// clang's strcmp at -O2: rotated, entered at head.
 	return fmt.Sprintf(`	mov %%r3, %d
@@ -56,19 +71,19 @@ func (l cmpLoop) source() string {
 		test:
 			jeq32 %%r3, 0, out
 			mov %%r3, %%r2
-			add %%r3, 1
+			add %%r3, %d
 			jne %%r2, %d, head
 		out:`+strings.ReplaceAll(cmpFold, "%", "%%")+`
 		head:
 			mov %%r2, %%r3
 			mov %%r3, %%r1
 			add %%r3, %%r2
-			ldxb %%r4, [%%r3%+d]
-			ldxb %%r3, [%%r3%+d]
+			ldx%s %%r4, [%%r3%+d]
+			ldx%s %%r3, [%%r3%+d]
 			jeq32 %%r3, %%r4, test
 			sub32 %%r3, %%r4
 			mov32 %%r0, %%r3
-			ja out`, l.start, l.n-1, l.b, l.a)
+			ja out`, l.start*s, s, (l.n-1)*s, ld, l.b, ld, l.a)
 }
 
 // Compare loops (compile_idiom_cmp.go) against the interpreter in every
@@ -92,11 +107,16 @@ func TestCompareIdioms(t *testing.T) {
 		idioms int
 	}
 	var cases []tc
-	for _, shape := range []string{"strcmp", "memcmp"} {
+	for _, shape := range []string{"strcmp", "memcmp", "strcmp16", "memcmp16", "strcmp32", "memcmp32", "memcmp64"} {
+		size := map[string]int{"strcmp16": 2, "memcmp16": 2, "strcmp32": 4, "memcmp32": 4, "memcmp64": 8}[shape]
+		base := strings.TrimRight(shape, "0123456789")
 		for _, n := range []int{1, 2, 15, 16, 17, 31, 32, 33, 100, 4095, 4096} {
-			l := cmpLoop{shape: shape, n: n, a: 8, b: 16 + n}
+			if size > 1 && n > 1000 {
+				continue
+			}
+			l := cmpLoop{shape: base, n: n, a: 8, b: 16 + n*max(size, 1), size: size}
 			idioms := 1
-			if shape == "strcmp" && n == 1 {
+			if base == "strcmp" && n == 1 {
 				idioms = 0 // "jne r2, 0": no bound to run to
 			}
 			add := func(name string, diff, zero, zeroA int) {
@@ -136,8 +156,22 @@ func TestCompareIdioms(t *testing.T) {
 			tc{name: shape + "/fault before a", loop: cmpLoop{shape: shape, n: 1000, a: -5, b: 1000}, ctx: 2000, diff: -1, zero: -1, zeroA: -1, faults: true, idioms: 1},
 			tc{name: shape + "/zero before the region's end", loop: l, ctx: 1500, diff: -1, zero: 400, zeroA: -1, faults: true, idioms: 1},
 			tc{name: shape + "/diff 20 bytes before the region's end", loop: l, ctx: 1500, diff: 480, zero: -1, zeroA: -1, faults: true, idioms: 1},
+			tc{name: shape + "/fault 10 bytes into b", loop: l, ctx: 1010, diff: -1, zero: -1, zeroA: -1, faults: true, idioms: 1},
 			tc{name: shape + "/fault at the last byte", loop: l, ctx: 1999, diff: -1, zero: -1, zeroA: -1, faults: true, idioms: 1},
 		)
+	}
+	// The budget, slice and fault cases again with wider elements: the
+	// offsets and the context in elements.
+	for _, size := range []int{2, 4, 8} {
+		for _, c := range cases {
+			if c.loop.n != 1000 && c.loop.n != 100 || c.loop.size != 0 || size == 8 && c.loop.shape == "strcmp" {
+				continue
+			}
+			c.name = fmt.Sprintf("%s (%d-byte elements)", c.name, size)
+			c.loop.size, c.loop.a, c.loop.b = size, c.loop.a*size, c.loop.b*size
+			c.ctx *= size
+			cases = append(cases, c)
+		}
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -162,9 +196,10 @@ func TestCompareIdioms(t *testing.T) {
 			if c.slice != 0 {
 				defer jit.SetSlice(c.slice)()
 			}
+			s, _ := c.loop.elem()
 			ctx := c.ctx
 			if ctx == 0 {
-				ctx = c.loop.b + c.loop.n + 8
+				ctx = c.loop.b + c.loop.n*s + 8
 			}
 			in := diffInput{mem: make([]byte, ctx), budget: c.budget}
 			set := func(off int, v byte) {
@@ -172,20 +207,25 @@ func TestCompareIdioms(t *testing.T) {
 					in.mem[off] = v
 				}
 			}
-			for i := range c.loop.n {
+			// Element i's bytes; a difference in one byte of element
+			// p, which one varying with p; a zero element: all bytes.
+			for i := range c.loop.n * s {
 				v := byte(1 + (i*7+i>>8)%250)
 				set(c.loop.a+i, v)
 				set(c.loop.b+i, v)
 			}
 			if c.diff >= 0 {
-				set(c.loop.b+c.diff, byte(1+(c.diff*7+c.diff>>8+100)%250))
+				d := c.diff*s + c.diff%s
+				set(c.loop.b+d, byte(1+(d*7+d>>8+100)%250))
 			}
-			if c.zero >= 0 {
-				set(c.loop.a+c.zero, 0)
-				set(c.loop.b+c.zero, 0)
-			}
-			if c.zeroA >= 0 {
-				set(c.loop.a+c.zeroA, 0)
+			for j := range s {
+				if c.zero >= 0 {
+					set(c.loop.a+c.zero*s+j, 0)
+					set(c.loop.b+c.zero*s+j, 0)
+				}
+				if c.zeroA >= 0 {
+					set(c.loop.a+c.zeroA*s+j, 0)
+				}
 			}
 			modes := allModes
 			if c.faults {

@@ -165,6 +165,18 @@ var Set = []*Benchmark{
 		},
 	},
 	{
+		Name: "strlen", Object: "strlen", Program: "str_len",
+		Input: func() []byte { return strings('x', 'x')[:strSize] },
+		Want:  strSize - 1,
+		Native: func(ctx []byte) uint64 {
+			n := bytes.IndexByte(ctx[:strSize], 0)
+			if n < 0 {
+				n = strSize
+			}
+			return uint64(n)
+		},
+	},
+	{
 		Name: "switch", Object: "switch", Program: "switch_loop",
 		Input:  switchInput,
 		Want:   switchWant,

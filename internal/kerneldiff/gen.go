@@ -996,6 +996,11 @@ func (g *gen) byteLoop() {
 	case 2:
 		g.compareLoop()
 		return
+	case 3:
+		if g.rnd.IntN(2) == 0 {
+			g.findLoop()
+			return
+		}
 	}
 	sz := sizes[g.rnd.IntN(len(sizes))]
 	unit := sz.bytes
@@ -1111,7 +1116,14 @@ func (g *gen) copyLoop() {
 // (compile_idiom_cmp.go).
 func (g *gen) compareLoop() {
 	span := 2 + g.rnd.IntN(DataSize/2-1)
-	off := func() int16 { return int16(g.rnd.IntN(DataSize - span + 1)) }
+	// Elements of 1 byte mostly, else 2, 4 or 8: the span, the offsets
+	// and the counter in bytes, multiples of the size.
+	size, code := 1, uint8(asm.SizeB)
+	if k := g.rnd.IntN(8); k >= 5 {
+		size, code = []int{2, 4, 8}[k-5], []uint8{asm.SizeH, asm.SizeW, asm.SizeDW}[k-5]
+		span = max(span/size, 2) * size
+	}
+	off := func() int16 { return int16(g.rnd.IntN((DataSize-span)/size+1) * size) }
 	src, dst := off(), off()
 	if g.rnd.IntN(2) == 0 {
 		dst = src
@@ -1131,8 +1143,8 @@ func (g *gen) compareLoop() {
 	loads := func(ctr uint8) {
 		g.mov(t, g.vreg)
 		g.emit(asm.Instruction{Opcode: asm.ClassALU64 | asm.AluADD | asm.SourceX, Dst: t, Src: ctr},
-			asm.Instruction{Opcode: asm.ClassLDX | asm.ModeMEM | asm.SizeB, Dst: v, Src: t, Offset: src},
-			asm.Instruction{Opcode: asm.ClassLDX | asm.ModeMEM | asm.SizeB, Dst: w, Src: t, Offset: dst})
+			asm.Instruction{Opcode: asm.ClassLDX | asm.ModeMEM | code, Dst: v, Src: t, Offset: src},
+			asm.Instruction{Opcode: asm.ClassLDX | asm.ModeMEM | code, Dst: w, Src: t, Offset: dst})
 	}
 	var exits []int
 	g.aluImm(asm.ClassALU64|asm.AluMOV, g.creg, 0)
@@ -1147,9 +1159,9 @@ func (g *gen) compareLoop() {
 			g.emit(asm.Instruction{Opcode: cls() | asm.JmpJEQ, Dst: v})
 		}
 		g.mov(g.creg, q)
-		g.aluImm(asm.ClassALU64|asm.AluADD, g.creg, 1)
+		g.aluImm(asm.ClassALU64|asm.AluADD, g.creg, int32(size))
 		bound := len(g.insns)
-		g.emit(asm.Instruction{Opcode: asm.ClassJMP | asm.JmpJNE, Dst: q, Imm: int32(span - 1)})
+		g.emit(asm.Instruction{Opcode: asm.ClassJMP | asm.JmpJNE, Dst: q, Imm: int32(span - size)})
 		exits = append(exits, len(g.insns))
 		g.emit(asm.Instruction{Opcode: asm.ClassJMP | asm.JmpJA})
 		g.jumpHere(entry)
@@ -1166,7 +1178,7 @@ func (g *gen) compareLoop() {
 			exits = append(exits, len(g.insns))
 			g.emit(asm.Instruction{Opcode: cls() | asm.JmpJEQ, Dst: w})
 		}
-		g.aluImm(asm.ClassALU64|asm.AluADD, g.creg, 1)
+		g.aluImm(asm.ClassALU64|asm.AluADD, g.creg, int32(size))
 		op := uint8(asm.JmpJLT)
 		if g.rnd.IntN(2) == 0 {
 			op = asm.JmpJNE
@@ -1183,6 +1195,73 @@ func (g *gen) compareLoop() {
 	// but keep the verifier's view simple).
 	g.initReg(t, nil)
 	g.initReg(q, nil)
+}
+
+// findLoop emits a byte search over the data area as clang compiles
+// strlen, memchr or "find c or the end" (jeq to the needles, then jeq
+// bound out and ja back, or a temporary written before each exit and jne
+// bound back): the counter counts up from 0 and indexes the string; the
+// needles are immediates or a register the loop does not write. The
+// amd64 JIT scans such loops 16 bytes at a time (compile_idiom_find.go).
+func (g *gen) findLoop() {
+	span := 2 + g.rnd.IntN(DataSize/2-1)
+	src := int16(g.rnd.IntN(DataSize - span + 1))
+	regs := g.scratch(4)
+	t, v, nr, tmp := regs[0], regs[1], regs[2], regs[3]
+	cls := func() uint8 {
+		if g.rnd.IntN(2) == 0 {
+			return asm.ClassJMP32
+		}
+		return asm.ClassJMP
+	}
+	var exits []int
+	needle := func() {
+		exits = append(exits, len(g.insns))
+		switch g.rnd.IntN(3) {
+		case 0:
+			g.emit(asm.Instruction{Opcode: cls() | asm.JmpJEQ, Dst: v})
+		case 1:
+			g.emit(asm.Instruction{Opcode: cls() | asm.JmpJEQ, Dst: v, Imm: int32(g.rnd.IntN(256))})
+		default:
+			g.emit(asm.Instruction{Opcode: cls() | asm.JmpJEQ | asm.SourceX, Dst: v, Src: nr})
+		}
+	}
+	g.aluImm(asm.ClassALU64|asm.AluMOV, nr, int32(g.rnd.IntN(256)+256*g.rnd.IntN(2)))
+	g.aluImm(asm.ClassALU64|asm.AluMOV, tmp, 0)
+	g.inLoop = true
+	g.depth++
+	g.loopDepth, g.loopCalled = g.depth, false
+	g.aluImm(asm.ClassALU64|asm.AluMOV, g.creg, 0)
+	start := len(g.insns)
+	g.mov(t, g.vreg)
+	g.emit(asm.Instruction{Opcode: asm.ClassALU64 | asm.AluADD | asm.SourceX, Dst: t, Src: g.creg},
+		asm.Instruction{Opcode: asm.ClassLDX | asm.ModeMEM | asm.SizeB, Dst: v, Src: t, Offset: src})
+	slenp := g.rnd.IntN(2) == 0
+	if slenp {
+		g.mov(tmp, g.creg)
+	}
+	needle()
+	if g.rnd.IntN(2) == 0 {
+		needle()
+	}
+	if slenp {
+		g.aluImm(asm.ClassALU64|asm.AluMOV, tmp, int32(span))
+	}
+	g.aluImm(asm.ClassALU64|asm.AluADD, g.creg, 1)
+	if slenp {
+		g.emit(asm.Instruction{Opcode: asm.ClassJMP | asm.JmpJNE, Dst: g.creg, Imm: int32(span), Offset: int16(start - len(g.insns) - 1)})
+	} else {
+		exits = append(exits, len(g.insns))
+		g.emit(asm.Instruction{Opcode: asm.ClassJMP | asm.JmpJEQ, Dst: g.creg, Imm: int32(span)})
+		g.jaBack(start)
+	}
+	for _, at := range exits {
+		g.jumpHere(at)
+	}
+	g.depth--
+	g.inLoop = false
+	// t holds an address into the element: a number again.
+	g.initReg(t, nil)
 }
 
 // scratch returns n distinct registers holding numbers, none of them

@@ -70,6 +70,45 @@ func TestHostileIdioms(t *testing.T) {
 			mov32 %%r0, %%r3
 			ja out`, n-1, b, a)
 	}
+	// A find loop (strlen, or memchr of r5's byte) from base+start.
+	find := func(setup, base, needle string, start, n int64) string {
+		return fmt.Sprintf(`%s
+			lddw %%r2, %d
+		loop:
+			mov %%r3, %s
+			add %%r3, %%r2
+			ldxb %%r3, [%%r3+0]
+			%s
+			add %%r2, 1
+			jeq %%r2, %d, out
+			ja loop
+		out:
+			mov %%r0, %%r2
+			exit`, setup, start, base, needle, n)
+	}
+	// stackFill sets the stack's bytes to 0xff (each engine's stack is its
+	// own: what it holds before is not comparable).
+	stackFill := `	mov %r2, 0
+		fill:
+			mov %r3, %r10
+			add %r3, -512
+			add %r3, %r2
+			stdw [%r3+0], -1
+			add %r2, 8
+			jlt %r2, 512, fill`
+	memcmp32 := `	mov %r2, 0
+		loop:
+			mov %r3, %r1
+			add %r3, %r2
+			ldxw %r4, [%r3+0]
+			ldxw %r5, [%r3+2048]
+			jne %r4, %r5, out
+			jeq %r4, 0, out
+			add %r2, 4
+			jlt %r2, 1048576, loop
+		out:
+			mov %r0, %r2
+			exit`
 	cases := []struct {
 		name  string
 		src   string
@@ -83,6 +122,11 @@ func TestHostileIdioms(t *testing.T) {
 		{"fill past the stack's top", fill, 0, true},
 		{"strcmp past the context", strcmp(0, 2048, 1<<20), 4096, false},
 		{"strcmp from a wrapped base", strcmp(0, -4096, 1<<16), 4096, false},
+		{"strlen past the context", find("", "%r1", "jeq32 %r3, 0, out", 0, 1<<20), 4096, false},
+		{"strlen, counter far below its bound", find("", "%r1", "jeq32 %r3, 0, out", -1<<40, 64), 4096, false},
+		{"strlen from a wrapped base", find("lddw %r5, 0xfffffffffffffff0", "%r5", "jeq32 %r3, 0, out", 0, 1<<16), 4096, false},
+		{"memchr past the stack's top", find(stackFill+"\n\t\t\tmov %r5, 0x41\n\t\t\tmov %r6, %r10\n\t\t\tadd %r6, -512", "%r6", "jeq %r3, %r5, out", 0, 1<<20), 0, true},
+		{"memcmp of words past the context", memcmp32, 4096, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -64,11 +64,26 @@ type CopyLoop struct {
 	Fill  bool
 	Value int8
 	Imm   int32
-	// Compare: a compare loop (idiom_cmp.go) of byte elements at the
+	// Compare: a compare loop (idiom_cmp.go) of Size-byte elements at the
 	// addresses Src* and Dst*, whose path from Head back to it has Cost
 	// slots and ends with the jump at End; Zero: it also leaves at a zero
 	// element.
 	Compare, Zero bool
+	// Find: a find loop (idiom_cmp.go, with Compare set too) of byte
+	// elements at Src*, which leaves at an element equal to one of its
+	// Needles (Dst* are unused).
+	Find    bool
+	Needles uint8
+	Needle  [2]Needle
+}
+
+// Needle is what a find loop's element is tested against: the byte Imm
+// (Reg -1) or register Reg, compared in 64 bits (Wide) or in its low 32
+// (a value from 256 on matches no element).
+type Needle struct {
+	Reg  int8
+	Imm  uint8
+	Wide bool
 }
 
 // IdiomAt returns the index of the copy loop whose head is slot pc, or -1.

@@ -15,8 +15,8 @@ import (
 //
 // The recogniser takes a slot H that starts a block inside a loop and
 // follows the only path that comes back to it (at most maxIdiomSlots
-// slots). Along it: ALU instructions, two byte loads whose addresses grow
-// by one per iteration, and conditional jumps, each of which is either
+// slots). Along it: ALU instructions, two loads of 1, 2, 4 or 8 bytes
+// whose addresses grow by that size per iteration, and conditional jumps, each of which is either
 // the mismatch test (the two loaded values compared, stay when equal),
 // the zero test (a loaded value against 0, stay when not zero; optional)
 // or the bound test on a counter (as a copy loop's). An iteration stays
@@ -28,6 +28,27 @@ import (
 // every register the path writes is a counter or written before it is
 // read, and before every exit test (else the leaving iteration would
 // leave with a value of an iteration run wide).
+
+//
+// Find loops (CopyLoop with Find): the same cycle with one byte load and,
+// in place of the mismatch test, one or two needle tests, each the loaded
+// value against an immediate byte or a register the path does not write,
+// staying while they differ: clang's strlen, memchr and "find c or the
+// end of the string" loops, e.g.
+//
+//	H:  r3 = r1; r3 += r2; r3 = *(u8 *)(r3 + 0)
+//	    if w3 == 0 goto out; r2 += 1; if r2 == 0xfa0 goto out; goto H
+//
+// The back end finds k, the first position equal to a needle, 16 bytes at
+// a time, as for a compare loop.
+
+// ldxSizes are the element sizes of the loads compare loops take.
+var ldxSizes = map[uint8]uint8{
+	asm.ClassLDX | asm.ModeMEM | asm.SizeB:  1,
+	asm.ClassLDX | asm.ModeMEM | asm.SizeH:  2,
+	asm.ClassLDX | asm.ModeMEM | asm.SizeW:  4,
+	asm.ClassLDX | asm.ModeMEM | asm.SizeDW: 8,
+}
 
 // compareLoops turns the recognition on (tests of hoisted checks on
 // the same loops turn it off: see SetCompareLoops).
@@ -47,7 +68,7 @@ const maxCyclePaths = 16
 // compareLoop reports whether a cycle through slot h inside the loop
 // [lo, hi] is a compare loop and describes it.
 func (a *Analysis) compareLoop(h, lo, hi int) (CopyLoop, bool) {
-	l := CopyLoop{Head: int32(h), Compare: true, Size: 1}
+	l := CopyLoop{Head: int32(h), Compare: true}
 	var path [maxIdiomSlots]int32
 	var stay [maxIdiomSlots]bool // at a conditional jump: stay when taken
 	n, found, tried := 0, 0, 0
@@ -129,8 +150,8 @@ func (a *Analysis) compareLoop(h, lo, hi int) (CopyLoop, bool) {
 				read(ins.Src)
 			}
 			t := uint8(0)
-			if op == asm.AluMOV && x && ins.Offset == 0 {
-				t = tag[ins.Src] // a byte is the same in 32 and 64 bits
+			if op == asm.AluMOV && x && ins.Offset == 0 && (ins.Class() == asm.ClassALU64 || l.Size < 8) {
+				t = tag[ins.Src] // an element up to 4 bytes is the same in 32 and 64 bits
 			}
 			if ins.Class() == asm.ClassALU64 {
 				stepALU64(&cur, ins)
@@ -140,9 +161,11 @@ func (a *Analysis) compareLoop(h, lo, hi int) (CopyLoop, bool) {
 			tag[ins.Dst] = t
 			written |= 1 << ins.Dst
 		case asm.ClassLDX:
-			if ins.Opcode != asm.ClassLDX|asm.ModeMEM|asm.SizeB || loads == 2 {
+			size, ok := ldxSizes[ins.Opcode]
+			if !ok || loads == 2 || loads == 1 && size != l.Size {
 				return l, false
 			}
+			l.Size = size
 			read(ins.Src)
 			addr[loads] = cur[ins.Src]
 			addr[loads].d += int64(ins.Offset)
@@ -161,19 +184,37 @@ func (a *Analysis) compareLoop(h, lo, hi int) (CopyLoop, bool) {
 			}
 			if ins.Opcode&asm.SourceX != 0 {
 				read(ins.Src)
-				// The mismatch test: stay while the elements are equal.
-				if mismatch || op != asm.JmpJEQ || tag[ins.Dst] == 0 || tag[ins.Src] == 0 || tag[ins.Dst] == tag[ins.Src] {
+				if tag[ins.Dst] != 0 && tag[ins.Src] != 0 {
+					// The mismatch test: stay while the elements are equal
+					// (all 8 bytes of 8-byte elements: not in 32 bits).
+					if mismatch || op != asm.JmpJEQ || tag[ins.Dst] == tag[ins.Src] ||
+						l.Size == 8 && ins.Class() == asm.ClassJMP32 {
+						return l, false
+					}
+					mismatch = true
+					continue
+				}
+				// A needle in a register the path does not write
+				// (checked below): stay while the element differs.
+				r := ins.Src
+				if tag[ins.Dst] == 0 {
+					r = ins.Dst
+				}
+				if tag[ins.Dst] == 0 && tag[ins.Src] == 0 || op != asm.JmpJNE || l.Needles == 2 {
 					return l, false
 				}
-				mismatch = true
+				l.Needle[l.Needles] = Needle{Reg: int8(r), Wide: ins.Class() == asm.ClassJMP}
+				l.Needles++
 				continue
 			}
 			if tag[ins.Dst] != 0 {
-				// The zero test: stay while the element is not zero.
-				if l.Zero || op != asm.JmpJNE || ins.Imm != 0 {
+				// A needle or the zero test: stay while the element
+				// differs from the immediate.
+				if op != asm.JmpJNE || ins.Imm < 0 || ins.Imm > 0xff || l.Needles == 2 {
 					return l, false
 				}
-				l.Zero = true
+				l.Needle[l.Needles] = Needle{Reg: -1, Imm: uint8(ins.Imm)}
+				l.Needles++
 				continue
 			}
 			// The bound test, on a counter (checked below).
@@ -194,8 +235,29 @@ func (a *Analysis) compareLoop(h, lo, hi int) (CopyLoop, bool) {
 			return l, false
 		}
 	}
-	if !mismatch || !bound || loads != 2 || !addr[0].ok || !addr[1].ok {
+	switch {
+	case !bound || loads == 0 || !addr[0].ok || loads == 2 && !addr[1].ok:
 		return l, false
+	case loads == 2:
+		// A compare loop: the mismatch test and at most the zero test
+		// (not of 8-byte elements: SSE2 has no 64-bit compare).
+		if !mismatch || l.Needles > 1 || l.Needles == 1 && (l.Needle[0].Reg >= 0 || l.Needle[0].Imm != 0 || l.Size == 8) {
+			return l, false
+		}
+		l.Zero, l.Needles, l.Needle = l.Needles == 1, 0, [2]Needle{}
+	default:
+		// A find loop: one or two needles, in registers the path does
+		// not write.
+		if mismatch || l.Needles == 0 || l.Size != 1 {
+			return l, false
+		}
+		for _, nd := range l.Needle[:l.Needles] {
+			if nd.Reg >= 0 && written&(1<<nd.Reg) != 0 {
+				return l, false
+			}
+		}
+		l.Find = true
+		addr[1] = addr[0]
 	}
 	for r := range 11 {
 		if written&(1<<r) == 0 {
@@ -228,12 +290,14 @@ func (a *Analysis) compareLoop(h, lo, hi int) (CopyLoop, bool) {
 				return l, false
 			}
 		}
-		if s != 1 || v.d != int64(int32(v.d)) {
+		if s != int64(l.Size) || v.d != int64(int32(v.d)) {
 			return l, false
 		}
 	}
 	l.SrcBases, l.SrcD = addr[0].bases, int32(addr[0].d)
-	l.DstBases, l.DstD = addr[1].bases, int32(addr[1].d)
+	if !l.Find {
+		l.DstBases, l.DstD = addr[1].bases, int32(addr[1].d)
+	}
 	// The bound test's counter must be one.
 	if l.IVs&(1<<l.Counter) == 0 {
 		return l, false

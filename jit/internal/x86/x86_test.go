@@ -175,6 +175,34 @@ func encCases() []encCase {
 			add(fmt.Sprintf("movsxd %s, %s", rn(8, r), rn(4, s)), func(a *Asm) { a.MovsxRR(4, 8, r, s) })
 		}
 	}
+	xregs := []XReg{0, 1, 2, 7, 8, 11, 15}
+	for _, d := range xregs {
+		for _, s := range xregs {
+			add(fmt.Sprintf("pcmpeqb xmm%d, xmm%d", d, s), func(a *Asm) { a.Pcmpeqb(d, s) })
+			add(fmt.Sprintf("por xmm%d, xmm%d", d, s), func(a *Asm) { a.Por(d, s) })
+			add(fmt.Sprintf("pcmpeqw xmm%d, xmm%d", d, s), func(a *Asm) { a.Pcmpeqw(d, s) })
+			add(fmt.Sprintf("pcmpeqd xmm%d, xmm%d", d, s), func(a *Asm) { a.Pcmpeqd(d, s) })
+			add(fmt.Sprintf("pandn xmm%d, xmm%d", d, s), func(a *Asm) { a.Pandn(d, s) })
+			add(fmt.Sprintf("pxor xmm%d, xmm%d", d, s), func(a *Asm) { a.Pxor(d, s) })
+			add(fmt.Sprintf("pminub xmm%d, xmm%d", d, s), func(a *Asm) { a.Pminub(d, s) })
+			add(fmt.Sprintf("movdqa xmm%d, xmm%d", d, s), func(a *Asm) { a.Movdqa(d, s) })
+			add(fmt.Sprintf("pshufd xmm%d, xmm%d, 0x0", d, s), func(a *Asm) { a.Pshufd(d, s, 0) })
+		}
+		for _, r := range allRegs {
+			add(fmt.Sprintf("pmovmskb %s, xmm%d", rn(4, r), d), func(a *Asm) { a.Pmovmskb(r, d) })
+			add(fmt.Sprintf("movd xmm%d, %s", d, rn(4, r)), func(a *Asm) { a.MovdToX(d, r) })
+		}
+		for _, m := range sampleMems() {
+			add(fmt.Sprintf("movdqu xmm%d, %s", d, strings.Replace(memText(8, m), "qword", "xmmword", 1)), func(a *Asm) { a.Movdqu(d, m) })
+		}
+	}
+	for _, size := range []int{4, 8} {
+		for _, d := range allRegs {
+			for _, s := range allRegs {
+				add(fmt.Sprintf("bsf %s, %s", rn(size, d), rn(size, s)), func(a *Asm) { a.Bsf(size, d, s) })
+			}
+		}
+	}
 	for _, m := range memOperands() {
 		for _, r := range []Reg{RAX, RSI, RDI, RBP, R8, R11, R15} {
 			add(fmt.Sprintf("movzx %s, %s", rn(4, r), memText(1, m)), func(a *Asm) { a.Load(1, r, m) })

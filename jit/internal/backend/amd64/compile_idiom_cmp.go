@@ -1,6 +1,8 @@
 package amd64
 
 import (
+	"math/bits"
+
 	"github.com/uebpf/uebpf/jit/internal/backend"
 	"github.com/uebpf/uebpf/jit/internal/frontend"
 	"github.com/uebpf/uebpf/jit/internal/x86"
@@ -14,7 +16,11 @@ import (
 // chunk overlaps the one before) and finds k, the leading positions whose
 // elements are equal (and not zero, for a loop that tests it). It charges
 // k iterations, grows the counters by k steps and goes to the head's
-// ordinary code, which runs iteration k: the one that leaves. X0-X2 are
+// ordinary code, which runs iteration k: the one that leaves. Elements of
+// 2, 4 or 8 bytes are compared bytewise too (n and the region's share in
+// whole elements' bytes, so the overlapping last chunk keeps elements
+// aligned for the zero test, pcmpeqw or pcmpeqd); k is the element that
+// holds the first byte that leaves. X0-X2 are
 // scratch: Go's code around the run keeps nothing in them (X15, its zero,
 // is left alone).
 
@@ -34,7 +40,12 @@ var (
 // nothing), and it goes on at the head's ordinary code.
 func (c *compiler) emitCompareLoops() {
 	for i := range c.Copies {
-		if l := &c.Copies[i]; l.Compare {
+		l := &c.Copies[i]
+		switch {
+		case l.Find:
+			c.idiomBodies[i] = int32(c.a.Len())
+			c.emitFindLoop(int(l.Head), l)
+		case l.Compare:
 			c.idiomBodies[i] = int32(c.a.Len())
 			c.emitCompareLoop(int(l.Head), l)
 		}
@@ -48,6 +59,11 @@ func (c *compiler) emitCompareLoop(pc int, l *frontend.CopyLoop) {
 	c.idiomOuts = c.idiomOuts[:0]
 	out := func(cond x86.Cond) { c.idiomOuts = append(c.idiomOuts, int32(a.Jcc(cond))) }
 	c.emitIdiomCount(l, out)
+	// rcx = the bytes of those iterations' elements.
+	shift := uint8(bits.TrailingZeros8(l.Size))
+	if shift > 0 {
+		a.ShiftRI(x86.SHL, 8, tmpC, shift)
+	}
 	a.ALURI(x86.CMP, 8, tmpC, 16)
 	out(x86.CondB)
 
@@ -61,11 +77,17 @@ func (c *compiler) emitCompareLoop(pc int, l *frontend.CopyLoop) {
 	a.MovRR(8, x86.RSI, tmpAddr)
 	a.Pop(x86.RDI)
 	probes := len(c.stubs)
+	var short int
 	if c.checked {
 		c.emitCompareRegion(pc, x86.RSI)
 		c.emitCompareRegion(pc, x86.RDI)
+		// Whole elements only; too few bytes in the region: out after
+		// r1 and r2 are back.
+		if shift > 0 {
+			a.ALURI(x86.AND, 8, tmpC, -int32(l.Size))
+		}
 		a.ALURI(x86.CMP, 8, tmpC, 16)
-		c.idiomOuts = append(c.idiomOuts, int32(a.Jcc(x86.CondB)))
+		short = a.Jcc(x86.CondB)
 	}
 
 	// The scan: 16-byte chunks while rcx, the elements left, has one;
@@ -74,10 +96,21 @@ func (c *compiler) emitCompareLoop(pc int, l *frontend.CopyLoop) {
 	a.Append(cmpPxor)
 	loop := a.Len()
 	a.Append(cmpLoad)
-	if l.Zero {
+	switch {
+	case l.Zero && shift > 0:
+		// The bytes that stay: equal and not in a zero element.
+		if l.Size == 2 {
+			a.Pcmpeqw(x86.X0, x86.X2)
+		} else {
+			a.Pcmpeqd(x86.X0, x86.X2)
+		}
+		a.Pandn(x86.X0, x86.X1)
+		a.Pmovmskb(tmpAddr, x86.X0)
+		a.ALURI(x86.XOR, 4, tmpAddr, 0xffff)
+	case l.Zero:
 		a.Append(cmpZero)
 		a.Append(cmpMask)
-	} else {
+	default:
 		a.Append(cmpMask)
 		a.ALURI(x86.XOR, 4, tmpAddr, 0xffff)
 	}
@@ -98,14 +131,41 @@ func (c *compiler) emitCompareLoop(pc int, l *frontend.CopyLoop) {
 	a.Append(cmpBsf)
 	a.ALURR(x86.ADD, 8, x86.RSI, tmpAddr)
 	a.PatchRel32(done, a.Len())
-	// rcx = k, the elements before rsi.
+	// rcx = k, the elements before rsi (which points into the element
+	// that leaves, at its first byte that differs).
 	a.MovRR(8, tmpC, x86.RSI)
 	a.Load(8, x86.RSI, st(backend.OffExitSize))
 	a.Load(8, x86.RDI, st(backend.OffExitAddr))
 	c.emitSum(tmpAddr, l.SrcBases, int64(l.SrcD))
 	a.ALURR(x86.SUB, 8, tmpC, tmpAddr)
+	if shift > 0 {
+		a.ShiftRI(x86.SHR, 8, tmpC, shift)
+	}
 	out(x86.CondE)
-	// Charge k iterations, grow the counters by k steps.
+	c.emitIdiomAdvance(l)
+	a.JmpTo(int(c.offsets[pc]))
+	// Too few bytes in the region, or the region probe's failures, after
+	// r1 and r2 were set aside.
+	fail := a.Len()
+	if c.checked {
+		a.PatchRel32(short, fail)
+	}
+	for k := probes; k < len(c.stubs); k++ {
+		c.stubs[k].n = int32(fail)
+	}
+	a.Load(8, x86.RSI, st(backend.OffExitSize))
+	a.Load(8, x86.RDI, st(backend.OffExitAddr))
+	a.JmpTo(int(c.offsets[pc]))
+	c.idioms++
+	for _, p := range c.idiomOuts {
+		a.PatchRel32(int(p), int(c.offsets[pc]))
+	}
+}
+
+// emitIdiomAdvance emits the end of a wide run of k = rcx iterations of
+// loop l: charge them, grow the counters by k steps.
+func (c *compiler) emitIdiomAdvance(l *frontend.CopyLoop) {
+	a := c.a
 	a.ImulRRI(8, tmpAddr, tmpC, l.Cost)
 	a.ALURR(x86.SUB, 8, budgetReg, tmpAddr)
 	for r := range 11 {
@@ -119,19 +179,6 @@ func (c *compiler) emitCompareLoop(pc int, l *frontend.CopyLoop) {
 		}
 		a.ImulRRI(8, tmpAddr, tmpC, s)
 		a.ALURR(x86.ADD, 8, regMap[r], tmpAddr)
-	}
-	a.JmpTo(int(c.offsets[pc]))
-	// The region probe's failures, after r1 and r2 were set aside.
-	fail := a.Len()
-	for k := probes; k < len(c.stubs); k++ {
-		c.stubs[k].n = int32(fail)
-	}
-	a.Load(8, x86.RSI, st(backend.OffExitSize))
-	a.Load(8, x86.RDI, st(backend.OffExitAddr))
-	a.JmpTo(int(c.offsets[pc]))
-	c.idioms++
-	for _, p := range c.idiomOuts {
-		a.PatchRel32(int(p), int(c.offsets[pc]))
 	}
 }
 
