@@ -156,7 +156,12 @@ func hostileIdiom(src string, ctxSize int, stack bool) (string, error) {
 		return "", err
 	}
 	defer p.Close()
-	ctx := make([]byte, ctxSize)
+	// The context sits inside a larger buffer, so the bytes either side of
+	// it are never another region an engine allows (such as its stack,
+	// wherever the allocator put it): the first byte a loop reads past the
+	// context faults on both engines.
+	const guard = 4096
+	ctx := make([]byte, guard+ctxSize+guard)[guard : guard+ctxSize : guard+ctxSize]
 	run := func(f func([]byte) (uint64, error)) (uint64, string) {
 		for i := range ctx {
 			ctx[i] = 'x'
