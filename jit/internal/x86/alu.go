@@ -114,3 +114,10 @@ func (a *Asm) Unary(o UnaryOp, size int, r Reg) {
 func (a *Asm) Cqo(size int) {
 	a.prefixes(opc1(size, 0x99), 0, 0, 0, false)
 }
+
+// Cmov emits "cmovcc dst, src": dst = src when c holds. The 32-bit form
+// zero-extends dst even when c does not hold, so selects of eBPF
+// registers use size 8.
+func (a *Asm) Cmov(c Cond, size int, dst, src Reg) {
+	a.rr(opc2(size, 0x0f, 0x40|byte(c)), byte(dst), src)
+}
