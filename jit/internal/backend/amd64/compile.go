@@ -306,6 +306,16 @@ func (c *compiler) emitSlots(from, to int, offsets []int32) error {
 				c.emitSwitch(c.nextSwitch)
 				c.nextSwitch++
 			}
+			if len(c.Selects) > 0 {
+				if sel, ok := c.SelectAt(pc); ok {
+					c.emitSelect(pc, sel, offsets)
+					if pc++; sel.Goto {
+						pc++
+					}
+					c.stretch.Next(pc)
+					continue
+				}
+			}
 			var fused bool
 			fused, err = c.emitJump(pc, ins)
 			if fused {
@@ -408,7 +418,7 @@ func (c *compiler) flat() bool {
 // analyze runs the front end's analyses and sizes what their emission
 // patches.
 func (c *compiler) analyze() error {
-	opts := frontend.Options{Switches: !c.blind, Hoist: c.checked && !c.blind, Idioms: !c.blind}
+	opts := frontend.Options{Switches: !c.blind, Hoist: c.checked && !c.blind, Idioms: !c.blind, Selects: !c.blind}
 	if err := c.Analyze(c.prog, opts); err != nil {
 		return err
 	}
