@@ -78,6 +78,7 @@ type compiler struct {
 	idiomStart  int32
 	idiomOuts   []int32
 	idioms      int
+	selects     int               // selects emitted without a branch (for tests)
 	hashUpdates int               // calls answered by inline hash updates (compile_hash.go)
 	tr          frontend.Tracking // see compile_track.go
 	// pc is the slot being emitted, stretch the budget stretch it is in:

@@ -25,6 +25,7 @@ import (
 // interpreter.
 func (c *compiler) emitSelect(pc int, sel frontend.Select, offsets []int32) {
 	a := c.a
+	c.selects++
 	j, m := &c.insns[pc], &c.insns[pc+1]
 	notTaken := jumpConds[j.Opcode>>4].Invert()
 	s := c.budgetStub(stubBudgetCond, pc)
