@@ -9,6 +9,8 @@ type ALUOp byte
 const (
 	ADD ALUOp = 0
 	OR  ALUOp = 1
+	ADC ALUOp = 2 // add with carry
+	SBB ALUOp = 3 // subtract with borrow
 	AND ALUOp = 4
 	SUB ALUOp = 5
 	XOR ALUOp = 6

@@ -91,7 +91,7 @@ func sampleMems() []Mem {
 func encCases() []encCase {
 	var cs []encCase
 	add := func(want string, emit func(a *Asm)) { cs = append(cs, encCase{want, emit}) }
-	aluNames := map[ALUOp]string{ADD: "add", OR: "or", AND: "and", SUB: "sub", XOR: "xor", CMP: "cmp"}
+	aluNames := map[ALUOp]string{ADD: "add", OR: "or", ADC: "adc", SBB: "sbb", AND: "and", SUB: "sub", XOR: "xor", CMP: "cmp"}
 	for _, size := range []int{4, 8} {
 		for o, name := range aluNames {
 			for _, d := range allRegs {

@@ -135,6 +135,7 @@ const (
 	stubSwitchRefund
 	stubHoistProbe
 	stubIdiomProbe
+	stubSelect
 )
 
 // stub is an out-of-line path, emitted after the body: the rel32 at patch
