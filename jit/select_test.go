@@ -68,12 +68,17 @@ func TestSelects(t *testing.T) {
 	}
 	conds := []string{"jeq", "jne", "jset", "jgt", "jge", "jlt", "jle", "jsgt", "jsge", "jslt", "jsle"}
 	movs := []string{"mov X, -7", "mov32 X, -7", "mov X, %r5", "mov32 X, %r5", "mov X, 0"}
-	values := [][2]uint64{{5, 5}, {4, 5}, {6, 5}, {^uint64(0), 1}, {1<<32 | 4, 5}, {0x80000000, 5}, {0, 0}}
+	values := [][2]uint64{{5, 5}, {4, 5}, {6, 5}, {^uint64(0), 1}, {1<<32 | 4, 5}, {0x80000000, 5}, {0, 0}, {0x7fffffff, 0}, {0x80000000, 0x7fffffff}, {^uint64(0), ^uint64(0)}}
 	modes := []jit.Options{{Unchecked: true}, {}}
+	slices := []uint64{0, 3}
+	if testing.Short() {
+		values, slices = values[:6], slices[:1]
+	}
 	for _, shape := range selectShapes {
 		for _, cond := range conds {
 			for _, width := range []string{"", "32"} {
-				for _, operand := range []string{"%r3", "5"} {
+				// -1 and 0x7fffffff: where a > k cannot become a >= k+1.
+				for _, operand := range []string{"%r3", "5", "-1", "0x7fffffff"} {
 					for _, mov := range movs {
 						for _, x := range []string{"%r0", "%r2"} {
 							body := strings.NewReplacer(
@@ -82,7 +87,7 @@ func TestSelects(t *testing.T) {
 							).Replace(shape.src)
 							name := fmt.Sprintf("%s/%s%s_%s/%s/%s", shape.name, cond, width, operand, mov, x)
 							t.Run(name, func(t *testing.T) {
-								testSelect(t, selectPrologue+body, values, shape.budgets, modes)
+								testSelect(t, selectPrologue+body, values, shape.budgets, modes, slices)
 							})
 						}
 					}
@@ -92,7 +97,7 @@ func TestSelects(t *testing.T) {
 	}
 }
 
-func testSelect(t *testing.T, src string, values [][2]uint64, budgets int, modes []jit.Options) {
+func testSelect(t *testing.T, src string, values [][2]uint64, budgets int, modes []jit.Options, slices []uint64) {
 	insns, err := asm.Assemble(src)
 	if err != nil {
 		t.Fatalf("assemble: %v\n%s", err, src)
@@ -111,7 +116,7 @@ func testSelect(t *testing.T, src string, values [][2]uint64, budgets int, modes
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, slice := range []uint64{0, 3} {
+		for _, slice := range slices {
 			restore := jit.SetSlice(slice)
 			for _, v := range values {
 				in := diffInput{mem: binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint64(nil, v[0]), v[1])}
