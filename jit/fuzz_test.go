@@ -323,14 +323,17 @@ func (g *progGen) condition() asm.Instruction {
 // nested block.
 func (g *progGen) forwardJump() {
 	at := len(g.insns)
-	if g.src.u8()&7 == 0 {
+	// One byte picks the kind of jump (its spare bits a select), so
+	// that selects leave the rest of the generated programs as they were.
+	k := g.src.u8()
+	if k&7 == 0 {
 		op := uint8(asm.ClassJMP | asm.JmpJA)
 		if g.src.u8()&1 == 0 {
 			op = asm.ClassJMP32 | asm.JmpJA // gotol
 		}
 		g.emit(asm.Instruction{Opcode: op})
 	} else {
-		if g.src.u8()&3 == 0 {
+		if k&0x18 == 0 {
 			g.selectShape()
 			return
 		}
@@ -387,10 +390,10 @@ func (g *progGen) loop() {
 	g.depth--
 	g.emit(asm.Instruction{Opcode: asm.ClassALU64 | asm.AluSUB, Dst: 8, Imm: 1})
 	back := start - len(g.insns) - 1
-	switch g.src.n(3) {
-	case 0:
+	switch k := g.src.u8(); {
+	case k&1 == 0:
 		g.emit(asm.Instruction{Opcode: asm.ClassJMP | asm.JmpJNE, Dst: 8, Offset: int16(back)})
-	case 1:
+	case k&6 == 0:
 		// log2_int's back edge, a select (frontend.Select): leave when
 		// r8 is 0, else "if cond goto body; mov x, B; goto body".
 		j := g.condition()
