@@ -92,6 +92,13 @@ func CopyIdioms(vp *vm.Program, opts Options) int {
 	return amd64.CopyIdioms(vp, &bo)
 }
 
+// Selects returns how many selects of vp the amd64 compiler emits without
+// a branch when compiling with opts.
+func Selects(vp *vm.Program, opts Options) int {
+	bo := opts.backend(0, 0)
+	return amd64.Selects(vp, &bo)
+}
+
 // SetCompareLoops turns the recognition of compare loops on or off and
 // returns a function that restores it.
 func SetCompareLoops(on bool) (restore func()) { return frontend.SetCompareLoops(on) }

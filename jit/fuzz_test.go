@@ -325,13 +325,20 @@ func (g *progGen) condition() asm.Instruction {
 // nested block.
 func (g *progGen) forwardJump() {
 	at := len(g.insns)
-	if g.src.u8()&7 == 0 {
+	// One byte picks the kind of jump (its spare bits a select), so
+	// that selects leave the rest of the generated programs as they were.
+	k := g.src.u8()
+	if k&7 == 0 {
 		op := uint8(asm.ClassJMP | asm.JmpJA)
 		if g.src.u8()&1 == 0 {
 			op = asm.ClassJMP32 | asm.JmpJA // gotol
 		}
 		g.emit(asm.Instruction{Opcode: op})
 	} else {
+		if k&0x18 == 0 {
+			g.selectShape()
+			return
+		}
 		g.emit(g.condition())
 	}
 	g.depth++
@@ -345,6 +352,37 @@ func (g *progGen) forwardJump() {
 	}
 }
 
+// selectShape emits a branch that only picks a value, which the amd64
+// JIT runs as a cmov (frontend.Select): "if cond goto +1; mov x, B" or
+// "if cond goto join; mov x, B; goto join" with dead code before the
+// join.
+func (g *progGen) selectShape() {
+	j, m := g.condition(), g.selectMov()
+	if g.src.u8()&1 == 0 {
+		j.Offset = 1
+		g.emit(j, m)
+		return
+	}
+	dead := int16(g.src.n(3))
+	j.Offset = 2 + dead
+	g.emit(j, m, asm.Instruction{Opcode: asm.ClassJMP | asm.JmpJA, Offset: dead})
+	for range dead {
+		g.emit(asm.Instruction{Opcode: asm.ClassALU64 | asm.AluMOV, Dst: 0, Imm: 77})
+	}
+}
+
+// selectMov returns a mov of a select: 32 or 64 bits, of an immediate or
+// a register.
+func (g *progGen) selectMov() asm.Instruction {
+	ops := [...]uint8{asm.ClassALU64 | asm.AluMOV | asm.SourceK, asm.ClassALU | asm.AluMOV | asm.SourceK,
+		asm.ClassALU64 | asm.AluMOV | asm.SourceX, asm.ClassALU | asm.AluMOV | asm.SourceX}
+	m := asm.Instruction{Opcode: ops[g.src.n(4)], Dst: g.freeReg(), Src: g.anyReg()}
+	if m.Opcode&asm.SourceX == 0 {
+		m.Src, m.Imm = 0, int32(g.src.u32())
+	}
+	return m
+}
+
 // loop emits a counted loop: r8 = n; body; r8 -= 1; if r8 != 0 goto body.
 func (g *progGen) loop() {
 	g.emit(asm.Instruction{Opcode: asm.ClassALU64 | asm.AluMOV, Dst: 8, Imm: int32(1 + g.src.n(20))})
@@ -354,9 +392,17 @@ func (g *progGen) loop() {
 	g.depth--
 	g.emit(asm.Instruction{Opcode: asm.ClassALU64 | asm.AluSUB, Dst: 8, Imm: 1})
 	back := start - len(g.insns) - 1
-	if g.src.u8()&1 == 0 {
+	switch k := g.src.u8(); {
+	case k&1 == 0:
 		g.emit(asm.Instruction{Opcode: asm.ClassJMP | asm.JmpJNE, Dst: 8, Offset: int16(back)})
-	} else {
+	case k&6 == 0:
+		// log2_int's back edge, a select (frontend.Select): leave when
+		// r8 is 0, else "if cond goto body; mov x, B; goto body".
+		j := g.condition()
+		j.Offset = int16(back - 1)
+		g.emit(asm.Instruction{Opcode: asm.ClassJMP | asm.JmpJEQ, Dst: 8, Offset: 3}, j, g.selectMov(),
+			asm.Instruction{Opcode: asm.ClassJMP | asm.JmpJA, Offset: int16(back - 3)})
+	default:
 		// jeq to the exit of the loop, then a backward ja.
 		g.emit(asm.Instruction{Opcode: asm.ClassJMP32 | asm.JmpJEQ, Dst: 8, Offset: 1})
 		g.emit(asm.Instruction{Opcode: asm.ClassJMP | asm.JmpJA, Offset: int16(back - 1)})

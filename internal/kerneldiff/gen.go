@@ -664,6 +664,24 @@ func (g *gen) jaBack(target int) {
 // ends a then-block.
 func (g *gen) ifElse() {
 	at := len(g.insns)
+	if g.rnd.IntN(4) == 0 {
+		// A select, "x = cond ? x : B", which the amd64 JIT runs as a
+		// cmov (jit/internal/frontend/select.go).
+		j := g.condition()
+		j.Offset = 1
+		m := asm.Instruction{Opcode: asm.ClassALU64 | asm.AluMOV, Dst: g.dstReg()}
+		if g.rnd.IntN(2) == 0 {
+			m.Opcode = asm.ClassALU | asm.AluMOV
+		}
+		if g.rnd.IntN(2) == 0 {
+			m.Opcode |= asm.SourceX
+			m.Src = g.srcReg()
+		} else {
+			m.Imm = g.imm32()
+		}
+		g.emit(j, m)
+		return
+	}
 	g.emit(g.condition())
 	g.depth++
 	g.block(1 + g.rnd.IntN(4))

@@ -22,6 +22,9 @@ type Options struct {
 	// Not when blinding: the back end's tests would be unblinded
 	// immediates.
 	Idioms bool
+	// Selects: look for branches that only select a value (see
+	// select.go).
+	Selects bool
 }
 
 // Analysis is what a back end learns of a program before emitting it. Its
@@ -69,6 +72,10 @@ type Analysis struct {
 
 	// Copies are the copy loops (see idiom.go), when Options.Idioms.
 	Copies []CopyLoop
+
+	// Selects are the selects (see select.go), in slot order, when
+	// Options.Selects.
+	Selects []Select
 
 	live          []uint16 // findLiveIn's liveness
 	dead          []uint16 // DeadAfter's, computed at its first question
@@ -119,6 +126,7 @@ func (a *Analysis) Analyze(p *vm.Program, opts Options) error {
 		HoistRanges: a.HoistRanges[:0],
 		Hoisted:     a.Hoisted[:0],
 		Copies:      a.Copies[:0],
+		Selects:     a.Selects[:0],
 
 		live:          a.live,
 		dead:          a.dead,
@@ -151,6 +159,9 @@ func (a *Analysis) Analyze(p *vm.Program, opts Options) error {
 	}
 	if opts.Hoist {
 		a.findHoists()
+	}
+	if opts.Selects {
+		a.findSelects() // last: it needs every block start
 	}
 	return nil
 }

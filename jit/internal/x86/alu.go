@@ -9,6 +9,8 @@ type ALUOp byte
 const (
 	ADD ALUOp = 0
 	OR  ALUOp = 1
+	ADC ALUOp = 2 // add with carry
+	SBB ALUOp = 3 // subtract with borrow
 	AND ALUOp = 4
 	SUB ALUOp = 5
 	XOR ALUOp = 6
@@ -113,4 +115,11 @@ func (a *Asm) Unary(o UnaryOp, size int, r Reg) {
 // Cqo sign-extends rax into rdx (cdq for size 4).
 func (a *Asm) Cqo(size int) {
 	a.prefixes(opc1(size, 0x99), 0, 0, 0, false)
+}
+
+// Cmov emits "cmovcc dst, src": dst = src when c holds. The 32-bit form
+// zero-extends dst even when c does not hold, so selects of eBPF
+// registers use size 8.
+func (a *Asm) Cmov(c Cond, size int, dst, src Reg) {
+	a.rr(opc2(size, 0x0f, 0x40|byte(c)), byte(dst), src)
 }

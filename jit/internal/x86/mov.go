@@ -134,7 +134,3 @@ func (a *Asm) MovsxRR(srcSize, dstSize int, dst, src Reg) {
 	a.rr(c, byte(dst), src)
 }
 
-// CMovRR emits "cmovcc dst, src" (size 4 or 8).
-func (a *Asm) CMovRR(c Cond, size int, dst, src Reg) {
-	a.rr(opc2(size, 0x0f, 0x40|byte(c)), byte(dst), src)
-}

@@ -91,7 +91,7 @@ func sampleMems() []Mem {
 func encCases() []encCase {
 	var cs []encCase
 	add := func(want string, emit func(a *Asm)) { cs = append(cs, encCase{want, emit}) }
-	aluNames := map[ALUOp]string{ADD: "add", OR: "or", AND: "and", SUB: "sub", XOR: "xor", CMP: "cmp"}
+	aluNames := map[ALUOp]string{ADD: "add", OR: "or", ADC: "adc", SBB: "sbb", AND: "and", SUB: "sub", XOR: "xor", CMP: "cmp"}
 	for _, size := range []int{4, 8} {
 		for o, name := range aluNames {
 			for _, d := range allRegs {
@@ -120,8 +120,8 @@ func encCases() []encCase {
 				add(fmt.Sprintf("imul %s, %s, 0x7", rn(size, r1), rn(size, r2)), func(a *Asm) { a.ImulRRI(size, r1, r2, 7) })
 				add(fmt.Sprintf("imul %s, %s, 0x186a3", rn(size, r1), rn(size, r2)), func(a *Asm) { a.ImulRRI(size, r1, r2, 100003) })
 				add(fmt.Sprintf("mov %s, %s", rn(size, r1), rn(size, r2)), func(a *Asm) { a.MovRR(size, r1, r2) })
-				if size >= 4 {
-					add(fmt.Sprintf("cmovb %s, %s", rn(size, r1), rn(size, r2)), func(a *Asm) { a.CMovRR(CondB, size, r1, r2) })
+				for c, name := range cmovNames {
+					add(fmt.Sprintf("cmov%s %s, %s", name, rn(size, r1), rn(size, r2)), func(a *Asm) { a.Cmov(c, size, r1, r2) })
 				}
 				for _, k := range []struct {
 					kind byte
@@ -337,6 +337,7 @@ func TestEncodingsLLVM(t *testing.T) {
 func sameMnemonic(x86asmName, llvmName string) bool {
 	alias := map[string]string{
 		"jz": "je", "jnz": "jne", "jnb": "jae", "jnbe": "ja", "jnl": "jge", "jnle": "jg",
+		"cmovz": "cmove", "cmovnz": "cmovne", "cmovnb": "cmovae", "cmovnbe": "cmova", "cmovnl": "cmovge", "cmovnle": "cmovg",
 	}
 	if a, ok := alias[x86asmName]; ok {
 		x86asmName = a
@@ -383,4 +384,10 @@ func TestAlign(t *testing.T) {
 			pos += inst.Len
 		}
 	}
+}
+
+// cmovNames are the conditions' names in the decoder's cmov mnemonics.
+var cmovNames = map[Cond]string{
+	CondO: "o", CondNO: "no", CondB: "b", CondAE: "nb", CondE: "z", CondNE: "nz", CondBE: "be", CondA: "nbe",
+	CondS: "s", CondNS: "ns", CondL: "l", CondGE: "nl", CondLE: "le", CondG: "nle",
 }

@@ -79,3 +79,14 @@ func CopyIdioms(vp *vm.Program, o *backend.Options) int {
 	}
 	return c.idioms
 }
+
+// Selects returns how many selects of vp run without a branch
+// (compile_select.go) when compiled with o, for package jit's tests.
+func Selects(vp *vm.Program, o *backend.Options) int {
+	c := newCompiler(vp, o, features{}, 0, 0)
+	defer c.release()
+	if _, err := c.compile(); err != nil {
+		return 0
+	}
+	return c.selects
+}

@@ -78,6 +78,7 @@ type compiler struct {
 	idiomStart  int32
 	idiomOuts   []int32
 	idioms      int
+	selects     int               // selects emitted without a branch (for tests)
 	hashUpdates int               // calls answered by inline hash updates (compile_hash.go)
 	tr          frontend.Tracking // see compile_track.go
 	// pc is the slot being emitted, stretch the budget stretch it is in:
@@ -138,6 +139,7 @@ const (
 	stubSwitchRefund
 	stubHoistProbe
 	stubIdiomProbe
+	stubSelect
 )
 
 // stub is an out-of-line path, emitted after the body: the rel32 at patch
@@ -311,6 +313,16 @@ func (c *compiler) emitSlots(from, to int, offsets []int32) error {
 				c.emitSwitch(c.nextSwitch)
 				c.nextSwitch++
 			}
+			if len(c.Selects) > 0 {
+				if sel, ok := c.SelectAt(pc); ok {
+					c.emitSelect(pc, sel, offsets)
+					if pc++; sel.Goto {
+						pc++
+					}
+					c.stretch.Next(pc)
+					continue
+				}
+			}
 			var fused bool
 			fused, err = c.emitJump(pc, ins)
 			if fused {
@@ -413,7 +425,7 @@ func (c *compiler) flat() bool {
 // analyze runs the front end's analyses and sizes what their emission
 // patches.
 func (c *compiler) analyze() error {
-	opts := frontend.Options{Switches: !c.blind, Hoist: c.checked && !c.blind, Idioms: !c.blind}
+	opts := frontend.Options{Switches: !c.blind, Hoist: c.checked && !c.blind, Idioms: !c.blind, Selects: !c.blind}
 	if err := c.Analyze(c.prog, opts); err != nil {
 		return err
 	}

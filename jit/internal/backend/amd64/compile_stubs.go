@@ -440,6 +440,8 @@ func (c *compiler) emitStub(s *stub) {
 		c.emitHoistProbe(s)
 	case stubIdiomProbe:
 		c.emitIdiomProbe(s)
+	case stubSelect:
+		c.emitSelectStub(s)
 	case stubCallDepth:
 		c.jmpLeavePC(backend.ReasonCallDepth, s.pc)
 	case stubMisaligned:

@@ -177,7 +177,7 @@ func emitDirectCheck(a *x86.Asm, minContext int) int {
 func emitDirectArgs(a *x86.Asm, budget int64) {
 	a.MovRR(8, regMap[1], x86.RAX)
 	a.TestRR(8, x86.RBX, x86.RBX)
-	a.CMovRR(x86.CondE, 8, regMap[1], x86.RBX) // r1 = 0 for an empty context
+	a.Cmov(x86.CondE, 8, regMap[1], x86.RBX) // r1 = 0 for an empty context
 	a.MovRI(budgetReg, uint64(budget))
 }
 

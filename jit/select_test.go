@@ -1,0 +1,206 @@
+package jit_test
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/uebpf/uebpf/asm"
+	"github.com/uebpf/uebpf/jit"
+	"github.com/uebpf/uebpf/vm"
+)
+
+// selectShapes are the branches that only pick a value (frontend.Select),
+// as assembler templates: COND is the jump, MOV the mov, X the register
+// it writes. r2 and r3 come from the context, r0 and r5 hold values with
+// both halves set, so that a 32-bit mov's zero extension shows.
+var selectShapes = []struct {
+	name, src string
+	budgets   int // the budgets that run out in and around the select
+}{
+	{"triangle", `
+		COND, +1
+		MOV
+		xor %r0, %r2
+		exit`, 12},
+	{"goto_forward", `
+		COND, +3
+		MOV
+		ja +1
+		mov %r0, 77
+		xor %r0, %r2
+		exit`, 14},
+	// log2_int's back edge: the jump and the goto both go to the head.
+	{"goto_loop", `
+		mov %r6, 5
+		mov %r7, 0
+	head:
+		add %r7, %r0
+		add %r2, 1
+		sub %r6, 1
+		jeq %r6, 0, out
+		COND, head
+		MOV
+		ja head
+	out:
+		mov %r0, %r7
+		xor %r0, %r2
+		exit`, 60},
+}
+
+const selectPrologue = `
+	ldxdw %r2, [%r1+0]
+	ldxdw %r3, [%r1+8]
+	lddw %r0, 0x1122334455667788
+	lddw %r5, 0x99aabbcc80000001
+`
+
+// TestSelects compares the engines on every shape of select, with every
+// condition in both widths against a register and an immediate, every
+// kind of mov, values on both sides of each condition (signed, unsigned,
+// in the low half only) and budgets that run out before, inside and after
+// the select, also in slices of a few units.
+func TestSelects(t *testing.T) {
+	if !jit.Supported {
+		t.Skip(jit.ErrUnsupportedArch)
+	}
+	conds := []string{"jeq", "jne", "jset", "jgt", "jge", "jlt", "jle", "jsgt", "jsge", "jslt", "jsle"}
+	movs := []string{"mov X, -7", "mov32 X, -7", "mov X, %r5", "mov32 X, %r5", "mov X, 0"}
+	values := [][2]uint64{{5, 5}, {4, 5}, {6, 5}, {^uint64(0), 1}, {1<<32 | 4, 5}, {0x80000000, 5}, {0, 0}, {0x7fffffff, 0}, {0x80000000, 0x7fffffff}, {^uint64(0), ^uint64(0)}}
+	modes := []jit.Options{{Unchecked: true}, {}}
+	slices := []uint64{0, 3}
+	if testing.Short() {
+		values, slices = values[:6], slices[:1]
+	}
+	for _, shape := range selectShapes {
+		for _, cond := range conds {
+			for _, width := range []string{"", "32"} {
+				// -1 and 0x7fffffff: where a > k cannot become a >= k+1.
+				for _, operand := range []string{"%r3", "5", "-1", "0x7fffffff"} {
+					for _, mov := range movs {
+						for _, x := range []string{"%r0", "%r2"} {
+							body := strings.NewReplacer(
+								"COND", fmt.Sprintf("%s%s %%r2, %s", cond, width, operand),
+								"MOV", strings.ReplaceAll(mov, "X", x),
+							).Replace(shape.src)
+							name := fmt.Sprintf("%s/%s%s_%s/%s/%s", shape.name, cond, width, operand, mov, x)
+							t.Run(name, func(t *testing.T) {
+								testSelect(t, selectPrologue+body, values, shape.budgets, modes, slices)
+							})
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+func testSelect(t *testing.T, src string, values [][2]uint64, budgets int, modes []jit.Options, slices []uint64) {
+	insns, err := asm.Assemble(src)
+	if err != nil {
+		t.Fatalf("assemble: %v\n%s", err, src)
+	}
+	vp, err := vm.Load(&vm.ProgramSpec{Instructions: insns}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := jit.Selects(vp, jit.Options{Unchecked: true}); jit.Optimised && n != 1 {
+		t.Fatalf("%d selects, want 1\n%s", n, src)
+	}
+	env, mem := vm.NewEnv(), make([]byte, 16)
+	env.SetContext(mem)
+	for _, o := range modes {
+		p, err := jit.Compile(vp, &o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, slice := range slices {
+			restore := jit.SetSlice(slice)
+			for _, v := range values {
+				in := diffInput{mem: binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint64(nil, v[0]), v[1])}
+				for budget := range uint64(budgets) { // 0: the default budget
+					in.budget = budget
+					want := runOutcome(vp, env, mem, in, nil)
+					got := runOutcome(p, env, mem, in, nil)
+					if got.r0 != want.r0 || got.err != want.err || got.executed != want.executed {
+						restore()
+						p.Close()
+						t.Fatalf("%+v, slice %d, values %#x, budget %d: jit %v, interpreter %v\n%s", o, slice, v, budget, got, want, src)
+					}
+				}
+			}
+			restore()
+		}
+		p.Close()
+	}
+}
+
+// TestSelectsNot checks that what only looks like a select keeps its
+// branch: a mov that is a jump target, a sign-extending mov, a goto to
+// elsewhere, and an ALU operation other than mov.
+func TestSelectsNot(t *testing.T) {
+	if !jit.Optimised {
+		t.Skip("selects are amd64's")
+	}
+	for _, tc := range []struct {
+		src  string
+		want int
+	}{
+		{"jgt %r2, %r3, +1\nmov %r0, 1\nexit", 1},                 // the select itself
+		{"jgt %r2, %r3, +1\nadd %r0, 1\nexit", 0},                 // not a mov
+		{"jgt %r2, %r3, +1\nmovsx864 %r0, %r2\nexit", 0},          // sign extension
+		{"jgt %r2, %r3, +2\nmov %r0, 1\nja +1\nexit\nexit", 0},    // the goto goes elsewhere
+		{"jgt %r2, %r3, +2\njeq %r2, 0, +0\nmov %r0, 1\nexit", 0}, // the mov is a jump target
+		{"jgt %r2, %r3, +2\nmov %r0, 1\nja +0\nexit", 1},          // a goto to the join
+	} {
+		src := tc.src
+		insns, err := asm.Assemble(selectPrologue + src)
+		if err != nil {
+			t.Fatalf("assemble: %v\n%s", err, src)
+		}
+		vp, err := vm.Load(&vm.ProgramSpec{Instructions: insns}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := jit.Selects(vp, jit.Options{Unchecked: true}); n != tc.want {
+			t.Errorf("%d selects, want %d\n%s", n, tc.want, src)
+		}
+		if n := jit.Selects(vp, jit.Options{Unchecked: true, Blind: true}); n != 0 {
+			t.Errorf("blinded: %d selects, want 0\n%s", n, src)
+		}
+		for _, v := range [][2]uint64{{1, 2}, {2, 1}} {
+			in := diffInput{mem: binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint64(nil, v[0]), v[1])}
+			if err := diffEngines(vp, in, jit.Options{Unchecked: true}, jit.Options{}); err != nil {
+				t.Fatalf("%v\n%s", err, src)
+			}
+		}
+	}
+}
+
+// The fuzzer's generator makes selects that the amd64 JIT runs without a
+// branch.
+func TestGenSelects(t *testing.T) {
+	if !jit.Optimised {
+		t.Skip("selects are amd64's")
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	selects := 0
+	for range 300 {
+		data := make([]byte, 400)
+		for i := range data {
+			data[i] = byte(rng.Uint32())
+		}
+		insns, _ := genProgram(data)
+		vp, err := vm.Load(&vm.ProgramSpec{Instructions: insns, Maps: fuzzMaps()}, &vm.Options{Helpers: testHelpers})
+		if err != nil {
+			t.Fatal(err)
+		}
+		selects += jit.Selects(vp, jit.Options{})
+	}
+	t.Logf("%d selects in 300 programs", selects)
+	if selects < 50 {
+		t.Errorf("%d selects in 300 programs", selects)
+	}
+}
