@@ -133,4 +133,3 @@ func (a *Asm) MovsxRR(srcSize, dstSize int, dst, src Reg) {
 	}
 	a.rr(c, byte(dst), src)
 }
-
