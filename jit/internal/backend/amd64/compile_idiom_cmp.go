@@ -31,7 +31,6 @@ var (
 	cmpLoad = []byte{0xf3, 0x0f, 0x6f, 0x06, 0xf3, 0x0f, 0x6f, 0x0f, 0x66, 0x0f, 0x74, 0xc8} // movdqu xmm0, [rsi]; movdqu xmm1, [rdi]; pcmpeqb xmm1, xmm0
 	cmpZero = []byte{0x66, 0x0f, 0xda, 0xc8, 0x66, 0x0f, 0x74, 0xca}                         // pminub xmm1, xmm0; pcmpeqb xmm1, xmm2
 	cmpMask = []byte{0x66, 0x44, 0x0f, 0xd7, 0xd9}                                           // pmovmskb r11d, xmm1
-	cmpBsf  = []byte{0x45, 0x0f, 0xbc, 0xdb}                                                 // bsf r11d, r11d
 )
 
 // emitCompareLoops emits the wide code of the compare loops, out of line
@@ -114,38 +113,66 @@ func (c *compiler) emitCompareLoop(pc int, l *frontend.CopyLoop) {
 		a.Append(cmpMask)
 		a.ALURI(x86.XOR, 4, tmpAddr, 0xffff)
 	}
+	c.emitScanStep(loop, true)
+	// rcx = k, the elements before rsi (which points into the element
+	// that leaves, at its first byte that differs).
+	c.emitScanEnd(pc, l, probes, short, shift)
+}
+
+// emitScanStep emits the end of a scan's 16-byte step, r11d the mask of
+// the positions that leave: on to the next chunk (rsi and, for two
+// strings, rdi) while rcx has one, then the last 16 bytes, overlapping
+// those already scanned; rsi ends at the first position that leaves, or
+// at the n bytes' end.
+func (c *compiler) emitScanStep(loop int, two bool) {
+	a := c.a
 	a.TestRR(4, tmpAddr, tmpAddr)
 	found := a.Jcc(x86.CondNE)
 	a.ALURI(x86.ADD, 8, x86.RSI, 16)
-	a.ALURI(x86.ADD, 8, x86.RDI, 16)
+	if two {
+		a.ALURI(x86.ADD, 8, x86.RDI, 16)
+	}
 	a.ALURI(x86.SUB, 8, tmpC, 16)
 	a.ALURI(x86.CMP, 8, tmpC, 16)
 	a.JccTo(x86.CondAE, loop)
 	a.TestRR(8, tmpC, tmpC)
 	done := a.Jcc(x86.CondE)
 	a.Lea(x86.RSI, x86.MIndex(x86.RSI, tmpC, 1, -16))
-	a.Lea(x86.RDI, x86.MIndex(x86.RDI, tmpC, 1, -16))
+	if two {
+		a.Lea(x86.RDI, x86.MIndex(x86.RDI, tmpC, 1, -16))
+	}
 	a.MovRI32(tmpC, 16)
 	a.JmpTo(loop)
 	a.PatchRel32(found, a.Len())
-	a.Append(cmpBsf)
+	a.Bsf(4, tmpAddr, tmpAddr)
 	a.ALURR(x86.ADD, 8, x86.RSI, tmpAddr)
 	a.PatchRel32(done, a.Len())
-	// rcx = k, the elements before rsi (which points into the element
-	// that leaves, at its first byte that differs).
+}
+
+// emitScanEnd emits the end of compare or find loop l's wide code, whose
+// head is slot pc: k = rcx, the elements of (1<<shift bytes) before rsi,
+// charged and advanced by, then back to the head's ordinary code with r2
+// (and r1 for a compare loop) restored; and the way out, to the same
+// place, for a checked region too short (the jump short) or the region
+// probe's failures (the stubs from probes on).
+func (c *compiler) emitScanEnd(pc int, l *frontend.CopyLoop, probes, short int, shift uint8) {
+	a := c.a
+	restore := func() {
+		a.Load(8, x86.RSI, st(backend.OffExitSize))
+		if !l.Find {
+			a.Load(8, x86.RDI, st(backend.OffExitAddr))
+		}
+	}
 	a.MovRR(8, tmpC, x86.RSI)
-	a.Load(8, x86.RSI, st(backend.OffExitSize))
-	a.Load(8, x86.RDI, st(backend.OffExitAddr))
+	restore()
 	c.emitSum(tmpAddr, l.SrcBases, int64(l.SrcD))
 	a.ALURR(x86.SUB, 8, tmpC, tmpAddr)
 	if shift > 0 {
 		a.ShiftRI(x86.SHR, 8, tmpC, shift)
 	}
-	out(x86.CondE)
+	c.idiomOuts = append(c.idiomOuts, int32(a.Jcc(x86.CondE)))
 	c.emitIdiomAdvance(l)
 	a.JmpTo(int(c.offsets[pc]))
-	// Too few bytes in the region, or the region probe's failures, after
-	// r1 and r2 were set aside.
 	fail := a.Len()
 	if c.checked {
 		a.PatchRel32(short, fail)
@@ -153,8 +180,7 @@ func (c *compiler) emitCompareLoop(pc int, l *frontend.CopyLoop) {
 	for k := probes; k < len(c.stubs); k++ {
 		c.stubs[k].n = int32(fail)
 	}
-	a.Load(8, x86.RSI, st(backend.OffExitSize))
-	a.Load(8, x86.RDI, st(backend.OffExitAddr))
+	restore()
 	a.JmpTo(int(c.offsets[pc]))
 	c.idioms++
 	for _, p := range c.idiomOuts {

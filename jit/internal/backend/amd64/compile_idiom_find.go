@@ -73,42 +73,7 @@ func (c *compiler) emitFindLoop(pc int, l *frontend.CopyLoop) {
 		a.Por(x86.X0, x86.X1)
 	}
 	a.Pmovmskb(tmpAddr, x86.X0)
-	a.TestRR(4, tmpAddr, tmpAddr)
-	found := a.Jcc(x86.CondNE)
-	a.ALURI(x86.ADD, 8, x86.RSI, 16)
-	a.ALURI(x86.SUB, 8, tmpC, 16)
-	a.ALURI(x86.CMP, 8, tmpC, 16)
-	a.JccTo(x86.CondAE, loop)
-	a.TestRR(8, tmpC, tmpC)
-	done := a.Jcc(x86.CondE)
-	a.Lea(x86.RSI, x86.MIndex(x86.RSI, tmpC, 1, -16))
-	a.MovRI32(tmpC, 16)
-	a.JmpTo(loop)
-	a.PatchRel32(found, a.Len())
-	a.Bsf(4, tmpAddr, tmpAddr)
-	a.ALURR(x86.ADD, 8, x86.RSI, tmpAddr)
-	a.PatchRel32(done, a.Len())
+	c.emitScanStep(loop, false)
 	// rcx = k, the elements before rsi.
-	a.MovRR(8, tmpC, x86.RSI)
-	a.Load(8, x86.RSI, st(backend.OffExitSize))
-	c.emitSum(tmpAddr, l.SrcBases, int64(l.SrcD))
-	a.ALURR(x86.SUB, 8, tmpC, tmpAddr)
-	out(x86.CondE)
-	c.emitIdiomAdvance(l)
-	a.JmpTo(int(c.offsets[pc]))
-	// Too few bytes in the region, or the region probe's failures, after
-	// r2 was set aside.
-	fail := a.Len()
-	if c.checked {
-		a.PatchRel32(short, fail)
-	}
-	for k := probes; k < len(c.stubs); k++ {
-		c.stubs[k].n = int32(fail)
-	}
-	a.Load(8, x86.RSI, st(backend.OffExitSize))
-	a.JmpTo(int(c.offsets[pc]))
-	c.idioms++
-	for _, p := range c.idiomOuts {
-		a.PatchRel32(int(p), int(c.offsets[pc]))
-	}
+	c.emitScanEnd(pc, l, probes, short, 0)
 }
