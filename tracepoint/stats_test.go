@@ -5,6 +5,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/uebpf/uebpf/jit"
 )
 
 // TestStatsAfterCollection checks that a tracepoint's and a session's
@@ -148,5 +150,48 @@ func must(t *testing.T) func(*Attachment, error) Link {
 			t.Fatal(err)
 		}
 		return a
+	}
+}
+
+// TestLoneNativeAttachmentCounts covers fire's path for one native
+// attachment, which has no loop: every outcome of the filter's run counts
+// as the loop counts it.
+func TestLoneNativeAttachmentCounts(t *testing.T) {
+	const events = 300 // statuses 200, 404, 503 in turn
+	fits := 4096 / (8 + recordHeaderSize + declare[testEvent](t).Info().RecordSize())
+	for _, tc := range []struct {
+		name   string
+		ring   int // 0: no session
+		filter string
+		want   Stats
+	}{
+		{"drops all", 0, "status > 600", Stats{Fired: events}},
+		{"matches", 0, "status >= 500", Stats{Fired: events, Matched: events / 3}},
+		{"records", 1 << 20, "status >= 404", Stats{Fired: events, Matched: 2 * events / 3, Recorded: 2 * events / 3}},
+		{"ring full", 4096, "status >= 200", Stats{Fired: events, Matched: events, Recorded: uint64(fits), Dropped: events - uint64(fits)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tp := declare[testEvent](t)
+			var a *Attachment
+			var err error
+			if tc.ring == 0 {
+				a, err = Attach(tp, Filter(tc.filter))
+			} else {
+				a, err = newSession(t, tc.ring).Enable(tp, Filter(tc.filter))
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer a.Close()
+			if s := tp.active.Load(); jit.Supported && (!s.native || len(s.atts) != 1) {
+				t.Fatalf("not a lone native attachment: %+v", s)
+			}
+			for i := range events {
+				tp.Fire(&testEvent{Seq: uint64(i), Status: []uint16{200, 404, 503}[i%3]})
+			}
+			if st := tp.Stats(); st != tc.want {
+				t.Errorf("tracepoint stats %+v, want %+v", st, tc.want)
+			}
+		})
 	}
 }

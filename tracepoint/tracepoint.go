@@ -185,6 +185,24 @@ func (p *Point) fire(s *attachSet, payload unsafe.Pointer) {
 		p.fireRecords(s, ev)
 		return
 	}
+	if len(s.atts) == 1 {
+		// One attachment, the usual case, without the loop: only p and ev
+		// are kept across the call into the filter (the loop keeps five
+		// words and the firing's state), and a dropped event goes
+		// straight to its one count.
+		a := s.atts[0]
+		if !a.closed.Load() {
+			r0, err := a.jitFunc(unsafe.Slice((*byte)(ev), p.info.Size))
+			if r0 != 0 || err != nil {
+				var f firing
+				p.kept(a, ev, r0, err, &f)
+				p.countFiring(&f)
+				return
+			}
+		}
+		p.fired.Add(1)
+		return
+	}
 	var f firing
 	for _, a := range s.atts {
 		if a.closed.Load() {
