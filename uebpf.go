@@ -261,10 +261,10 @@ func (p *Program) Run(ctx []byte) (uint64, error) {
 // Func returns a func value that runs the program as Run does: the
 // cheapest way to call it many times. For a JIT-compiled program that
 // needs nothing from a run but its context and cannot fail but for its
-// budget (a filter: no stack, helpers or packet; see jit.Program.Direct)
-// it calls
-// the machine code with nothing in between, about half of Run's fixed
-// cost; for any other program it is Run.
+// budget (a filter: no stack, helpers or packet), or checks its reads
+// and stores nothing (see jit.Program.Direct), it calls the machine code
+// with nothing in between, about half of Run's fixed cost; for any
+// other program it is Run.
 func (p *Program) Func() func(ctx []byte) (uint64, error) {
 	if p.jit != nil {
 		if f := p.jit.Direct(); f != nil {
