@@ -232,6 +232,9 @@ func TestDirectChecked(t *testing.T) {
 		slice     uint64
 	}{
 		{"sizes", sizes, 0}, {"loop", sum, 0}, {"loop in slices", sum, 16},
+		// Only smaller loads: the hot region ends closer to the context's end.
+		{"words", "ldxw %r2, [%r1+0]\nldxw %r0, [%r1+4]\nadd %r0, %r2\nexit", 0},
+		{"bytes", "ldxb %r2, [%r1+3]\nldxb %r0, [%r1+5]\nadd %r0, %r2\nexit", 0},
 		{"before the context", before, 0}, {"far from the context", far, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

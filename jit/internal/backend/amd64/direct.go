@@ -4,6 +4,7 @@ import (
 	"github.com/uebpf/uebpf/asm"
 	"github.com/uebpf/uebpf/internal/engine"
 	"github.com/uebpf/uebpf/jit/internal/backend"
+	"github.com/uebpf/uebpf/jit/internal/frontend"
 	"github.com/uebpf/uebpf/jit/internal/x86"
 	"github.com/uebpf/uebpf/vm"
 )
@@ -55,7 +56,7 @@ func appendDirect(c *backend.Code, p *vm.Program, d backend.Direct) ([]byte, int
 		if !keepsRegs {
 			return c.Bytes, -1
 		}
-		return appendFallbackDirect(&a, c, d)
+		return appendFallbackDirect(&a, c, p, d)
 	}
 	if keepsRegs && c.DirectRoom != 0 {
 		// Assemble the entry at the end, then move it into the room so
@@ -122,7 +123,7 @@ func appendDirect(c *backend.Code, p *vm.Program, d backend.Direct) ([]byte, int
 // fields the checks read and the context's region entry below the
 // state, 456 bytes; within the 800 Go leaves below every frame that
 // checked the stack.
-func appendFallbackDirect(a *x86.Asm, c *backend.Code, d backend.Direct) ([]byte, int) {
+func appendFallbackDirect(a *x86.Asm, c *backend.Code, p *vm.Program, d backend.Direct) ([]byte, int) {
 	off := a.Len()
 	short := emitDirectCheck(a, d.MinContext)
 	a.Push(x86.RAX) // the context's pointer and length, for the fallback
@@ -130,7 +131,7 @@ func appendFallbackDirect(a *x86.Asm, c *backend.Code, d backend.Direct) ([]byte
 	emitDirectArgs(a, d.Budget)
 	a.Lea(stateReg, x86.M(x86.RSP, -8-directSpill-backend.StateSize))
 	if d.Checked {
-		emitDirectRegions(a, d.NoStack)
+		emitDirectRegions(a, d.NoStack, hotSlack(c, p))
 	}
 	a.PatchRel32(a.Call(), c.Body)
 	a.TestRR(8, tmpC, tmpC) // the reason
@@ -167,10 +168,11 @@ const directRegion = engine.ArgsOffset - int32(engine.RegionSize)
 // names r10, and nothing but a guessed address reaches the stack there
 // or on runFrame's frame), the native stack's base, where a failed check
 // leaves from, and the hot regions. The hot read region is the context
-// already, as its first access would make it (its end the region's
-// length less 7, so that any access that starts inside passes the
-// inline test), which spares that access the region walk.
-func emitDirectRegions(a *x86.Asm, noStack uintptr) {
+// already, as its first access would make it, which spares that access
+// the region walk; its end is the region's length less slack (see
+// hotSlack), so that any access that starts inside passes the inline
+// test.
+func emitDirectRegions(a *x86.Asm, noStack uintptr, slack int32) {
 	a.Lea(tmpAddr, st(directRegion))
 	a.Store(8, st(backend.OffRegions), tmpAddr)
 	a.StoreImm(8, st(backend.OffNRegions), 1)
@@ -184,11 +186,33 @@ func emitDirectRegions(a *x86.Asm, noStack uintptr) {
 	a.Store(8, st(backend.OffNativeBase), tmpAddr)
 	a.Store(8, st(backend.OffHotReadLo), regMap[1])
 	a.ALURR(x86.XOR, 4, tmpC, tmpC)
-	a.Lea(tmpAddr, x86.M(x86.RBX, -7))
-	a.ALURI(x86.CMP, 8, x86.RBX, 7)
+	a.Lea(tmpAddr, x86.M(x86.RBX, -slack))
+	a.ALURI(x86.CMP, 8, x86.RBX, slack)
 	a.Cmov(x86.CondAE, 8, tmpC, tmpAddr)
 	a.Store(8, st(backend.OffHotReadLo+8), tmpC)
 	a.StoreImm(8, st(backend.OffHotWriteLo+8), 0) // no region allowed a write yet
+}
+
+// hotSlack returns what the direct entry of checked code takes off the
+// context's length for the hot read region's end. The region walk takes
+// 7, so that the inline test of an access of any size (up to 8) needs
+// only its start; the copy, compare and hoisting code relies on that
+// (it adds the 7 back). Code with none of those whose loads are at most
+// n bytes needs only n-1: the context's last bytes then pass the inline
+// test too (an 8-byte context read as two words would otherwise walk the
+// list for the second one on every run). A hot region's end smaller than
+// its true one is always sound, so the walk's later 7 is too.
+func hotSlack(c *backend.Code, p *vm.Program) int32 {
+	if len(c.Copies) != 0 || len(c.Hoists) != 0 {
+		return 7
+	}
+	n := 1
+	for _, ins := range p.Instructions() {
+		if ins.Class() == asm.ClassLDX {
+			n = max(n, frontend.AccessSize(ins.Opcode))
+		}
+	}
+	return int32(n - 1)
 }
 
 // emitDirectEntry emits the entry of code that leaves r6, r8 and r9 alone,
