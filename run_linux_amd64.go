@@ -18,6 +18,13 @@ func runSlowABI(p *Program, ctx unsafe.Pointer, n uintptr) (uint64, error) {
 	return p.runSlow(unsafe.Slice((*byte)(ctx), n))
 }
 
+// runDirectABI is run's path to the JIT's direct entry (Program.direct)
+// of code that takes neither of its fast paths: one call more than they
+// take, and far fewer than runSlowABI's path to the JIT's frame.
+func runDirectABI(p *Program, ctx unsafe.Pointer, n uintptr) (uint64, error) {
+	return p.direct(unsafe.Slice((*byte)(ctx), n))
+}
+
 // The JIT's runRoot reads a Program's jit field at offset 0.
 var _ [0]struct{} = [unsafe.Offsetof(Program{}.jit)]struct{}{}
 

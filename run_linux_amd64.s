@@ -6,7 +6,9 @@
 // A program that the JIT runs on one of its plain frames
 // (Program.stacklessMin, plainMin) with a long enough context continues in
 // the JIT's runRootStackless or runRoot, which take these arguments as
-// they are, any other in runSlowABI. The fastest path has one conditional
+// they are; one with a direct entry but no plain frame (directMin:
+// checked code that reads memory) in runDirectABI; any other in
+// runSlowABI. The fastest path has one conditional
 // branch: measured on the benchmark set's shortest programs, a second one,
 // or an indirect jump, costs 5-20 %.
 TEXT ·run(SB), NOSPLIT|NOFRAME, $0-48
@@ -16,7 +18,10 @@ TEXT ·run(SB), NOSPLIT|NOFRAME, $0-48
 	JLT 2(PC)
 	JMP github·com∕uebpf∕uebpf∕jit·runRootStackless(SB)
 	CMPQ CX, Program_plainMin(AX)
-	JLT slow
+	JLT 2(PC)
 	JMP github·com∕uebpf∕uebpf∕jit·runRoot(SB)
+	CMPQ CX, Program_directMin(AX)
+	JLT slow
+	JMP ·runDirectABI(SB)
 slow:
 	JMP ·runSlowABI(SB)

@@ -55,6 +55,12 @@ type Program struct {
 	// contextSize while the JIT runs the program there (jitPath), else
 	// more than any length.
 	plainMin, stacklessMin int
+	// directMin is the shortest context with which Run calls direct, the
+	// JIT's direct entry of code that takes neither fast path (checked
+	// code that reads memory), through runDirectABI: contextSize while
+	// there is one, else more than any length.
+	directMin int
+	direct    func(ctx []byte) (uint64, error)
 	// contextSize is the context size the verifier proved the program
 	// safe for (-1: not verified).
 	contextSize int
@@ -137,11 +143,16 @@ func NewCollection(spec *ebpf.CollectionSpec, opts *Options) (*Collection, error
 			coll.Close()
 			return nil, fmt.Errorf("program %s: %w", name, err)
 		}
-		p.plainMin, p.stacklessMin = math.MaxInt, math.MaxInt
+		p.plainMin, p.stacklessMin, p.directMin = math.MaxInt, math.MaxInt, math.MaxInt
 		if plain, stackless := jitPath(p.jit); plain {
 			p.plainMin = p.contextSize
 			if stackless {
 				p.stacklessMin = p.contextSize
+			}
+		}
+		if p.jit != nil {
+			if p.direct = p.jit.Direct(); p.direct != nil {
+				p.directMin = p.contextSize
 			}
 		}
 		coll.Programs[name] = p
@@ -199,7 +210,7 @@ func (c *Collection) Close() error {
 	var errs []error
 	for _, p := range c.Programs {
 		if p.jit != nil {
-			p.plainMin, p.stacklessMin = math.MaxInt, math.MaxInt
+			p.plainMin, p.stacklessMin, p.directMin = math.MaxInt, math.MaxInt, math.MaxInt
 			errs = append(errs, p.jit.Close())
 		}
 	}
@@ -250,10 +261,10 @@ func (p *Program) Run(ctx []byte) (uint64, error) {
 // Func returns a func value that runs the program as Run does: the
 // cheapest way to call it many times. For a JIT-compiled program that
 // needs nothing from a run but its context and cannot fail but for its
-// budget (a filter: no stack, helpers or packet; see jit.Program.Direct)
-// it calls
-// the machine code with nothing in between, about half of Run's fixed
-// cost; for any other program it is Run.
+// budget (a filter: no stack, helpers or packet), or checks its reads
+// and stores nothing (see jit.Program.Direct), it calls the machine code
+// with nothing in between, about half of Run's fixed cost; for any
+// other program it is Run.
 func (p *Program) Func() func(ctx []byte) (uint64, error) {
 	if p.jit != nil {
 		if f := p.jit.Direct(); f != nil {

@@ -240,3 +240,47 @@ func TestFunc(t *testing.T) {
 		})
 	}
 }
+
+// Run of an unverified program, whose JIT code checks its accesses,
+// gives the interpreter's results and errors with a context of any
+// length, through whatever path the JIT takes (code that reads its
+// context and stores nothing runs through its direct entry), and
+// ErrClosed after Close.
+func TestRunChecked(t *testing.T) {
+	for _, tc := range []struct{ object, program string }{
+		{"memory_a_plus_b", "memory_a_plus_b"}, {"strcmp", "strcmp_fail"}, {"strcmp", "strcmp_full"},
+	} {
+		t.Run(tc.program, func(t *testing.T) {
+			load := func(engine uebpf.Engine) (*uebpf.Collection, *uebpf.Program) {
+				coll, err := uebpf.LoadFile("internal/benchset/c/"+tc.object+".bpf.o", &uebpf.Options{
+					Engine: engine, SkipVerification: true, Timeout: -1,
+				})
+				if errors.Is(err, jit.ErrUnsupportedArch) {
+					t.Skip(err)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				return coll, coll.Program(tc.program)
+			}
+			icoll, interp := load(uebpf.EngineInterpreter)
+			defer icoll.Close()
+			coll, p := load(uebpf.EngineJIT)
+			for n := range 80 {
+				ctx := bytes.Repeat([]byte{'x'}, n)
+				if n > 40 {
+					ctx[n-1] = 0
+				}
+				want, wantErr := interp.Run(ctx)
+				got, err := p.Run(ctx)
+				if got != want || (err == nil) != (wantErr == nil) || err != nil && err.Error() != wantErr.Error() {
+					t.Fatalf("%d-byte context: %d, %v; interpreter %d, %v", n, got, err, want, wantErr)
+				}
+			}
+			coll.Close()
+			if _, err := p.Run(make([]byte, 8)); !errors.Is(err, jit.ErrClosed) {
+				t.Errorf("after Close: %v, want ErrClosed", err)
+			}
+		})
+	}
+}

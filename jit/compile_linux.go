@@ -81,6 +81,8 @@ func (f *family) compile(vp *vm.Program) (*Program, error) {
 			ShortErr:    errorWords(p.shortErr),
 			Fallback:    directFallbackCode(),
 			FallbackArg: uintptr(unsafe.Pointer(p)),
+			Checked:     bo.Checked && code.Memory,
+			NoStack:     uintptr(unsafe.Pointer(&directNoStack)),
 		})
 	}
 	mem, err := mapCode(machine)

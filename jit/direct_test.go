@@ -19,7 +19,8 @@ var directCases = []struct {
 }{
 	{"filter", "ldxw %r2, [%r1+0]\nmov %r0, 0\njne %r2, 7, +1\nmov %r0, 1\nexit", jit.Options{Unchecked: true}, true},
 	{"no memory, checked", "mov %r0, 3\nexit", jit.Options{}, true},
-	{"memory, checked", "ldxw %r0, [%r1+0]\nexit", jit.Options{}, false},
+	{"memory, checked", "ldxw %r0, [%r1+0]\nexit", jit.Options{}, true},
+	{"memory, checked, stores", "ldxw %r0, [%r1+0]\nstw [%r1+4], 1\nexit", jit.Options{}, false},
 	{"division spills the budget", "ldxdw %r0, [%r1+0]\nldxdw %r3, [%r1+8]\ndiv %r0, %r3\nmod %r0, 7\nexit", jit.Options{Unchecked: true}, true},
 	{"r8 and r9 (g and r15)", "ldxdw %r8, [%r1+0]\nmov %r9, %r8\nadd %r9, 1\nmov %r0, %r9\nxor %r8, %r8\nexit", jit.Options{Unchecked: true}, true},
 	{"atomics spill the budget", "mov %r0, 0\nmov %r2, 1\nlock fetch add [%r1+0], %r2\nlock add [%r1+8], %r2\nmov %r0, %r2\nexit", jit.Options{Unchecked: true}, true},
@@ -210,4 +211,64 @@ func sameError(a, b error) bool {
 		return a == b
 	}
 	return a.Error() == b.Error()
+}
+
+// Checked code that reads memory and stores nothing gets a direct entry
+// whose failed checks continue in Go: a fault at any access, and a run
+// longer than a slice, give exactly Run's result and error, and the
+// interpreter's.
+func TestDirectChecked(t *testing.T) {
+	const (
+		// Accesses of each size ending at bytes 1, 3, 7 and 15.
+		sizes = "ldxb %r0, [%r1+0]\nldxh %r2, [%r1+1]\nadd %r0, %r2\nldxw %r2, [%r1+3]\nadd %r0, %r2\nldxdw %r2, [%r1+7]\nadd %r0, %r2\nexit"
+		// Sums the first ctx[0] bytes, a byte at a time (a loop).
+		sum = "ldxb %r3, [%r1+0]\nmov %r0, 0\nmov %r2, 0\nmov %r4, %r1\nadd %r4, %r2\nldxb %r5, [%r4+0]\nadd %r0, %r5\nadd %r2, 1\njlt %r2, %r3, -5\nexit"
+		// Reads behind the context, and a guess far from it.
+		before = "ldxb %r0, [%r1-1]\nexit"
+		far    = "mov %r2, %r1\nadd %r2, 65536\nldxb %r0, [%r2+0]\nexit"
+	)
+	for _, tc := range []struct {
+		name, src string
+		slice     uint64
+	}{
+		{"sizes", sizes, 0}, {"loop", sum, 0}, {"loop in slices", sum, 16},
+		// Only smaller loads: the hot region ends closer to the context's end.
+		{"words", "ldxw %r2, [%r1+0]\nldxw %r0, [%r1+4]\nadd %r0, %r2\nexit", 0},
+		{"bytes", "ldxb %r2, [%r1+3]\nldxb %r0, [%r1+5]\nadd %r0, %r2\nexit", 0},
+		{"before the context", before, 0}, {"far from the context", far, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			defer jit.SetSlice(tc.slice)()
+			vp := loadVM(t, tc.src, nil)
+			p := compile(t, vp, jit.Options{})
+			d := p.Direct()
+			if d == nil {
+				if runtime.GOARCH == "amd64" {
+					t.Fatal("no direct entry")
+				}
+				t.Skip("no direct entry on " + runtime.GOARCH)
+			}
+			for n := range 48 {
+				ctx := make([]byte, n, 64)
+				for i := range ctx {
+					ctx[i] = byte(i*7 + 1)
+				}
+				if n > 0 {
+					ctx[0] = byte(n + 2 - n%3) // the loop reads past the end for n%3 == 0
+				}
+				got, err := d(ctx)
+				want, wantErr := p.Run(ctx)
+				if got != want || !sameError(err, wantErr) {
+					t.Fatalf("%d-byte context: Direct %d, %v; Run %d, %v", n, got, err, want, wantErr)
+				}
+				want, wantErr = vp.Run(ctx)
+				if got != want || !sameError(err, wantErr) {
+					t.Fatalf("%d-byte context: Direct %d, %v; interpreter %d, %v", n, got, err, want, wantErr)
+				}
+			}
+			if got, err := d(nil); err == nil {
+				t.Errorf("nil context: %d, nil error; want a fault", got)
+			}
+		})
+	}
 }

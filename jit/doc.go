@@ -63,7 +63,10 @@
 // Program.Direct is the cheapest entry, for code that needs nothing from a
 // run but r1 and cannot fail but for its budget (amd64; stackless, no
 // local calls, helpers or packet, no checked memory accesses: filters,
-// and loops that store nothing): a Go func value whose code pointer is a
+// and loops that store nothing), or that stores nothing at all and checks
+// its reads (the stub then gives it the context as its only region, and
+// a failed check continues in Go, directFallback, which runs it again
+// with an Env for the error): a Go func value whose code pointer is a
 // stub in the program's code. Go calls it like any func, with the context
 // slice in rax, rbx and rcx; the stub sets r1, the budget and a spill
 // slot for it, and for flat code either falls (or jumps) into the body,

@@ -116,7 +116,10 @@ func (p *Program) Run(mem []byte) (uint64, error) {
 // packet and, if checked, accesses no memory, which covers filters; code
 // with loops also stores nothing and leaves r6, r8 and r9 alone (such as
 // a string comparison), and a run of it that takes more than one slice
-// of its budget continues in Go, as Run's does. After Close the func
+// of its budget continues in Go, as Run's does. Checked code that reads
+// memory has one too if it stores nothing at all and leaves r6, r8 and
+// r9 alone: a run whose check fails continues in Go, which runs it again
+// for the error Run returns. After Close the func
 // returns ErrClosed; like Run, it must not be running when Close is
 // called.
 func (p *Program) Direct() func(ctx []byte) (uint64, error) { return p.direct }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"unsafe"
 
@@ -70,15 +71,41 @@ func TestSourcesBuild(t *testing.T) {
 }
 
 func BenchmarkSet(b *testing.B) {
+	list := engines(b)
 	for _, bm := range Set {
 		b.Run(bm.Name, func(b *testing.B) {
-			for _, engine := range engines(b) {
+			for _, engine := range list {
 				b.Run(engine.String(), func(b *testing.B) {
 					coll, p, err := bm.Load(engine)
 					if err != nil {
 						b.Fatal(err)
 					}
 					defer coll.Close()
+					ctx := bm.Input()
+					b.ResetTimer()
+					for b.Loop() {
+						p.Run(ctx)
+					}
+				})
+			}
+			if slices.Contains(list, uebpf.EngineJIT) {
+				// Unverified: the JIT checks every access.
+				b.Run("jit-checked", func(b *testing.B) {
+					obj, err := Object(bm.Object)
+					if err != nil {
+						b.Fatal(err)
+					}
+					coll, err := uebpf.Load(bytes.NewReader(obj), &uebpf.Options{Engine: uebpf.EngineJIT, SkipVerification: true, Timeout: -1})
+					if err != nil {
+						b.Fatal(err)
+					}
+					defer coll.Close()
+					p := coll.Program(bm.Program)
+					if bm.Setup != nil {
+						if err := bm.Setup(coll); err != nil {
+							b.Fatal(err)
+						}
+					}
 					ctx := bm.Input()
 					b.ResetTimer()
 					for b.Loop() {

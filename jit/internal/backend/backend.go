@@ -31,8 +31,9 @@ type Arch struct {
 	Compile func(p *vm.Program, o Options) (*Code, error)
 	// AppendDirect, when not nil, returns c's code with a direct entry
 	// (jit.Program.Direct: Go's internal register ABI, for code that
-	// needs nothing from a run but r1 and cannot fail but for its
-	// budget) and the entry's offset: see Direct.
+	// needs nothing from a run but r1 and, if checked, the context as its
+	// only region, and that stores nothing if it can fail) and the
+	// entry's offset: see Direct.
 	AppendDirect func(c *Code, p *vm.Program, d Direct) ([]byte, int)
 }
 
@@ -45,10 +46,18 @@ type Direct struct {
 	// interface words are ShortErr.
 	MinContext int
 	ShortErr   [2]uintptr
-	// Resumable code that did not end within Budget (its reason is not
-	// ReasonExit) continues in Fallback, the internal-ABI code of a Go
+	// Resumable code that did not end within Budget, or checked code
+	// that failed (its reason is not ReasonExit), continues in Fallback,
+	// the internal-ABI code of a Go
 	// func(arg uintptr, ctx []byte) (uint64, error), with FallbackArg.
 	Fallback, FallbackArg uintptr
+	// Checked: the code checks its memory accesses (and stores
+	// nothing). The entry gives it the context as its only region and
+	// NoStack, vm.StackSize bytes of zeros no one writes, as its stack:
+	// the code never names r10, but a checked access's slow path tests
+	// the stack before the region list.
+	Checked bool
+	NoStack uintptr
 }
 
 // Options are jit.Options as package jit resolved them for one program.

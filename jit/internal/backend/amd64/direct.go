@@ -2,7 +2,9 @@ package amd64
 
 import (
 	"github.com/uebpf/uebpf/asm"
+	"github.com/uebpf/uebpf/internal/engine"
 	"github.com/uebpf/uebpf/jit/internal/backend"
+	"github.com/uebpf/uebpf/jit/internal/frontend"
 	"github.com/uebpf/uebpf/jit/internal/x86"
 	"github.com/uebpf/uebpf/vm"
 )
@@ -50,11 +52,11 @@ func appendDirect(c *backend.Code, p *vm.Program, d backend.Direct) ([]byte, int
 	var a x86.Asm
 	a.Append(c.Bytes)
 	a.Align(16)
-	if c.Resumable {
+	if c.Resumable || d.Checked {
 		if !keepsRegs {
 			return c.Bytes, -1
 		}
-		return appendResumableDirect(&a, c, d)
+		return appendFallbackDirect(&a, c, p, d)
 	}
 	if keepsRegs && c.DirectRoom != 0 {
 		// Assemble the entry at the end, then move it into the room so
@@ -103,26 +105,34 @@ func appendDirect(c *backend.Code, p *vm.Program, d backend.Direct) ([]byte, int
 	return a.Bytes(), off
 }
 
-// appendResumableDirect appends the direct entry of resumable code that
-// leaves r6, r8 and r9 alone to a (which holds the code) and returns the
-// code and the entry's offset. It runs the code as runRootStackless does,
-// with one slice of the budget (d.Budget), and calls it, so that a run
-// the slice does not finish continues in Go (d.Fallback), which runs it
-// again from the start with an Env: the code stores nothing (it is lean
-// and never names r10), so the first attempt left nothing behind, and
-// the goroutine comes back to Go within a slice, as from
-// runRootStackless. The whole run state is below the code's native
-// stack, which is its return address and the few words flat code pushes
-// (directSpill), below the context's two words the entry pushes: 296
-// bytes below the caller's frame, within the 800 Go leaves below every
-// frame that checked the stack.
-func appendResumableDirect(a *x86.Asm, c *backend.Code, d backend.Direct) ([]byte, int) {
+// appendFallbackDirect appends the direct entry of code that may come
+// back with a reason, resumable or checked code that leaves r6, r8 and r9
+// alone, to a (which holds the code) and returns the code and the entry's
+// offset. It runs the code as runRootStackless or runFrame does, with one
+// slice of the budget (d.Budget) or, for code that is not resumable, all
+// of it, and calls it, so that a run that comes back with a reason (the
+// slice ran out, or a checked access failed) continues in Go
+// (d.Fallback), which runs it again from the start with an Env: the code
+// stores nothing (it is lean and never names r10, and checked code has
+// no store at all), so the first attempt left nothing behind, and the
+// goroutine comes back to Go within a slice, as from runRootStackless.
+// The whole run state is below the code's native stack, which is its
+// return address and the few words flat code or a checked access's slow
+// path pushes (directSpill), below the context's two words the entry
+// pushes: 296 bytes below the caller's frame; for checked code, the Env
+// fields the checks read and the context's region entry below the
+// state, 456 bytes; within the 800 Go leaves below every frame that
+// checked the stack.
+func appendFallbackDirect(a *x86.Asm, c *backend.Code, p *vm.Program, d backend.Direct) ([]byte, int) {
 	off := a.Len()
 	short := emitDirectCheck(a, d.MinContext)
 	a.Push(x86.RAX) // the context's pointer and length, for the fallback
 	a.Push(x86.RBX)
 	emitDirectArgs(a, d.Budget)
 	a.Lea(stateReg, x86.M(x86.RSP, -8-directSpill-backend.StateSize))
+	if d.Checked {
+		emitDirectRegions(a, d.NoStack, hotSlack(c, p))
+	}
 	a.PatchRel32(a.Call(), c.Body)
 	a.TestRR(8, tmpC, tmpC) // the reason
 	a.JccShort(x86.CondNE, 0)
@@ -144,6 +154,65 @@ func appendResumableDirect(a *x86.Asm, c *backend.Code, d backend.Direct) ([]byt
 		emitShortContext(a, d.ShortErr)
 	}
 	return a.Bytes(), off
+}
+
+// directRegion is where the entry of checked code puts the context's
+// region entry, below the copies of the Env fields the checks read
+// (engine.*Offset from the state, all within ArgsOffset of it).
+const directRegion = engine.ArgsOffset - int32(engine.RegionSize)
+
+// emitDirectRegions sets up what the checks of checked code read, as
+// runFrame does for Run, with r1 in rdi and the context's length in rbx:
+// the region list, whose only entry is the context (empty when the
+// context is, so it allows nothing), the stack (noStack: a run never
+// names r10, and nothing but a guessed address reaches the stack there
+// or on runFrame's frame), the native stack's base, where a failed check
+// leaves from, and the hot regions. The hot read region is the context
+// already, as its first access would make it, which spares that access
+// the region walk; its end is the region's length less slack (see
+// hotSlack), so that any access that starts inside passes the inline
+// test.
+func emitDirectRegions(a *x86.Asm, noStack uintptr, slack int32) {
+	a.Lea(tmpAddr, st(directRegion))
+	a.Store(8, st(backend.OffRegions), tmpAddr)
+	a.StoreImm(8, st(backend.OffNRegions), 1)
+	a.Store(8, x86.M(tmpAddr, int32(engine.RegionLoOffset)), regMap[1])
+	a.Lea(tmpC, x86.MIndex(regMap[1], x86.RBX, 1, 0))
+	a.Store(8, x86.M(tmpAddr, int32(engine.RegionHiOffset)), tmpC)
+	a.StoreImm(8, x86.M(tmpAddr, int32(engine.RegionWritableOffset)), 1) // as Run's
+	a.MovRI(tmpAddr, uint64(noStack))
+	a.Store(8, st(backend.OffStackLo), tmpAddr)
+	a.Lea(tmpAddr, x86.M(x86.RSP, -8)) // where the call puts its return address
+	a.Store(8, st(backend.OffNativeBase), tmpAddr)
+	a.Store(8, st(backend.OffHotReadLo), regMap[1])
+	a.ALURR(x86.XOR, 4, tmpC, tmpC)
+	a.Lea(tmpAddr, x86.M(x86.RBX, -slack))
+	a.ALURI(x86.CMP, 8, x86.RBX, slack)
+	a.Cmov(x86.CondAE, 8, tmpC, tmpAddr)
+	a.Store(8, st(backend.OffHotReadLo+8), tmpC)
+	a.StoreImm(8, st(backend.OffHotWriteLo+8), 0) // no region allowed a write yet
+}
+
+// hotSlack returns what the direct entry of checked code takes off the
+// context's length for the hot read region's end. The region walk takes
+// 7, so that the inline test of an access of any size (up to 8) needs
+// only its start; the copy, compare and hoisting code relies on that
+// (it adds the 7 back). Code with none of those whose loads are at most
+// n bytes needs only n-1: the context's last bytes then pass the inline
+// test too (an 8-byte context read as two words would otherwise walk the
+// list for the second one on every run). A hot region's end smaller than
+// its true one is always sound, so the walk's later 7 is too.
+func hotSlack(c *backend.Code, p *vm.Program) int32 {
+	if len(c.Copies) != 0 || len(c.Hoists) != 0 {
+		return 7
+	}
+	n := 1
+	for _, ins := range p.Instructions() {
+		if ins.Class() == asm.ClassLDX {
+			n = max(n, frontend.AccessSize(ins.Opcode))
+		}
+	}
+	return int32(n - 1)
 }
 
 // emitDirectEntry emits the entry of code that leaves r6, r8 and r9 alone,
