@@ -29,7 +29,7 @@ func TestHostileDirect(t *testing.T) {
 	}{
 		{"short contexts", directShortContexts},
 		{"closed under a held func", directClosed},
-		{"checked memory gets no entry", directChecked},
+		{"checked reads fault as Run does, stores get no entry", directChecked},
 		{"r6 r8 r9 clobbered during GC", directClobber},
 	}
 	for _, c := range cases {
@@ -108,21 +108,45 @@ func directClosed() (string, error) {
 	return "ErrClosed", nil
 }
 
-// Checked code that reads memory needs its region checks, which only the
-// trampolines set up: no direct entry, whatever the context.
+// Checked code that reads memory and stores nothing has a direct entry
+// whose failed checks continue in Go, which runs the program again: its
+// faults must be Run's. Checked code that stores has none.
 func directChecked() (string, error) {
+	// Checked code that only reads gets an entry: a read that faults,
+	// past the context, from a wrapped pointer or from nothing, must
+	// give Run's error, address included.
 	p, run, err := directProgram("ldxdw %r0, [%r1+4096]\nexit", 0)
 	if err != nil {
 		return "", err
 	}
 	defer p.Close()
 	if run != nil {
-		return "", errors.New("checked code with a memory access has a direct entry")
+		for _, ctx := range [][]byte{nil, {}, make([]byte, 8), make([]byte, 4100)} {
+			_, derr := run(ctx)
+			_, rerr := p.Run(ctx)
+			if !errors.Is(derr, vm.ErrMemoryAccess) || fmt.Sprint(derr) != fmt.Sprint(rerr) {
+				return "", fmt.Errorf("%d-byte context: Direct %v; Run %v", len(ctx), derr, rerr)
+			}
+		}
 	}
 	if _, err := p.Run(make([]byte, 8)); !errors.Is(err, vm.ErrMemoryAccess) {
 		return "", fmt.Errorf("Run: %v, want ErrMemoryAccess", err)
 	}
-	return "no entry; Run faults cleanly", nil
+	// Checked code that stores gets none: a fault after a store could not
+	// be run again from the start.
+	hasEntry := run != nil
+	q, run, err := directProgram("stdw [%r1+0], 1\nldxdw %r0, [%r1+4096]\nexit", 0)
+	if err != nil {
+		return "", err
+	}
+	defer q.Close()
+	if run != nil {
+		return "", errors.New("checked code that stores has a direct entry")
+	}
+	if !hasEntry {
+		return "no entry here; Run faults cleanly", nil
+	}
+	return "faults through Direct are Run's; no entry for stores", nil
 }
 
 // r6, r8 and r9 live in rbx (the error's first word), r14 (g) and r15:
