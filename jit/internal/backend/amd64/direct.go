@@ -18,6 +18,8 @@ import (
 // length), no helpers or packet, no checked memory accesses. Such code
 // touches the run state only to spill the budget register around
 // divisions and atomics, and the entry gives it a stack slot for that.
+// Loops and checked reads of code that stores nothing take the entry of
+// appendFallbackDirect instead, which can continue in Go.
 //
 // The entry gives the code r1 (0 for an empty context) and a budget it
 // cannot overdraw. Code that uses r8 or r9, which live in r14 (g) and r15,
