@@ -5,9 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/uebpf/uebpf/asm"
 	"github.com/uebpf/uebpf/jit"
-	"github.com/uebpf/uebpf/vm"
 )
 
 // cmpLoop is a compare loop over two strings of the context for the idiom
@@ -175,24 +173,7 @@ func TestCompareIdioms(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			insns, err := asm.Assemble(c.loop.source())
-			if err != nil {
-				t.Fatalf("assemble: %v\n%s", err, c.loop.source())
-			}
-			vp, err := vm.Load(&vm.ProgramSpec{Instructions: insns}, &vm.Options{Helpers: testHelpers})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if jit.Optimised {
-				for _, o := range []jit.Options{{}, {Unchecked: true}} {
-					if got := jit.CopyIdioms(vp, o); got != c.idioms {
-						t.Errorf("%+v: %d wide loops, want %d", o, got, c.idioms)
-					}
-				}
-				if got := jit.CopyIdioms(vp, jit.Options{Blind: true}); got != 0 {
-					t.Errorf("blinded: %d wide loops", got)
-				}
-			}
+			vp := loadWideLoops(t, c.loop.source(), c.idioms)
 			if c.slice != 0 {
 				defer jit.SetSlice(c.slice)()
 			}

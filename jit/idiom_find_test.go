@@ -4,9 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/uebpf/uebpf/asm"
 	"github.com/uebpf/uebpf/jit"
-	"github.com/uebpf/uebpf/vm"
 )
 
 // findLoop is a find-byte loop over a string of the context for the idiom
@@ -163,24 +161,7 @@ func TestFindIdioms(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			insns, err := asm.Assemble(c.loop.source())
-			if err != nil {
-				t.Fatalf("assemble: %v\n%s", err, c.loop.source())
-			}
-			vp, err := vm.Load(&vm.ProgramSpec{Instructions: insns}, &vm.Options{Helpers: testHelpers})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if jit.Optimised {
-				for _, o := range []jit.Options{{}, {Unchecked: true}} {
-					if got := jit.CopyIdioms(vp, o); got != 1 {
-						t.Errorf("%+v: %d wide loops, want 1", o, got)
-					}
-				}
-				if got := jit.CopyIdioms(vp, jit.Options{Blind: true}); got != 0 {
-					t.Errorf("blinded: %d wide loops", got)
-				}
-			}
+			vp := loadWideLoops(t, c.loop.source(), 1)
 			if c.slice != 0 {
 				defer jit.SetSlice(c.slice)()
 			}

@@ -151,27 +151,7 @@ func TestCopyIdioms(t *testing.T) {
 			if c.loop.n >= 1<<20 && testing.Short() {
 				t.Skip("short")
 			}
-			insns, err := asm.Assemble(c.loop.source())
-			if err != nil {
-				t.Fatalf("assemble: %v\n%s", err, c.loop.source())
-			}
-			// No time limit: the interpreter's 8M-instruction runs of the
-			// 1 MiB cases take seconds under the race detector, and the
-			// engines must agree whatever the machine's speed.
-			vp, err := vm.Load(&vm.ProgramSpec{Instructions: insns}, &vm.Options{Helpers: testHelpers, Timeout: -1})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if jit.Optimised {
-				for _, o := range []jit.Options{{}, {Unchecked: true}} {
-					if got := jit.CopyIdioms(vp, o); got != c.idioms {
-						t.Errorf("%+v: %d wide copies, want %d", o, got, c.idioms)
-					}
-				}
-				if got := jit.CopyIdioms(vp, jit.Options{Blind: true}); got != 0 {
-					t.Errorf("blinded: %d wide copies", got)
-				}
-			}
+			vp := loadWideLoops(t, c.loop.source(), c.idioms)
 			if c.slice != 0 {
 				defer jit.SetSlice(c.slice)()
 			}
@@ -255,4 +235,32 @@ func BenchmarkCopyIdiom(b *testing.B) {
 			}
 		}
 	}
+}
+
+// loadWideLoops assembles and loads src, and checks that the JIT runs
+// want of its loops wide, checked and unchecked, and none blinded. It
+// sets no time limit: the interpreter's runs of the long cases take
+// seconds under the race detector, and the engines must agree whatever
+// the machine's speed.
+func loadWideLoops(t *testing.T, src string, want int) *vm.Program {
+	t.Helper()
+	insns, err := asm.Assemble(src)
+	if err != nil {
+		t.Fatalf("assemble: %v\n%s", err, src)
+	}
+	vp, err := vm.Load(&vm.ProgramSpec{Instructions: insns}, &vm.Options{Helpers: testHelpers, Timeout: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if jit.Optimised {
+		for _, o := range []jit.Options{{}, {Unchecked: true}} {
+			if got := jit.CopyIdioms(vp, o); got != want {
+				t.Errorf("%+v: %d wide loops, want %d", o, got, want)
+			}
+		}
+		if got := jit.CopyIdioms(vp, jit.Options{Blind: true}); got != 0 {
+			t.Errorf("blinded: %d wide loops", got)
+		}
+	}
+	return vp
 }
