@@ -123,7 +123,7 @@ func runOutcome(p interface {
 // the same), and reports the first difference.
 func diffEngines(vp *vm.Program, in diffInput, opts ...jit.Options) error {
 	env := vm.NewEnv()
-	mem := make([]byte, len(in.mem))
+	mem := guardedMem(len(in.mem))
 	env.SetContext(mem)
 	env.SetPacket(in.packet)
 	want := runOutcome(vp, env, mem, in, vp.Maps())
@@ -150,6 +150,15 @@ func diffEngines(vp *vm.Program, in diffInput, opts ...jit.Options) error {
 		}
 	}
 	return nil
+}
+
+// guardedMem returns n bytes for a context, inside a larger buffer: the
+// bytes either side of it are never another region an engine allows
+// (the interpreter's stack, wherever the allocator put it), so an access
+// one byte past the context faults on every engine.
+func guardedMem(n int) []byte {
+	const guard = 4096
+	return make([]byte, guard+n+guard)[guard : guard+n : guard+n]
 }
 
 // sameExecuted reports whether two runs that ended alike charged their

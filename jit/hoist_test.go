@@ -331,7 +331,7 @@ func TestHoistedLoops(t *testing.T) {
 			if loops, accesses := jit.Hoisted(vp); loops != tc.loops || accesses != tc.accesses {
 				t.Errorf("hoisted %d loops, %d accesses; want %d, %d", loops, accesses, tc.loops, tc.accesses)
 			}
-			in := diffInput{mem: make([]byte, 64), budget: tc.budget}
+			in := diffInput{mem: guardedMem(64), budget: tc.budget}
 			for i := range in.mem {
 				in.mem[i] = byte(i + 1)
 				if tc.fill != 0 {

@@ -374,7 +374,7 @@ func diffRun(vp *vm.Program, p *jit.Program, in diffInput) error {
 	if !p.Lean() || in.budget != 0 || usesStackAddress(vp.Instructions()) {
 		return nil
 	}
-	mem := make([]byte, len(in.mem)) // one buffer: the same pointer values
+	mem := guardedMem(len(in.mem)) // one buffer: the same pointer values
 	run := func(f func(mem []byte) (uint64, error)) outcome {
 		copy(mem, in.mem)
 		for _, m := range vp.Maps() {
