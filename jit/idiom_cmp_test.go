@@ -31,8 +31,9 @@ func (l cmpLoop) elem() (int, string) {
 	return 1, "b"
 }
 
-// fold mixes every register the loops write into r0.
-const cmpFold = `
+// loopFold mixes every register the compare and find loops write into
+// r0.
+const loopFold = `
 	mul %r0, 31
 	xor %r0, %r2
 	mul %r0, 31
@@ -60,7 +61,7 @@ func (l cmpLoop) source() string {
 		diff:
 			mov %%r0, %%r4
 			sub %%r0, %%r5
-		out:`, l.start*s, ld, l.a, ld, l.b, s, l.n*s) + cmpFold
+		out:`, l.start*s, ld, l.a, ld, l.b, s, l.n*s) + loopFold
 	}
 	// clang's strcmp at -O2: rotated, entered at head.
 	return fmt.Sprintf(`	mov %%r3, %d
@@ -71,7 +72,7 @@ func (l cmpLoop) source() string {
 			mov %%r3, %%r2
 			add %%r3, %d
 			jne %%r2, %d, head
-		out:`+strings.ReplaceAll(cmpFold, "%", "%%")+`
+		out:`+strings.ReplaceAll(loopFold, "%", "%%")+`
 		head:
 			mov %%r2, %%r3
 			mov %%r3, %%r1

@@ -21,16 +21,6 @@ type findLoop struct {
 	needle uint64 // memchr's r4
 }
 
-// findFold mixes every register the loops write into r0.
-const findFold = `
-	mul %r0, 31
-	xor %r0, %r2
-	mul %r0, 31
-	xor %r0, %r3
-	mul %r0, 31
-	xor %r0, %r4
-	exit`
-
 func (l findLoop) source() string {
 	if l.shape == "slenp" {
 		return fmt.Sprintf(`	mov %%r2, %d
@@ -44,7 +34,7 @@ func (l findLoop) source() string {
 			mov %%r0, %d
 			add %%r2, 1
 			jne %%r2, %d, head
-		out:`, l.start, l.a, l.n, l.n) + findFold
+		out:`, l.start, l.a, l.n, l.n) + loopFold
 	}
 	test := map[string]string{
 		"strlen":   "jeq32 %r3, 0, found",
@@ -65,7 +55,7 @@ func (l findLoop) source() string {
 			ja head
 		found:
 			mov32 %%r0, %%r2
-		out:`, l.start, l.needle, l.n, l.a, test, l.n) + findFold
+		out:`, l.start, l.needle, l.n, l.a, test, l.n) + loopFold
 }
 
 // findFiller is the byte at position i of a string: never 0, ':', 0x41

@@ -179,15 +179,7 @@ func TestGenCopyLoops(t *testing.T) {
 	wide := 0
 	var progs []*vm.Program
 	for range 500 {
-		data := make([]byte, 400)
-		for i := range data {
-			data[i] = byte(rng.Uint32())
-		}
-		insns, _ := genProgram(data)
-		vp, err := vm.Load(&vm.ProgramSpec{Instructions: insns, Maps: fuzzMaps()}, &vm.Options{Helpers: testHelpers})
-		if err != nil {
-			t.Fatal(err)
-		}
+		vp := generatedProgram(t, rng)
 		wide += jit.CopyIdioms(vp, jit.Options{})
 		progs = append(progs, vp)
 	}
@@ -261,6 +253,22 @@ func loadWideLoops(t *testing.T, src string, want int) *vm.Program {
 		if got := jit.CopyIdioms(vp, jit.Options{Blind: true}); got != 0 {
 			t.Errorf("blinded: %d wide loops", got)
 		}
+	}
+	return vp
+}
+
+// generatedProgram loads a program of the fuzzer's generator from 400
+// bytes of rng.
+func generatedProgram(t *testing.T, rng *rand.Rand) *vm.Program {
+	t.Helper()
+	data := make([]byte, 400)
+	for i := range data {
+		data[i] = byte(rng.Uint32())
+	}
+	insns, _ := genProgram(data)
+	vp, err := vm.Load(&vm.ProgramSpec{Instructions: insns, Maps: fuzzMaps()}, &vm.Options{Helpers: testHelpers})
+	if err != nil {
+		t.Fatal(err)
 	}
 	return vp
 }

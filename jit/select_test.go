@@ -188,15 +188,7 @@ func TestGenSelects(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	selects := 0
 	for range 300 {
-		data := make([]byte, 400)
-		for i := range data {
-			data[i] = byte(rng.Uint32())
-		}
-		insns, _ := genProgram(data)
-		vp, err := vm.Load(&vm.ProgramSpec{Instructions: insns, Maps: fuzzMaps()}, &vm.Options{Helpers: testHelpers})
-		if err != nil {
-			t.Fatal(err)
-		}
+		vp := generatedProgram(t, rng)
 		selects += jit.Selects(vp, jit.Options{})
 	}
 	t.Logf("%d selects in 300 programs", selects)
