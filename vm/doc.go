@@ -34,4 +34,4 @@
 // internal/engine, which this package provides.
 package vm
 
-//go:generate go run ./internal/geninterp -o interp.go
+//go:generate go run ./internal/geninterp -o interp.go -copies interp_copies_amd64.go

@@ -131,7 +131,7 @@ func (p *Program) run(ctx unsafe.Pointer, size uintptr, pointer bool) (uint64, e
 	}
 	e.base = 0
 	chunk := min(p.budget, interpretSlice, leanChunk)
-	pc, left, why := e.interpret(0, int(chunk))
+	pc, left, why := dispatch(e, 0, int(chunk))
 	if why != whyExit {
 		return p.leanGoOn(c, way, pc, left, why, chunk)
 	}

@@ -7,6 +7,8 @@ import (
 	"unsafe"
 )
 
+const raceEnabled = true
+
 // The lean caches are used pinned to a P, which the race detector does
 // not see as synchronisation: a P's pinned sections are its critical
 // sections.

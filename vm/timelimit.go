@@ -89,7 +89,7 @@ func (e *Env) Charge(n uint64) bool {
 // ARCHITECTURE.md.)
 func (e *Env) interpretChunk(pc int, budget uint64) (int, int, uint8, uint64) {
 	chunk := min(budget, e.sliceLeft)
-	pc, left, why := e.interpret(pc, int(chunk))
+	pc, left, why := dispatch(e, pc, int(chunk))
 	return pc, left, why, chunk
 }
 
