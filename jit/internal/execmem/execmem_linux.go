@@ -35,8 +35,9 @@ var arena struct {
 	free   [maxShift - minShift + 1][]unsafe.Pointer // free slots by size class
 }
 
-// Map copies code into executable memory and returns it: the code, then
-// instructions that trap up to the end of its slot.
+// Map copies code into executable memory and returns it: the code, with
+// its slot as the capacity, which holds instructions that trap after the
+// code.
 func Map(code []byte) ([]byte, error) {
 	if len(code) == 0 {
 		return nil, fmt.Errorf("execmem: no code")
@@ -66,18 +67,21 @@ func Map(code []byte) ([]byte, error) {
 		err = fill(off+int64(len(code)), len(slot)-len(code))
 	}
 	if err != nil {
-		Unmap(slot)
+		Unmap(slot) // all of it: the write may have stopped anywhere
 		return nil, err
 	}
 	start := uintptr(unsafe.Pointer(unsafe.SliceData(slot)))
 	syncICache(start, start+uintptr(len(slot)))
-	return slot, nil
+	return slot[:len(code)], nil
 }
 
 // Unmap takes back memory Map returned: it holds traps, not the code,
-// when Unmap returns. Nothing may run its code any more.
+// when Unmap returns. Nothing may run its code any more. Only the code
+// (mem's length) is overwritten: the rest of the slot (up to mem's
+// capacity) holds traps already, and a compile's own Close would
+// otherwise write the whole power-of-two slot.
 func Unmap(mem []byte) {
-	p, size := unsafe.Pointer(unsafe.SliceData(mem)), uintptr(len(mem))
+	p, size := unsafe.Pointer(unsafe.SliceData(mem)), uintptr(cap(mem))
 	a := &arena
 	a.mu.Lock()
 	i := findChunk(p)
@@ -97,7 +101,7 @@ func Unmap(mem []byte) {
 	off := a.chunks[i].off + int64(uintptr(p)-uintptr(a.chunks[i].base))
 	a.mu.Unlock()
 	// A freed slot holds traps until it is reused, not the old code.
-	if fill(off, int(size)) != nil {
+	if fill(off, len(mem)) != nil {
 		return // lost rather than reused with its code in place
 	}
 	class := bits.Len(uint(size-1)) - minShift
@@ -245,7 +249,7 @@ func mapPrivate(code []byte) ([]byte, error) {
 		return nil, fmt.Errorf("execmem: mprotect: %w", err)
 	}
 	syncICache(uintptr(p), uintptr(p)+size)
-	return mem, nil
+	return mem[:len(code)], nil
 }
 
 // fillBuf holds the trapping instruction bytes unused code memory gets.

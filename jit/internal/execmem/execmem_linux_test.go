@@ -61,8 +61,11 @@ func TestMap(t *testing.T) {
 			if size > 1<<maxShift {
 				slot = (size + pageSize - 1) &^ (pageSize - 1)
 			}
-			if len(mem) != slot || !bytes.Equal(mem[:size], code) || !bytes.Equal(mem[size:], fillBuf[:0:0]) && bytes.Count(mem[size:], []byte{fillByte}) != slot-size {
-				t.Fatalf("mapped %d bytes for %d (want %d), contents differ or the tail does not trap", len(mem), size, slot)
+			if len(mem) != size || cap(mem) != slot {
+				t.Fatalf("mapped %d bytes in a slot of %d for %d (want a slot of %d)", len(mem), cap(mem), size, slot)
+			}
+			if !bytes.Equal(mem, code) || bytes.Count(mem[size:slot], []byte{fillByte}) != slot-size {
+				t.Fatalf("contents differ or the tail does not trap")
 			}
 			if uintptr(p)%uintptr(min(slot, pageSize)) != 0 {
 				t.Errorf("slot at %p not aligned to %d", p, min(slot, pageSize))
@@ -75,7 +78,7 @@ func TestMap(t *testing.T) {
 				if got := perms(t, p); got != "" {
 					t.Errorf("unmapped large code still mapped %q", got)
 				}
-			} else if bytes.Count(mem, []byte{fillByte}) != len(mem) {
+			} else if bytes.Count(mem[:slot], []byte{fillByte}) != slot {
 				t.Errorf("freed slot still holds code")
 			}
 			again, err := Map(pattern(size, 0x5a))
@@ -125,8 +128,8 @@ func TestMapPrivate(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := unsafe.Pointer(unsafe.SliceData(mem))
-	if len(mem) != pageSize || !bytes.Equal(mem[:100], code) || mem[pageSize-1] != fillByte {
-		t.Fatalf("private mapping of %d bytes wrong", len(mem))
+	if len(mem) != 100 || cap(mem) != pageSize || !bytes.Equal(mem, code) || mem[:pageSize][pageSize-1] != fillByte {
+		t.Fatalf("private mapping of %d bytes (%d mapped) wrong", len(mem), cap(mem))
 	}
 	if got := perms(t, p); got != "r-xp" {
 		t.Errorf("private code pages %q, want r-xp", got)

@@ -84,7 +84,7 @@ type Analysis struct {
 	liveQueued    []bool
 	livePreds     []int32
 	livePredStart []int32
-	compares      []int32 // the conditional jumps on an immediate, in slot order (findBlocks)
+	compares      []int32 // the conditional jumps, in slot order (findBlocks)
 	inSwitch      []bool  // findSwitches' scratch space
 	switchSeen    []int32
 	switchNodes   []int32
@@ -175,17 +175,8 @@ func (a *Analysis) findBlocks(p *vm.Program) error {
 	starts[0] = true
 	for pc := 0; pc < len(insns); pc++ {
 		ins := &insns[pc]
-		if ins.Opcode == asm.OpLDDW {
-			if ins.Src == asm.PseudoFunc {
-				// Callbacks (bpf_loop) run through vm.Env.CallFunction,
-				// which has no JIT implementation yet.
-				return &vm.LoadError{Program: p.Name(), Index: pc, Err: fmt.Errorf("jit: %w: callbacks (BPF_PSEUDO_FUNC)", vm.ErrUnsupported)}
-			}
-			pc++
-			continue
-		}
 		next := pc + 1
-		switch ins.Class() {
+		switch ins.Class() { // one dispatch per slot: lddw is tested inside
 		case asm.ClassJMP, asm.ClassJMP32:
 			switch {
 			case ins.Opcode == asm.OpCall && ins.Src == asm.PseudoCall:
@@ -213,13 +204,22 @@ func (a *Analysis) findBlocks(p *vm.Program) error {
 				if t < next {
 					a.BackEdges = append(a.BackEdges, [2]int32{int32(t), int32(pc)})
 				}
-				if ins.Opcode&asm.SourceX == 0 && IsConditional(ins) {
+				if IsConditional(ins) {
 					a.compares = append(a.compares, int32(pc))
 				}
 				continue
 			}
-		case asm.ClassLD: // packet loads
-			a.Packet = true
+		case asm.ClassLD:
+			if ins.Opcode == asm.OpLDDW {
+				if ins.Src == asm.PseudoFunc {
+					// Callbacks (bpf_loop) run through vm.Env.CallFunction,
+					// which has no JIT implementation yet.
+					return &vm.LoadError{Program: p.Name(), Index: pc, Err: fmt.Errorf("jit: %w: callbacks (BPF_PSEUDO_FUNC)", vm.ErrUnsupported)}
+				}
+				pc++
+				continue
+			}
+			a.Packet = true // packet loads
 		case asm.ClassLDX:
 			a.Memory = true
 			a.HotUsed = a.HotUsed || ins.Src != asm.R10

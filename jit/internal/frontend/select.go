@@ -46,13 +46,15 @@ func (a *Analysis) SelectAt(pc int) (Select, bool) {
 	return a.Selects[i], true
 }
 
-// findSelects fills Selects.
+// findSelects fills Selects. A select starts at a conditional jump: it
+// looks only at those findBlocks listed, not at every slot.
 func (a *Analysis) findSelects() {
-	insns := a.insns
-	for pc := 0; pc+2 < len(insns); pc++ {
-		if s, ok := a.selectShape(pc); ok {
+	for _, pc := range a.compares {
+		if int(pc)+2 >= len(a.insns) {
+			break
+		}
+		if s, ok := a.selectShape(int(pc)); ok {
 			a.Selects = append(a.Selects, s)
-			pc += 1 // the mov is no jump
 		}
 	}
 }

@@ -53,14 +53,14 @@ func (a *Analysis) findSwitches() {
 	a.switchSeen = slices.Grow(a.switchSeen[:0], len(a.insns))[:len(a.insns)]
 	clear(a.switchSeen)
 	work, limit := 0, maxSwitchWork(len(a.insns))
-	// The roots are the comparisons findBlocks listed: no second pass
-	// over every slot.
+	// The roots are the comparisons with an immediate among the
+	// conditional jumps findBlocks listed: no second pass over every slot.
 	for _, root := range a.compares {
 		if work >= limit {
 			break
 		}
 		pc := int(root)
-		if a.inSwitch[pc] || (pc > 0 && a.insns[pc-1].Opcode == asm.OpCall) {
+		if a.insns[pc].Opcode&asm.SourceX != 0 || a.inSwitch[pc] || (pc > 0 && a.insns[pc-1].Opcode == asm.OpCall) {
 			// A comparison after a call may be the null test an inline
 			// lookup answers (see Lookups).
 			continue

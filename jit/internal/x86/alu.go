@@ -1,5 +1,7 @@
 package x86
 
+import "encoding/binary"
+
 // ALUOp is one of the eight classic two-operand ALU operations. Its value
 // is both the /digit of the immediate forms and opcode>>3 of the register
 // forms.
@@ -23,12 +25,28 @@ func (a *Asm) ALURR(o ALUOp, size int, dst, src Reg) {
 }
 
 // ALURI emits "op dst, imm" (imm sign-extended to the operand size).
+//
+// It is the compiler's most frequent instruction (every charge of the
+// budget is one), so it encodes the usual sizes itself, as rri would,
+// rather than costing a second call.
 func (a *Asm) ALURI(o ALUOp, size int, dst Reg, imm int32) {
 	c, n := byte(0x81), uint(4)
 	if fitsInt8(int64(imm)) {
 		c, n = 0x83, 1
 	}
-	a.rri(opc1(size, c), byte(o), dst, uint32(imm), n)
+	if size == 2 {
+		a.rri(opc1(size, c), byte(o), dst, uint32(imm), n)
+		return
+	}
+	rex := 0x40 | byte(size)&8 | byte(dst)>>3&1
+	w, nb := uint64(c)|uint64(0xc0|byte(o)<<3|byte(dst)&7)<<8, uint(2)
+	if rex != 0x40 {
+		w, nb = w<<8|uint64(rex), 3
+	}
+	p := a.room()
+	binary.LittleEndian.PutUint64(p[:8], w)
+	binary.LittleEndian.PutUint32(p[nb&7:], uint32(imm))
+	a.b = a.b[:len(a.b)+int(nb+n)]
 }
 
 // ALURM emits "op dst, [m]".

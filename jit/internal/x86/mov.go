@@ -9,11 +9,13 @@ func (a *Asm) MovRR(size int, dst, src Reg) {
 
 // MovRI32 emits "mov dst32, imm", which zero-extends imm to 64 bits.
 func (a *Asm) MovRI32(dst Reg, imm uint32) {
-	w, n := uint64(0xb8+dst.low()), uint(1)
+	w, n := uint64(0xb8+dst.low()), 1
 	if dst.hi() != 0 {
 		w, n = w<<8|0x41, 2
 	}
-	a.emit(w, n, imm, 4)
+	p := a.room()
+	binary.LittleEndian.PutUint64(p[:8], w|uint64(imm)<<(8*n))
+	a.b = a.b[:len(a.b)+n+4]
 }
 
 // MovRISX emits "mov dst, imm" with imm sign-extended to 64 bits.
@@ -46,16 +48,15 @@ func (a *Asm) MovRI(dst Reg, v uint64) {
 }
 
 // Load emits a zero-extending load of size bytes from m into dst.
+//
+// Load, Store, StoreImm and Lea pick their opcode from a table and make one
+// call, so that they inline and an access costs the compiler one call.
 func (a *Asm) Load(size int, dst Reg, m Mem) {
-	switch size {
-	case 1:
-		a.rm(opc2(4, 0x0f, 0xb6), byte(dst), m)
-	case 2:
-		a.rm(opc2(4, 0x0f, 0xb7), byte(dst), m)
-	default:
-		a.rm(opc1(size, 0x8b), byte(dst), m)
-	}
+	a.rmi(loadOps[size&15], byte(dst), m, 0, 0)
 }
+
+// loadOps are Load's opcodes by size.
+var loadOps = [16]op{1: opc2(4, 0x0f, 0xb6), 2: opc2(4, 0x0f, 0xb7), 4: opc1(4, 0x8b), 8: opc1(8, 0x8b)}
 
 // LoadSX emits a load of size bytes from m, sign-extended to 64 bits.
 func (a *Asm) LoadSX(size int, dst Reg, m Mem) {
@@ -73,32 +74,27 @@ func (a *Asm) LoadSX(size int, dst Reg, m Mem) {
 
 // Store emits a store of the low size bytes of src to m.
 func (a *Asm) Store(size int, m Mem, src Reg) {
-	if size == 1 {
-		c := opc1(1, 0x88)
-		c |= opByteReg
-		a.rm(c, byte(src), m)
-		return
-	}
-	a.rm(opc1(size, 0x89), byte(src), m)
+	a.rmi(storeOps[size&15], byte(src), m, 0, 0)
 }
+
+// storeOps are Store's opcodes by size.
+var storeOps = [16]op{1: opc1(1, 0x88) | opByteReg, 2: opc1(2, 0x89), 4: opc1(4, 0x89), 8: opc1(8, 0x89)}
 
 // StoreImm emits a store of imm (truncated, or sign-extended for size 8)
 // to m.
 func (a *Asm) StoreImm(size int, m Mem, imm int32) {
-	switch size {
-	case 1:
-		a.rmi(opc1(1, 0xc6), 0, m, uint32(imm), 1)
-	case 2:
-		a.rmi(opc1(2, 0xc7), 0, m, uint32(imm), 2)
-	default:
-		a.rmi(opc1(size, 0xc7), 0, m, uint32(imm), 4)
-	}
+	a.rmi(storeImmOps[size&15], 0, m, uint32(imm), uint(min(size, 4)))
 }
+
+// storeImmOps are StoreImm's opcodes by size.
+var storeImmOps = [16]op{1: opc1(1, 0xc6), 2: opc1(2, 0xc7), 4: opc1(4, 0xc7), 8: opc1(8, 0xc7)}
 
 // Lea emits "lea dst, [m]".
 func (a *Asm) Lea(dst Reg, m Mem) {
-	a.rm(opc1(8, 0x8d), byte(dst), m)
+	a.rmi(opLea, byte(dst), m, 0, 0)
 }
+
+const opLea = op(0x8d) | 1<<24 | 8<<32 // opc1(8, 0x8d)
 
 // LeaRIP emits "lea dst, [rip+0]" and returns the position of its rel32
 // field for PatchRel32.

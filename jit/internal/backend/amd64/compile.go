@@ -299,7 +299,9 @@ func (c *compiler) emitSlots(from, to int, offsets []int32) error {
 				offsets[pc] = int32(c.a.Len())
 				continue
 			}
-			if c.emitFoldedAccess(pc, ins) {
+			// The opcode test is emitFoldedAccess' own first one, here
+			// to spare the other ALU slots a call.
+			if ins.Opcode == asm.ClassALU64|asm.AluADD|asm.SourceK && c.emitFoldedAccess(pc, ins) {
 				pc++
 				offsets[pc] = offsets[pc-1]
 				continue
