@@ -205,6 +205,18 @@ func (b *buffer[T]) take(n int) []T {
 	return s
 }
 
+// spare returns room for n elements, empty, or nil if there is none this
+// call: for a slice that may grow to n but rarely does.
+func (b *buffer[T]) spare(n int) []T {
+	b.want += n
+	l := len(b.buf)
+	if cap(b.buf)-l < n {
+		return nil
+	}
+	b.buf = b.buf[:l+n]
+	return b.buf[l : l : l+n]
+}
+
 // reset makes the buffer as big as the last call needed, up to limit
 // elements.
 func (b *buffer[T]) reset(limit int) {

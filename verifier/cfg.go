@@ -55,8 +55,10 @@ func (v *verifier) checkCFG() error {
 	}
 
 	reached := v.arena.bools.take(n)
-	// Every instruction goes on the stack once at most.
-	stack := append(v.arena.ints.take(n)[:0], funcs...)
+	// Every instruction goes on the stack once at most, but few are
+	// there at once: a program too long for the arena's buffer grows
+	// a stack of its own.
+	stack := append(v.arena.ints.spare(n), funcs...)
 	for _, s := range funcs {
 		reached[s] = true
 	}
