@@ -13,7 +13,7 @@ import (
 // targets and the instructions after conditional jumps and calls.
 func (v *verifier) checkCFG() error {
 	n := len(v.insns)
-	v.prunePt = make([]bool, n+1)
+	v.prunePt = v.arena.bools.take(n + 1)
 	starts := map[int]bool{0: true}
 	for i := 0; i < n; i++ {
 		ins := v.insns[i]
@@ -42,7 +42,7 @@ func (v *verifier) checkCFG() error {
 		funcs = append(funcs, s)
 	}
 	sort.Ints(funcs)
-	funcOf := make([]int, n) // index into funcs
+	funcOf := v.arena.ints.take(n) // index into funcs
 	v.funcOf = funcOf
 	for fi, s := range funcs {
 		end := n
@@ -54,8 +54,11 @@ func (v *verifier) checkCFG() error {
 		}
 	}
 
-	reached := make([]bool, n)
-	stack := append([]int(nil), funcs...)
+	reached := v.arena.bools.take(n)
+	// Every instruction goes on the stack once at most, but few are
+	// there at once: a program too long for the arena's buffer grows
+	// a stack of its own.
+	stack := append(v.arena.ints.spare(n), funcs...)
 	for _, s := range funcs {
 		reached[s] = true
 	}

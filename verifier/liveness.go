@@ -21,8 +21,8 @@ const (
 // coarser form of Linux's liveness and precision tracking.
 func (v *verifier) liveness() {
 	n := len(v.insns)
-	v.live = make([]uint16, n+1)
-	v.rel = make([]uint16, n+1)
+	v.live = v.arena.words.take(n + 1)
+	v.rel = v.arena.words.take(n + 1)
 	for changed := true; changed; {
 		changed = false
 		for pc := n - 1; pc >= 0; pc-- {

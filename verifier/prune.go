@@ -76,7 +76,8 @@ func (v *verifier) checkpoint() (pruned bool, err error) {
 	if len(list) >= maxStatesPerInsn {
 		list = compact(list)
 	}
-	nv := &visit{st: v.st.clone(), parent: v.cur, branches: 1, hash: h, pc: v.pc}
+	nv := v.arena.newVisit()
+	*nv = visit{st: v.st.clone(), parent: v.cur, branches: 1, hash: h, pc: v.pc}
 	if v.widenedNow != nil {
 		nv.hash = stateHash(v.st)
 		nv.wid = v.widenedNow

@@ -155,19 +155,21 @@ type frame struct {
 	cbRefs []uint32
 }
 
-func (f *frame) clone() *frame {
-	c := *f
-	c.own()
-	return &c
-}
-
-// own gives a copy of a frame its own stack and references.
-func (f *frame) own() {
-	f.stack = append([]slot(nil), f.stack...)
-	f.cbRefs = append([]uint32(nil), f.cbRefs...)
+// copyFrom makes f a copy of src with its own stack and references,
+// reusing the capacity of f's.
+func (f *frame) copyFrom(src *frame) {
+	stack, cbRefs := f.stack, f.cbRefs
+	*f = *src
+	f.stack = append(stack[:0], src.stack...)
+	f.cbRefs = append(cbRefs[:0], src.cbRefs...)
 }
 
 // state is the abstract state of the machine at one instruction.
+//
+// A state belongs to one owner at a time: the path being explored, a
+// path waiting in the worklist, or a visit stored at a pruning point. No
+// two states share a frame or the backing array of a slice, so a state
+// can be copied into one that is no longer used (arena.go).
 type state struct {
 	frames []*frame
 	refs   []uint32 // acquired references not yet released
@@ -176,41 +178,53 @@ type state struct {
 	tags []tag
 	// rels relate registers to each other (relations.go).
 	rels []relation
+	// home is the block holding the state.
+	home *stateOne
 }
 
 func (s *state) cur() *frame { return s.frames[len(s.frames)-1] }
 
-// stateOne is a state of one frame with the frame, for clone: one
-// allocation instead of three, for the states of programs that make no
-// bpf-to-bpf call (a tracepoint filter's clones are half of what
-// attaching one allocates).
+// stateOne is a state with its first frame: one block per state, and
+// for programs that make no bpf-to-bpf call (tracepoint filters) no
+// other allocation. Blocks come from the arena of the Verify call.
 type stateOne struct {
 	st     state
 	frames [1]*frame
 	f      frame
+	arena  *arena // nil for a block made outside an arena
 }
 
+// clone returns a copy of s, from s's arena.
 func (s *state) clone() *state {
-	var c *state
-	if len(s.frames) == 1 {
-		b := &stateOne{f: *s.frames[0]}
-		b.f.own()
-		b.frames[0] = &b.f
-		b.st.frames = b.frames[:]
-		c = &b.st
-	} else {
-		c = &state{frames: make([]*frame, len(s.frames))}
-		for i, f := range s.frames {
-			c.frames[i] = f.clone()
+	var a *arena
+	if s.home != nil {
+		a = s.home.arena
+	}
+	b := a.newState()
+	c := &b.st
+	n := len(s.frames)
+	switch {
+	case n == 1:
+		c.frames = b.frames[:]
+	case cap(c.frames) >= n:
+		// The frames of an earlier use of the block, reused below:
+		// that state is gone, and no state shares a frame.
+		c.frames = c.frames[:n]
+	default:
+		c.frames = make([]*frame, n)
+	}
+	for i, f := range s.frames {
+		switch {
+		case i == 0:
+			c.frames[0] = &b.f
+		case c.frames[i] == nil:
+			c.frames[i] = new(frame)
 		}
+		c.frames[i].copyFrom(f)
 	}
-	c.refs = append([]uint32(nil), s.refs...)
-	if len(s.tags) > 0 {
-		c.tags = append([]tag(nil), s.tags...)
-	}
-	if len(s.rels) > 0 {
-		c.rels = append([]relation(nil), s.rels...)
-	}
+	c.refs = append(c.refs[:0], s.refs...)
+	c.tags = append(c.tags[:0], s.tags...)
+	c.rels = append(c.rels[:0], s.rels...)
 	return c
 }
 

@@ -186,6 +186,7 @@ type verifier struct {
 	stored    int
 	maxDepth  int
 	nextID    uint32
+	arena     *arena
 
 	// the path being explored
 	st      *state
@@ -223,7 +224,12 @@ func Verify(p *vm.Program, opts *Options) (*Result, error) {
 	if opts == nil {
 		opts = &Options{}
 	}
-	v := &verifier{prog: p, insns: p.Instructions(), opts: *opts, limit: opts.MaxInstructions}
+	v := &verifier{prog: p, insns: p.Instructions(), opts: *opts, limit: opts.MaxInstructions, arena: arenas.Get().(*arena)}
+	// Nothing of the arena outlives the call, whichever pass ends it.
+	defer func() {
+		v.arena.reset(v.visits, v.work)
+		arenas.Put(v.arena)
+	}()
 	if v.limit <= 0 {
 		v.limit = DefaultMaxInstructions
 	}
@@ -283,8 +289,8 @@ var errWiden = errors.New("loop runs long: widen")
 // run explores the program once.
 func (v *verifier) run(widen, abortEarly bool) error {
 	v.widen, v.abortEarly = widen, abortEarly
-	v.visits = make([][]*visit, len(v.insns))
-	v.work = nil
+	v.visits = v.arena.takeLists(len(v.insns))
+	v.work = v.arena.takeWork()
 	v.processed, v.stored, v.nextID = 0, 0, 0
 	v.widenings, v.widened, v.unproven = nil, 0, 0
 	err := v.explore()
@@ -306,13 +312,18 @@ func firstLine(s string) string {
 }
 
 func (v *verifier) initialState() *state {
-	f := &frame{callsite: -1}
+	b := v.arena.newState()
+	f := &b.f
+	*f = frame{callsite: -1, stack: f.stack[:0], cbRefs: f.cbRefs[:0]}
 	f.regs[asm.R1] = reg{typ: ptrCtx, off: constScalar(0)}
 	if v.opts.ContextLengthInR2 {
 		f.regs[asm.R2] = scalarReg(constScalar(uint64(v.opts.ContextSize)))
 	}
 	f.regs[asm.R10] = reg{typ: ptrStack, off: constScalar(0), mapIdx: 0}
-	return &state{frames: []*frame{f}}
+	s := &b.st
+	b.frames[0] = f
+	s.frames, s.refs, s.tags, s.rels = b.frames[:], s.refs[:0], s.tags[:0], s.rels[:0]
+	return s
 }
 
 // explore runs every path of the program depth first.
@@ -367,7 +378,7 @@ func (v *verifier) path() error {
 				if v.opts.Log != nil {
 					fmt.Fprintf(v.opts.Log, "%d: safe (pruned)\n", v.pc)
 				}
-				v.finish()
+				v.endPath()
 				return nil
 			}
 		}
@@ -406,7 +417,7 @@ func (v *verifier) path() error {
 			}
 		}
 		if done {
-			v.finish()
+			v.endPath()
 			return nil
 		}
 		v.pc = next
@@ -473,6 +484,14 @@ func (v *verifier) finish() {
 			break
 		}
 	}
+}
+
+// endPath ends the current path, whose state nothing else references:
+// a pruning point stores a copy, a queued path its own state.
+func (v *verifier) endPath() {
+	v.finish()
+	v.arena.release(v.st)
+	v.st = nil
 }
 
 // branch queues st to be explored from pc, as a sibling of the current path.
