@@ -2,6 +2,7 @@ package filter
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/uebpf/uebpf/asm"
 )
@@ -26,10 +27,8 @@ func Compile(expr string, fields []Field) (*Filter, error) {
 		return nil, fmt.Errorf("filter %q: %w", expr, err)
 	}
 	f := &Filter{expr: expr, insns: insns, size: recordSize(n)}
-	seen := map[string]bool{}
 	walk(n, func(n *node) {
-		if n.op == opField && !seen[n.field.Name] {
-			seen[n.field.Name] = true
+		if n.op == opField && !slices.Contains(f.uses, n.field.Name) {
 			f.uses = append(f.uses, n.field.Name)
 		}
 	})

@@ -14,7 +14,7 @@ const maxDepth = 100
 type parser struct {
 	toks   []token
 	pos    int
-	fields map[string]*Field
+	fields []Field
 	depth  int
 }
 
@@ -24,14 +24,12 @@ func parse(expr string, fields []Field) (*node, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &parser{toks: toks, fields: map[string]*Field{}}
 	for i := range fields {
-		f := &fields[i]
-		if err := f.check(); err != nil {
+		if err := fields[i].check(); err != nil {
 			return nil, err
 		}
-		p.fields[f.Name] = f
 	}
+	p := &parser{toks: toks, fields: fields}
 	n, err := p.binary(0)
 	if err != nil {
 		return nil, err
@@ -43,6 +41,18 @@ func parse(expr string, fields []Field) (*node, error) {
 		return nil, errorf(n.col, "a string is not a condition: compare it")
 	}
 	return n, nil
+}
+
+// field returns the field called name, the last one of that name (a
+// record's fields are few: a scan costs less than building a map on every
+// compile, which attaching a filter to a tracepoint does).
+func (p *parser) field(name string) *Field {
+	for i := len(p.fields) - 1; i >= 0; i-- {
+		if p.fields[i].Name == name {
+			return &p.fields[i]
+		}
+	}
+	return nil
 }
 
 func (p *parser) peek() token { return p.toks[p.pos] }
@@ -156,8 +166,8 @@ func (p *parser) primary() (*node, error) {
 		}
 		return n, nil
 	case tIdent:
-		f, ok := p.fields[t.text]
-		if !ok {
+		f := p.field(t.text)
+		if f == nil {
 			return nil, errorf(t.col, "unknown field %q", t.text)
 		}
 		n := &node{op: opField, col: t.col, field: f}

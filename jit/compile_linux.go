@@ -74,7 +74,7 @@ func (f *family) compile(vp *vm.Program) (*Program, error) {
 	// code is mapped.
 	machine, direct := code.Bytes, -1
 	if arch.AppendDirect != nil && directCapable(p, code, bo) {
-		p.shortErr = fmt.Errorf("program %s: context shorter than %d bytes: %w", vp.Name(), p.minContext, ErrShortContext)
+		p.shortErr = &shortContextError{name: vp.Name(), min: p.minContext}
 		machine, direct = arch.AppendDirect(code, vp, backend.Direct{
 			Budget:      p.budget,
 			MinContext:  p.minContext,

@@ -349,3 +349,18 @@ var (
 	_ [engine.PathPlain]struct{}     = [pathPlain]struct{}{}
 	_ [engine.PathStackless]struct{} = [pathStackless]struct{}{}
 )
+
+// shortContextError is what a direct entry returns for a context shorter
+// than the program needs. It is made on every compile that gets a direct
+// entry (one per tracepoint filter attached), so it formats its message
+// only when asked.
+type shortContextError struct {
+	name string
+	min  int
+}
+
+func (e *shortContextError) Error() string {
+	return fmt.Sprintf("program %s: context shorter than %d bytes: %v", e.name, e.min, ErrShortContext)
+}
+
+func (e *shortContextError) Unwrap() error { return ErrShortContext }

@@ -15,7 +15,7 @@ import (
 func Filter(expr string) Option {
 	return func(c *config) {
 		c.sources = append(c.sources, func(p *Point, a *Attachment, cfg *config) error {
-			f, err := filter.Compile(expr, FilterFields(p.info))
+			f, err := filter.Compile(expr, p.filterFields())
 			if err != nil {
 				return fmt.Errorf("filter %q: %w", expr, err)
 			}
@@ -49,4 +49,14 @@ func FilterFields(info Info) []filter.Field {
 		out = append(out, f)
 	}
 	return out
+}
+
+// filterFields returns FilterFields(p.info), made once per tracepoint.
+func (p *Point) filterFields() []filter.Field {
+	if f := p.fields.Load(); f != nil {
+		return *f
+	}
+	f := FilterFields(p.info)
+	p.fields.Store(&f)
+	return f
 }

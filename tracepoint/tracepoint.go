@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/uebpf/uebpf/filter"
 	"github.com/uebpf/uebpf/internal/clock"
 )
 
@@ -37,6 +38,8 @@ type Point struct {
 	// tally sums it.
 	fired atomic.Uint64
 	tally tally
+	// fields are FilterFields(info), made by the first filter attached.
+	fields atomic.Pointer[[]filter.Field]
 
 	// mu serializes attaching and detaching, which copy active.
 	mu sync.Mutex
