@@ -78,7 +78,7 @@ type compiler struct {
 	idiomStart  int32
 	idiomOuts   []int32
 	idioms      int
-	selects     int               // selects emitted without a branch (for tests)
+	selects     int // selects emitted without a branch (for tests)
 	// Budget loops (compile_loopbudget.go): budgetGuards are their
 	// guards in the body. fast is the loop whose copy is being emitted
 	// (at copyOffsets), fastIndex its index, fastGuard and fastLoop the
@@ -91,8 +91,8 @@ type compiler struct {
 	fastGuard, fastLoop int32
 	noStub              stub
 	budgetLoops         int
-	hashUpdates int               // calls answered by inline hash updates (compile_hash.go)
-	tr          frontend.Tracking // see compile_track.go
+	hashUpdates         int               // calls answered by inline hash updates (compile_hash.go)
+	tr                  frontend.Tracking // see compile_track.go
 	// pc is the slot being emitted, stretch the budget stretch it is in:
 	// its length is subtracted from the budget register at the charging
 	// instruction that ends it, whose sign test the subtraction then is.
