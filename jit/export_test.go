@@ -106,3 +106,10 @@ func SetCompareLoops(on bool) (restore func()) { return frontend.SetCompareLoops
 // SetIdiomMinBytes sets the shortest copy the amd64 compiler's copy loops
 // run wide (compile_idiom.go) and returns a function that restores it.
 func SetIdiomMinBytes(n int32) (restore func()) { return amd64.SetIdiomMinBytes(n) }
+
+// BudgetLoops returns how many loops of vp the amd64 compiler runs with
+// one budget test per iteration when compiling with opts.
+func BudgetLoops(vp *vm.Program, opts Options) int {
+	bo := opts.backend(0, 0)
+	return amd64.BudgetLoops(vp, &bo)
+}
