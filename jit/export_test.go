@@ -113,3 +113,7 @@ func BudgetLoops(vp *vm.Program, opts Options) int {
 	bo := opts.backend(0, 0)
 	return amd64.BudgetLoops(vp, &bo)
 }
+
+// SetLoopBudgets turns the amd64 compiler's budget loops on or off and
+// returns a function that restores the setting.
+func SetLoopBudgets(on bool) (restore func()) { return amd64.SetLoopBudgets(on) }

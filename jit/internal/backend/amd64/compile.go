@@ -449,7 +449,7 @@ func (c *compiler) flat() bool {
 // analyze runs the front end's analyses and sizes what their emission
 // patches.
 func (c *compiler) analyze() error {
-	opts := frontend.Options{Switches: !c.blind, Hoist: c.checked && !c.blind, Idioms: !c.blind, Selects: !c.blind, LoopBudget: true}
+	opts := frontend.Options{Switches: !c.blind, Hoist: c.checked && !c.blind, Idioms: !c.blind, Selects: !c.blind, LoopBudget: loopBudgets}
 	if err := c.Analyze(c.prog, opts); err != nil {
 		return err
 	}

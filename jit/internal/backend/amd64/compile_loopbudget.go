@@ -26,6 +26,17 @@ import (
 // stops where the interpreter does. Memory checks stay in the copy: their
 // faults do not depend on the budget.
 
+// loopBudgets turns budget loops on (SetLoopBudgets).
+var loopBudgets = true
+
+// SetLoopBudgets turns budget loops on or off, for tests and benchmarks,
+// and returns a function that restores the setting.
+func SetLoopBudgets(on bool) (restore func()) {
+	old := loopBudgets
+	loopBudgets = on
+	return func() { loopBudgets = old }
+}
+
 // budgetGuard is where the guard of a budget loop is in the body: the
 // guard at guard, the ordinary code of the head at loop, and toCopy the
 // rel32 of the guard's jump to the copy.
@@ -54,6 +65,9 @@ func (c *compiler) emitBudgetCopies() error {
 	for i := range c.BudgetLoops {
 		l, g := &c.BudgetLoops[i], &c.budgetGuards[i]
 		head, end := int(l.Head), int(l.End)
+		// 64-byte aligned as loop heads are (alignLoopHead). Aligning
+		// the copy's code instead, where a goto back edge goes, made no
+		// difference on log2_int.
 		a.Align(64)
 		c.fastGuard = int32(a.Len())
 		a.ALURI(x86.CMP, 8, budgetReg, l.Cost)
