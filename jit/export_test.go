@@ -51,8 +51,9 @@ func Hoisted(vp *vm.Program) (loops, accesses int) {
 }
 
 // TrapSlowPaths returns o with the checked copies of loops whose checks
-// are hoisted failing where they are entered, and inline hash updates
-// failing where they would leave for Go: a run that completes took the
+// are hoisted failing where they are entered, inline hash updates
+// failing where they would leave for Go, and budget loops failing where
+// their guard does not run their copy: a run that completes took the
 // fast paths.
 func TrapSlowPaths(o Options) Options {
 	o.trapSlowPaths = true

@@ -245,3 +245,56 @@ func TestGenBudgetLoops(t *testing.T) {
 		t.Errorf("%d budget loops in 300 programs", loops)
 	}
 }
+
+// With a budget that covers the whole run, every iteration that starts at
+// a budget loop's head runs the loop's copy: its guard's other path fails
+// with jit.TrapSlowPaths.
+func TestBudgetLoopsTakeCopy(t *testing.T) {
+	if !jit.Optimised {
+		t.Skip("budget loops are amd64's")
+	}
+	mem := make([]byte, fuzzCtxSize)
+	for i := range fuzzCtxSize / 8 {
+		binary.LittleEndian.PutUint64(mem[8*i:], uint64(i+1))
+	}
+	binary.LittleEndian.PutUint64(mem, 5)
+	for _, shape := range budgetLoopShapes {
+		t.Run(shape.name, func(t *testing.T) {
+			vp, err := vm.Load(&vm.ProgramSpec{Instructions: asm.MustAssemble(shape.src)}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			modes := []jit.Options{{}, {Blind: true}}
+			if shape.fails == "" {
+				modes = append(modes, jit.Options{Unchecked: true})
+			}
+			env := vm.NewEnv()
+			ctx := guardedMem(len(mem))
+			env.SetContext(ctx)
+			for _, o := range modes {
+				in := diffInput{mem: mem}
+				want := runOutcome(vp, env, ctx, in, nil)
+				p := compile(t, vp, jit.TrapSlowPaths(o))
+				got := runOutcome(p, env, ctx, in, nil)
+				if got.r0 != want.r0 || got.err != want.err || !sameExecuted(got, want, len(vp.Instructions())) {
+					t.Errorf("%+v: jit %v, interpreter %v", o, got, want)
+				}
+				if !want.exact {
+					continue
+				}
+				// Where the budget cannot pay an iteration, the guard
+				// takes the ordinary loop: the trap, which the
+				// interpreter does not have, fires.
+				fired := false
+				for in.budget = 1; in.budget < want.executed && !fired; in.budget++ {
+					want := runOutcome(vp, env, ctx, in, nil)
+					got := runOutcome(p, env, ctx, in, nil)
+					fired = got.err != want.err || got.executed != want.executed
+				}
+				if !fired {
+					t.Errorf("%+v: the trap never fired", o)
+				}
+			}
+		})
+	}
+}

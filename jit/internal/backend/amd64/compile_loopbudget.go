@@ -3,6 +3,7 @@ package amd64
 import (
 	"slices"
 
+	"github.com/uebpf/uebpf/jit/internal/backend"
 	"github.com/uebpf/uebpf/jit/internal/frontend"
 	"github.com/uebpf/uebpf/jit/internal/x86"
 )
@@ -51,6 +52,10 @@ func (c *compiler) emitBudgetGuard(i int) int32 {
 	g.guard = int32(a.Len())
 	a.ALURI(x86.CMP, 8, budgetReg, c.BudgetLoops[i].Cost)
 	g.toCopy = int32(a.Jcc(x86.CondGE))
+	if c.trap {
+		// For tests: a run that does not take the copy here fails.
+		c.jmpLeavePC(backend.ReasonBudget, c.BudgetLoops[i].Head)
+	}
 	g.loop = int32(a.Len())
 	return g.guard
 }
