@@ -118,3 +118,7 @@ func BudgetLoops(vp *vm.Program, opts Options) int {
 // SetLoopBudgets turns the amd64 compiler's budget loops on or off and
 // returns a function that restores the setting.
 func SetLoopBudgets(on bool) (restore func()) { return amd64.SetLoopBudgets(on) }
+
+// SetBudgetLoopMinTests sets the fewest budget tests per iteration a loop
+// must make to run with one and returns a function that restores it.
+func SetBudgetLoopMinTests(n int) (restore func()) { return frontend.SetBudgetLoopMinTests(n) }

@@ -151,6 +151,37 @@ var budgetLoopShapes = []struct {
 	fails: "outside the program's regions",
 }}
 
+// log2_int's loop makes enough budget tests per iteration to get a copy
+// with the normal threshold; a counted loop does not.
+func TestBudgetLoopThreshold(t *testing.T) {
+	if !jit.Optimised {
+		t.Skip("budget loops are amd64's")
+	}
+	for _, tc := range []struct {
+		shape string
+		want  int
+	}{{"selects", 1}, {"counted, conditional back edge", 0}} {
+		for _, shape := range budgetLoopShapes {
+			if shape.name != tc.shape {
+				continue
+			}
+			vp, err := vm.Load(&vm.ProgramSpec{Instructions: asm.MustAssemble(shape.src)}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := jit.BudgetLoops(vp, jit.Options{Unchecked: true}); n != tc.want {
+				t.Errorf("%s: %d budget loops, want %d", tc.shape, n, tc.want)
+			}
+		}
+	}
+	setPrograms(t, func(name string, vp *vm.Program) {
+		want := map[string]int{"log2_int": 1}[name]
+		if n := jit.BudgetLoops(vp, jit.Options{Unchecked: true}); n != want {
+			t.Errorf("%s: %d budget loops, want %d", name, n, want)
+		}
+	})
+}
+
 // TestBudgetLoops compares the engines on each loop shape with every
 // budget from 1 until the run completes, so that the budget runs out at
 // every instruction of every iteration, with the normal slices and with
@@ -160,6 +191,7 @@ func TestBudgetLoops(t *testing.T) {
 	if !jit.Supported {
 		t.Skip(jit.ErrUnsupportedArch)
 	}
+	defer jit.SetBudgetLoopMinTests(1)() // small shapes show the mechanism
 	mem := make([]byte, fuzzCtxSize)
 	for i := range fuzzCtxSize / 8 {
 		binary.LittleEndian.PutUint64(mem[8*i:], uint64(i+1))
@@ -229,11 +261,13 @@ func diffLoopBudgets(t *testing.T, vp *vm.Program, in diffInput, modes []jit.Opt
 }
 
 // The fuzzer's generator makes loops that the amd64 JIT runs with one
-// budget test per iteration.
+// budget test per iteration, at least when any loop may (as in the
+// fuzzer's pass for them).
 func TestGenBudgetLoops(t *testing.T) {
 	if !jit.Optimised {
 		t.Skip("budget loops are amd64's")
 	}
+	defer jit.SetBudgetLoopMinTests(1)()
 	rng := rand.New(rand.NewPCG(5, 6))
 	loops := 0
 	for range 300 {
@@ -253,6 +287,7 @@ func TestBudgetLoopsTakeCopy(t *testing.T) {
 	if !jit.Optimised {
 		t.Skip("budget loops are amd64's")
 	}
+	defer jit.SetBudgetLoopMinTests(1)()
 	mem := make([]byte, fuzzCtxSize)
 	for i := range fuzzCtxSize / 8 {
 		binary.LittleEndian.PutUint64(mem[8*i:], uint64(i+1))

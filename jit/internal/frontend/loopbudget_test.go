@@ -7,6 +7,7 @@ import (
 )
 
 func TestBudgetLoops(t *testing.T) {
+	defer SetBudgetLoopMinTests(1)() // loops of one test, to show the rest
 	justFits := "mov %r0, 0\n" + strings.Repeat("add %r0, 1\n", 63) + "jlt %r0, 1000, -64\nexit"
 	long := "mov %r0, 0\n" + strings.Repeat("add %r0, 1\n", 64) + "jlt %r0, 1000, -65\nexit"
 	for _, tc := range []struct {
@@ -43,9 +44,31 @@ func TestBudgetLoops(t *testing.T) {
 					t.Errorf("BudgetLoopAt(%d) = %d, want %d", l.Head, got, i)
 				}
 			}
-			if err := a.Analyze(load(t, tc.src), Options{}); err != nil || len(a.BudgetLoops) != 0 {
+			if err := a.Analyze(load(t, tc.src), Options{Hoist: tc.checked}); err != nil || len(a.BudgetLoops) != 0 {
 				t.Errorf("without Options.LoopBudget: %v, %v", a.BudgetLoops, err)
 			}
 		})
+	}
+}
+
+// A loop must make at least budgetLoopMinTests budget tests per
+// iteration to get a copy; jumps out of the loop test only when taken.
+func TestBudgetLoopMinTests(t *testing.T) {
+	for _, tc := range []struct {
+		name, src string
+		want      int
+	}{
+		{"one", "mov %r0, 0\nadd %r0, 1\njlt %r0, 9, -2\nexit", 0},
+		{"three and a jump out", "mov %r0, 0\nadd %r0, 1\njeq %r0, 3, +0\njeq %r0, 100, +3\njeq %r0, 5, +0\njlt %r0, 9, -5\nexit\nexit", 0},
+		{"four", "mov %r0, 0\nadd %r0, 1\njeq %r0, 3, +0\njeq %r0, 4, +0\njeq %r0, 5, +0\njlt %r0, 9, -5\nexit", 1},
+		{"goto back edge", "mov %r0, 0\nadd %r0, 1\njeq %r0, 3, +0\njeq %r0, 4, +0\njeq %r0, 9, +1\nja -5\nexit", 0},
+	} {
+		var a Analysis
+		if err := a.Analyze(load(t, tc.src), Options{LoopBudget: true}); err != nil {
+			t.Fatal(err)
+		}
+		if len(a.BudgetLoops) != tc.want {
+			t.Errorf("%s: budget loops %v, want %d", tc.name, a.BudgetLoops, tc.want)
+		}
 	}
 }
