@@ -17,6 +17,12 @@ import (
 // relative to the body; any byte sequence the decoder rejects is
 // an error.
 func disassemble(code []byte, body int) (string, error) {
+	return disassembleTo(code, body, true)
+}
+
+// disassembleTo is disassemble, going on past the body to the end of the
+// code (its copies of loops and stubs) when not toUD2.
+func disassembleTo(code []byte, body int, toUD2 bool) (string, error) {
 	var s strings.Builder
 	for pc := body; pc < len(code); {
 		inst, err := x86asm.Decode(code[pc:], 64)
@@ -24,7 +30,7 @@ func disassemble(code []byte, body int) (string, error) {
 			return s.String(), fmt.Errorf("offset %#x: %w", pc, err)
 		}
 		fmt.Fprintf(&s, "%6x  %s\n", pc-body, x86asm.IntelSyntax(inst, uint64(pc-body), nil))
-		if inst.Op == x86asm.UD2 {
+		if inst.Op == x86asm.UD2 && toUD2 {
 			break
 		}
 		pc += inst.Len
@@ -34,7 +40,8 @@ func disassemble(code []byte, body int) (string, error) {
 
 // The body of every program of the benchmark set's objects decodes; with
 // UEBPF_JIT_DUMP=1 the listings are written to the test log (go test -v
-// -run TestBodyDecodes).
+// -run TestBodyDecodes), with UEBPF_JIT_DUMP=all the code after the body
+// too (as far as it decodes: jump tables do not).
 func TestBodyDecodes(t *testing.T) {
 	setPrograms(t, func(name string, vp *vm.Program) {
 		for _, opts := range []jit.Options{{}, {Unchecked: true}} {
@@ -43,6 +50,9 @@ func TestBodyDecodes(t *testing.T) {
 			listing, err := disassemble(code, body)
 			if err != nil {
 				t.Errorf("%s (unchecked %v): %v", name, opts.Unchecked, err)
+			}
+			if os.Getenv("UEBPF_JIT_DUMP") == "all" {
+				listing, _ = disassembleTo(code, body, false)
 			}
 			if os.Getenv("UEBPF_JIT_DUMP") != "" {
 				t.Logf("%s (unchecked %v), %d bytes:\n%s", name, opts.Unchecked, len(code), listing)

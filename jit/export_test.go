@@ -51,8 +51,9 @@ func Hoisted(vp *vm.Program) (loops, accesses int) {
 }
 
 // TrapSlowPaths returns o with the checked copies of loops whose checks
-// are hoisted failing where they are entered, and inline hash updates
-// failing where they would leave for Go: a run that completes took the
+// are hoisted failing where they are entered, inline hash updates
+// failing where they would leave for Go, and budget loops failing where
+// their guard does not run their copy: a run that completes took the
 // fast paths.
 func TrapSlowPaths(o Options) Options {
 	o.trapSlowPaths = true
@@ -106,3 +107,18 @@ func SetCompareLoops(on bool) (restore func()) { return frontend.SetCompareLoops
 // SetIdiomMinBytes sets the shortest copy the amd64 compiler's copy loops
 // run wide (compile_idiom.go) and returns a function that restores it.
 func SetIdiomMinBytes(n int32) (restore func()) { return amd64.SetIdiomMinBytes(n) }
+
+// BudgetLoops returns how many loops of vp the amd64 compiler runs with
+// one budget test per iteration when compiling with opts.
+func BudgetLoops(vp *vm.Program, opts Options) int {
+	bo := opts.backend(0, 0)
+	return amd64.BudgetLoops(vp, &bo)
+}
+
+// SetLoopBudgets turns the amd64 compiler's budget loops on or off and
+// returns a function that restores the setting.
+func SetLoopBudgets(on bool) (restore func()) { return amd64.SetLoopBudgets(on) }
+
+// SetBudgetLoopMinTests sets the fewest budget tests per iteration a loop
+// must make to run with one and returns a function that restores it.
+func SetBudgetLoopMinTests(n int) (restore func()) { return frontend.SetBudgetLoopMinTests(n) }

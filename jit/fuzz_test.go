@@ -1050,6 +1050,26 @@ func FuzzJITvsInterpreter(f *testing.F) {
 			text, _ := asm.Disassemble(insns)
 			t.Fatalf("slices of %d: %v\nprogram:\n%s", seed%5+1, err, text)
 		}
+		// Slices longer than a loop's iteration, for loops that run with
+		// one budget test per iteration (compile_loopbudget.go): a slice
+		// then ends while their copy runs, where the ordinary code must
+		// take over and the copy resume after.
+		// Every loop that may: the mechanism is the same for loops
+		// with fewer budget tests than make it worth it.
+		defer jit.SetBudgetLoopMinTests(1)()
+		if jit.BudgetLoops(vp, jit.Options{Unchecked: true}) == 0 {
+			return
+		}
+		slice := uint64(6 + seed%90)
+		defer jit.SetSlice(slice)()
+		vp, err = vm.Load(&vm.ProgramSpec{Instructions: insns, Maps: fuzzMaps()}, &vm.Options{Helpers: testHelpers})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := diffEngines(vp, fuzzInput(seed), modes...); err != nil {
+			text, _ := asm.Disassemble(insns)
+			t.Fatalf("slices of %d: %v\nprogram:\n%s", slice, err, text)
+		}
 	})
 }
 

@@ -39,9 +39,10 @@ type Options struct {
 	ARM64 ARM64Options
 
 	// trapSlowPaths (tests only): the checked copy of a loop whose
-	// checks are hoisted fails where it is entered, and a hash update
-	// answered inline fails where it would leave for Go: this shows
-	// whether a run took the fast paths.
+	// checks are hoisted fails where it is entered, a hash update
+	// answered inline fails where it would leave for Go, and the guard
+	// of a budget loop fails where it would not run the loop's copy:
+	// this shows whether a run took the fast paths.
 	trapSlowPaths bool
 }
 

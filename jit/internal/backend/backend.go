@@ -72,8 +72,9 @@ type Options struct {
 	// Tag identifies the program's code to the run-time tag checks.
 	Tag uint32
 	// TrapSlowPaths (tests only): the checked copy of a loop whose checks
-	// are hoisted fails where it is entered, and a hash update answered
-	// inline fails where it would leave for Go.
+	// are hoisted fails where it is entered, a hash update answered
+	// inline fails where it would leave for Go, and the guard of a budget
+	// loop fails where it would not run the loop's copy.
 	TrapSlowPaths bool
 
 	// The architectures' own options (jit.AMD64Options, ARM64Options).

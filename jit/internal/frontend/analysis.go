@@ -25,6 +25,9 @@ type Options struct {
 	// Selects: look for branches that only select a value (see
 	// select.go).
 	Selects bool
+	// LoopBudget: look for small loops whose iterations may test the
+	// budget once (see loopbudget.go).
+	LoopBudget bool
 }
 
 // Analysis is what a back end learns of a program before emitting it. Its
@@ -77,6 +80,11 @@ type Analysis struct {
 	// Options.Selects.
 	Selects []Select
 
+	// BudgetLoops are the loops run with one budget test per iteration
+	// (see loopbudget.go), in the order of their heads, when
+	// Options.LoopBudget.
+	BudgetLoops []BudgetLoop
+
 	live          []uint16 // findLiveIn's liveness
 	dead          []uint16 // DeadAfter's, computed at its first question
 	deadReady     bool
@@ -94,7 +102,8 @@ type Analysis struct {
 	hoistReached  []bool
 	hoistBack     []bool
 	hoistSkip     []bool
-	hoistWork     int // slots interpreted so far (maxHoistWork)
+	hoistWork     int     // slots interpreted so far (maxHoistWork)
+	budgetEnd     []int32 // findBudgetLoops' scratch space
 }
 
 // Analyze analyses p, reusing a's buffers.
@@ -127,6 +136,7 @@ func (a *Analysis) Analyze(p *vm.Program, opts Options) error {
 		Hoisted:     a.Hoisted[:0],
 		Copies:      a.Copies[:0],
 		Selects:     a.Selects[:0],
+		BudgetLoops: a.BudgetLoops[:0],
 
 		live:          a.live,
 		dead:          a.dead,
@@ -144,6 +154,7 @@ func (a *Analysis) Analyze(p *vm.Program, opts Options) error {
 		hoistReached:  a.hoistReached,
 		hoistBack:     a.hoistBack,
 		hoistSkip:     a.hoistSkip,
+		budgetEnd:     a.budgetEnd,
 	}
 	clear(a.Starts)
 	if err := a.findBlocks(p); err != nil {
@@ -159,6 +170,9 @@ func (a *Analysis) Analyze(p *vm.Program, opts Options) error {
 	}
 	if opts.Hoist {
 		a.findHoists()
+	}
+	if opts.LoopBudget {
+		a.findBudgetLoops() // after the switches, idioms and hoists it avoids
 	}
 	if opts.Selects {
 		a.findSelects() // last: it needs every block start

@@ -90,3 +90,15 @@ func Selects(vp *vm.Program, o *backend.Options) int {
 	}
 	return c.selects
 }
+
+// BudgetLoops returns how many loops of vp get a copy that tests the
+// budget once per iteration (compile_loopbudget.go) when compiled with o,
+// for package jit's tests.
+func BudgetLoops(vp *vm.Program, o *backend.Options) int {
+	c := newCompiler(vp, o, features{}, 0, 0)
+	defer c.release()
+	if _, err := c.compile(); err != nil {
+		return 0
+	}
+	return c.budgetLoops
+}

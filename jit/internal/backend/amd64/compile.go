@@ -78,9 +78,21 @@ type compiler struct {
 	idiomStart  int32
 	idiomOuts   []int32
 	idioms      int
-	selects     int               // selects emitted without a branch (for tests)
-	hashUpdates int               // calls answered by inline hash updates (compile_hash.go)
-	tr          frontend.Tracking // see compile_track.go
+	selects     int // selects emitted without a branch (for tests)
+	// Budget loops (compile_loopbudget.go): budgetGuards are their
+	// guards in the body. fast is the loop whose copy is being emitted
+	// (at copyOffsets), fastIndex its index, fastGuard and fastLoop the
+	// offsets of the copy's guard and of its code; noStub is the stub a
+	// charge without a test hands out. budgetLoops counts the copies
+	// emitted (for tests).
+	budgetGuards        []budgetGuard
+	fast                *frontend.BudgetLoop
+	fastIndex           int
+	fastGuard, fastLoop int32
+	noStub              stub
+	budgetLoops         int
+	hashUpdates         int               // calls answered by inline hash updates (compile_hash.go)
+	tr                  frontend.Tracking // see compile_track.go
 	// pc is the slot being emitted, stretch the budget stretch it is in:
 	// its length is subtracted from the budget register at the charging
 	// instruction that ends it, whose sign test the subtraction then is.
@@ -201,6 +213,8 @@ func newCompiler(p *vm.Program, opts *backend.Options, feat features, key uint64
 		copyOffsets: c.copyOffsets,
 		idiomOuts:   c.idiomOuts[:0],
 		idiomBodies: c.idiomBodies,
+
+		budgetGuards: c.budgetGuards,
 	}
 	if c.done == nil {
 		c.done = c.release // made once: Compile hands it out as Code.Release
@@ -235,6 +249,9 @@ func (c *compiler) compile() ([]byte, error) {
 	if err := c.emitLoopCopies(); err != nil {
 		return nil, err
 	}
+	if err := c.emitBudgetCopies(); err != nil {
+		return nil, err
+	}
 	c.emitCompareLoops()
 	c.emitMemSlowPaths()
 	for i := range c.stubs {
@@ -257,6 +274,7 @@ func (c *compiler) compile() ([]byte, error) {
 func (c *compiler) emitSlots(from, to int, offsets []int32) error {
 	insns, starts := c.insns, c.Starts[:len(c.insns)]
 	for pc := from; pc < to; pc++ {
+		head := int32(-1) // the offset of a budget loop's head: its guard
 		if starts[pc] {
 			// The last block may fall through into this one without a
 			// charging instruction.
@@ -265,7 +283,10 @@ func (c *compiler) emitSlots(from, to int, offsets []int32) error {
 			}
 			c.stretch.Begin(pc)
 			c.resetTracking()
-			if c.Loops && c.LoopHead[pc] {
+			if c.Loops && c.LoopHead[pc] && len(c.BudgetLoops) > 0 {
+				head = c.budgetHead(pc)
+			}
+			if c.Loops && c.LoopHead[pc] && head < 0 {
 				idiom := c.emitIdiom(pc)
 				if i := c.hoistAt(pc); i >= 0 && c.copying == nil {
 					c.enterHoisted(i)
@@ -278,6 +299,9 @@ func (c *compiler) emitSlots(from, to int, offsets []int32) error {
 		}
 		c.pc = pc
 		offsets[pc] = int32(c.a.Len())
+		if head > 0 {
+			offsets[pc] = head
+		}
 		if c.copying == nil && c.idiomStart != 0 {
 			// Jumps from outside and resumed slices run the wide code.
 			offsets[pc], c.idiomStart = c.idiomStart, 0
@@ -427,7 +451,7 @@ func (c *compiler) flat() bool {
 // analyze runs the front end's analyses and sizes what their emission
 // patches.
 func (c *compiler) analyze() error {
-	opts := frontend.Options{Switches: !c.blind, Hoist: c.checked && !c.blind, Idioms: !c.blind, Selects: !c.blind}
+	opts := frontend.Options{Switches: !c.blind, Hoist: c.checked && !c.blind, Idioms: !c.blind, Selects: !c.blind, LoopBudget: loopBudgets}
 	if err := c.Analyze(c.prog, opts); err != nil {
 		return err
 	}
@@ -437,6 +461,7 @@ func (c *compiler) analyze() error {
 	clear(c.hoistGuards)
 	c.idiomBodies = slices.Grow(c.idiomBodies[:0], len(c.Copies))[:len(c.Copies)]
 	clear(c.idiomBodies)
+	c.budgetGuards = slices.Grow(c.budgetGuards[:0], len(c.BudgetLoops))[:len(c.BudgetLoops)]
 	return nil
 }
 
@@ -474,6 +499,9 @@ const chargeImm = 3
 // charging the block first if not done yet, and jumps to a new stub of
 // kind when it is overdrawn.
 func (c *compiler) budgetStub(kind stubKind, pc int) *stub {
+	if c.fast != nil {
+		return c.chargeInCopy()
+	}
 	if n := c.pc + 1 - c.stretch.Start; c.stretch.Uncharged && n <= 0x7f {
 		start := c.a.EmitSeq(&chargeSeq)
 		c.a.Bytes()[start+chargeImm] = byte(n)
@@ -513,6 +541,10 @@ func (c *compiler) align() {
 // jumpToSlot emits a jump (cond, or unconditional when always) to slot
 // target, in its short form when the target is already emitted.
 func (c *compiler) jumpToSlot(cond x86.Cond, always bool, target int) {
+	if c.fast != nil {
+		c.jumpInCopy(cond, always, target)
+		return
+	}
 	offsets, emitted := c.offsets, target <= c.pc
 	if len(c.Copies) > 0 && c.copying == nil && c.compareEdge(target) {
 		// A compare loop's own edge goes to its wide code, out of line.

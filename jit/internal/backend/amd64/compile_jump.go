@@ -141,6 +141,10 @@ func (c *compiler) emitGoto(pc, target int) {
 		c.checkBudget(pc)
 		return
 	}
+	if c.fast != nil {
+		c.gotoInCopy(target)
+		return
+	}
 	// jns target, then the budget's failure: one branch on the hot path.
 	c.testBudget()
 	c.jumpToSlot(x86.CondNS, false, target)

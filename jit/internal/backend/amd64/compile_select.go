@@ -27,7 +27,9 @@ import (
 // interpreter.
 func (c *compiler) emitSelect(pc int, sel frontend.Select, offsets []int32) {
 	a := c.a
-	c.selects++
+	if c.fast == nil {
+		c.selects++
+	}
 	j, m := &c.insns[pc], &c.insns[pc+1]
 	if !sel.Goto && c.emitCarrySelect(pc, j, m) {
 		return
@@ -53,6 +55,10 @@ func (c *compiler) emitSelect(pc int, sel frontend.Select, offsets []int32) {
 	}
 	offsets[pc+2] = int32(a.Len())
 	target := frontend.JumpTarget(pc, j)
+	if c.fast != nil {
+		c.gotoInCopy(target) // the lea and cmov charged the goto
+		return
+	}
 	a.TestRR(8, budgetReg, budgetReg)
 	c.jumpToSlot(x86.CondNS, false, target)
 	c.toStub(x86.CondS, stubBudget, pc+2).target = int32(target) + 1
@@ -145,10 +151,13 @@ func (c *compiler) emitCarrySelect(pc int, j, m *asm.Instruction) bool {
 	} else {
 		a.ALURI(x86.SBB, 8, budgetReg, n) // n slots, one more when not taken
 	}
+	c.resetTracking()
+	if c.fast != nil {
+		return true // the adc or sbb charged, and needs no test
+	}
 	s := c.toStub(x86.CondS, stubSelect, pc)
 	s.off, s.size, s.n = int32(start), uint8(end-start), int32(taken)
 	s.resume = int32(a.Len())
-	c.resetTracking()
 	return true
 }
 

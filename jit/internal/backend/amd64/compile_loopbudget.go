@@ -1,0 +1,160 @@
+package amd64
+
+import (
+	"slices"
+
+	"github.com/uebpf/uebpf/jit/internal/backend"
+	"github.com/uebpf/uebpf/jit/internal/frontend"
+	"github.com/uebpf/uebpf/jit/internal/x86"
+)
+
+// Budget loops (frontend.BudgetLoop): a guard at the loop's head runs a
+// copy of the loop, emitted after the body, when the budget register
+// covers the most one iteration can charge:
+//
+//	body, at the head:   cmp budget, cost; jge copy    (the head's offset)
+//	                     the ordinary loop: every charge tested
+//	copy (64-aligned):   cmp budget, cost; jl body's loop
+//	copy:                the loop, every charge a plain sub/adc/sbb/lea
+//	                     and no test; back to its guard, or out to the
+//	                     body's code
+//
+// An unconditional back edge tests and jumps in one: "cmp budget, cost;
+// jge copy; jmp body's loop". The copy charges exactly what the ordinary
+// code charges, slot for slot, so the two can hand over at any block
+// start: jumps out of the copy go to the body's code, and a run that
+// runs out of budget or ends a slice does so in the ordinary code, which
+// stops where the interpreter does. Memory checks stay in the copy: their
+// faults do not depend on the budget.
+
+// loopBudgets turns budget loops on (SetLoopBudgets).
+var loopBudgets = true
+
+// SetLoopBudgets turns budget loops on or off, for tests and benchmarks,
+// and returns a function that restores the setting.
+func SetLoopBudgets(on bool) (restore func()) {
+	old := loopBudgets
+	loopBudgets = on
+	return func() { loopBudgets = old }
+}
+
+// budgetGuard is where the guard of a budget loop is in the body: the
+// guard at guard, the ordinary code of the head at loop, and toCopy the
+// rel32 of the guard's jump to the copy.
+type budgetGuard struct {
+	guard, loop, toCopy int32
+}
+
+// emitBudgetGuard emits the guard of budget loop i at its head, in the
+// body, and returns its offset, which is the head's.
+func (c *compiler) emitBudgetGuard(i int) int32 {
+	a, g := c.a, &c.budgetGuards[i]
+	g.guard = int32(a.Len())
+	a.ALURI(x86.CMP, 8, budgetReg, c.BudgetLoops[i].Cost)
+	g.toCopy = int32(a.Jcc(x86.CondGE))
+	if c.trap {
+		// For tests: a run that does not take the copy here fails.
+		c.jmpLeavePC(backend.ReasonBudget, c.BudgetLoops[i].Head)
+	}
+	g.loop = int32(a.Len())
+	return g.guard
+}
+
+// emitBudgetCopies emits the copy of each budget loop, after the body.
+func (c *compiler) emitBudgetCopies() error {
+	if len(c.BudgetLoops) == 0 {
+		return nil
+	}
+	a := c.a
+	c.copyOffsets = slices.Grow(c.copyOffsets[:0], len(c.insns))[:len(c.insns)]
+	for i := range c.BudgetLoops {
+		l, g := &c.BudgetLoops[i], &c.budgetGuards[i]
+		head, end := int(l.Head), int(l.End)
+		// 64-byte aligned as loop heads are (alignLoopHead). Aligning
+		// the copy's code instead, where a goto back edge goes, made no
+		// difference on log2_int.
+		a.Align(64)
+		c.fastGuard = int32(a.Len())
+		a.ALURI(x86.CMP, 8, budgetReg, l.Cost)
+		a.JccTo(x86.CondL, int(g.loop))
+		c.fastLoop = int32(a.Len())
+		a.PatchRel32(int(g.toCopy), int(c.fastLoop))
+		c.fast, c.fastIndex = l, i
+		c.stretch.Begin(head)
+		jumps := len(c.jumps)
+		if err := c.emitSlots(head, end+1, c.copyOffsets); err != nil {
+			return err
+		}
+		if frontend.FallsThrough(&c.insns[end]) {
+			if c.stretch.Start < end+1 {
+				c.charge(end + 1)
+			}
+			a.JmpTo(int(c.offsets[end+1]))
+		}
+		for _, j := range c.jumps[jumps:] {
+			a.PatchRel32(int(j.pos), int(c.copyOffsets[j.target]))
+		}
+		c.jumps = c.jumps[:jumps]
+		c.fast = nil
+		c.budgetLoops++
+	}
+	return nil
+}
+
+// jumpInCopy emits a jump (cond, or unconditional when always) to slot
+// target from the copy of a budget loop: to its guard for the head, to
+// the copy forward in the loop, to the body's code elsewhere.
+func (c *compiler) jumpInCopy(cond x86.Cond, always bool, target int) {
+	a, l := c.a, c.fast
+	switch {
+	case target == int(l.Head) && always:
+		// Test and go round in one: jge copy, else the ordinary loop.
+		a.ALURI(x86.CMP, 8, budgetReg, l.Cost)
+		a.JccTo(x86.CondGE, int(c.fastLoop))
+		a.JmpTo(int(c.budgetGuards[c.fastIndex].loop))
+	case target == int(l.Head):
+		a.JccTo(cond, int(c.fastGuard))
+	case target > c.pc && target <= int(l.End):
+		var pos int
+		if always {
+			pos = a.Jmp()
+		} else {
+			pos = a.Jcc(cond)
+		}
+		c.jumps = append(c.jumps, jumpFixup{pos: int32(pos), target: int32(target)})
+	case always:
+		a.JmpTo(int(c.offsets[target]))
+	default:
+		a.JccTo(cond, int(c.offsets[target]))
+	}
+}
+
+// gotoInCopy emits the goto to target of the copy of a budget loop, which
+// charges its stretch without a test.
+func (c *compiler) gotoInCopy(target int) {
+	c.charge(c.pc + 1)
+	c.jumpInCopy(0, true, target)
+}
+
+// chargeInCopy charges the stretch up to the charging instruction being
+// emitted in the copy of a budget loop, without a test, and returns a stub
+// that is never emitted, for the caller to fill in as it would a test's.
+func (c *compiler) chargeInCopy() *stub {
+	c.charge(c.pc + 1)
+	c.noStub = stub{}
+	return &c.noStub
+}
+
+// budgetHead is called at each loop head pc when there are budget loops:
+// in the body it emits the guard of the budget loop at pc, if any, and
+// returns its offset; in a copy, heads get nothing (the copy's own head
+// has its guard before it). -1: not a budget loop's head in the body.
+func (c *compiler) budgetHead(pc int) int32 {
+	if c.fast != nil {
+		return 0
+	}
+	if i := c.BudgetLoopAt(pc); i >= 0 {
+		return c.emitBudgetGuard(i)
+	}
+	return -1
+}
