@@ -192,23 +192,33 @@ func (c *compiler) emitLoopCopies() error {
 			}
 		}
 		c.copying = l
-		c.stretch.Begin(head)
-		jumps := len(c.jumps)
-		if err := c.emitSlots(head, end+1, c.copyOffsets); err != nil {
+		if err := c.emitCopy(head, end); err != nil {
 			return err
 		}
-		if frontend.FallsThrough(&c.insns[end]) {
-			if c.stretch.Start < end+1 {
-				c.charge(end + 1)
-			}
-			c.a.JmpTo(int(c.offsets[end+1]))
-		}
 		c.a.PatchRel32(int(g.guardJump), int(c.copyOffsets[entry]))
-		for _, j := range c.jumps[jumps:] {
-			c.a.PatchRel32(int(j.pos), int(c.copyOffsets[j.target]))
-		}
-		c.jumps = c.jumps[:jumps]
 		c.copying = nil
 	}
+	return nil
+}
+
+// emitCopy emits slots [head, end] once more, after the body, at
+// c.copyOffsets: the jumps it makes to the copy are patched to it, and a
+// fall through its end goes on in the body's code.
+func (c *compiler) emitCopy(head, end int) error {
+	c.stretch.Begin(head)
+	jumps := len(c.jumps)
+	if err := c.emitSlots(head, end+1, c.copyOffsets); err != nil {
+		return err
+	}
+	if frontend.FallsThrough(&c.insns[end]) {
+		if c.stretch.Start < end+1 {
+			c.charge(end + 1)
+		}
+		c.a.JmpTo(int(c.offsets[end+1]))
+	}
+	for _, j := range c.jumps[jumps:] {
+		c.a.PatchRel32(int(j.pos), int(c.copyOffsets[j.target]))
+	}
+	c.jumps = c.jumps[:jumps]
 	return nil
 }

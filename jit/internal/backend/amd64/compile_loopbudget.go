@@ -4,7 +4,6 @@ import (
 	"slices"
 
 	"github.com/uebpf/uebpf/jit/internal/backend"
-	"github.com/uebpf/uebpf/jit/internal/frontend"
 	"github.com/uebpf/uebpf/jit/internal/x86"
 )
 
@@ -80,21 +79,9 @@ func (c *compiler) emitBudgetCopies() error {
 		c.fastLoop = int32(a.Len())
 		a.PatchRel32(int(g.toCopy), int(c.fastLoop))
 		c.fast, c.fastIndex = l, i
-		c.stretch.Begin(head)
-		jumps := len(c.jumps)
-		if err := c.emitSlots(head, end+1, c.copyOffsets); err != nil {
+		if err := c.emitCopy(head, end); err != nil {
 			return err
 		}
-		if frontend.FallsThrough(&c.insns[end]) {
-			if c.stretch.Start < end+1 {
-				c.charge(end + 1)
-			}
-			a.JmpTo(int(c.offsets[end+1]))
-		}
-		for _, j := range c.jumps[jumps:] {
-			a.PatchRel32(int(j.pos), int(c.copyOffsets[j.target]))
-		}
-		c.jumps = c.jumps[:jumps]
 		c.fast = nil
 		c.budgetLoops++
 	}
