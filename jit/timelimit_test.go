@@ -104,30 +104,36 @@ func TestTimeLimits(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		vp, err := vm.Load(&vm.ProgramSpec{Instructions: insns}, &vm.Options{Budget: 1 << 62, Timeout: limit})
-		if err != nil {
-			t.Fatal(err)
-		}
-		engines := []struct {
+		type engine struct {
 			name string
 			run  func([]byte) (uint64, error)
 			ctx  func(context.Context, []byte) (uint64, error)
-		}{{"interpreter", vp.Run, vp.RunContext}}
-		if jit.Supported {
-			for _, opts := range []jit.Options{{}, {Unchecked: true}} {
-				p := compile(t, vp, opts)
-				name := "jit checked"
-				if opts.Unchecked {
-					name = "jit unchecked"
-				}
-				engines = append(engines, struct {
-					name string
-					run  func([]byte) (uint64, error)
-					ctx  func(context.Context, []byte) (uint64, error)
-				}{name, p.Run, p.RunContext})
-			}
 		}
-		for _, eng := range engines {
+		// engines returns the program on each engine with timeout as its
+		// Options.Timeout.
+		engines := func(timeout time.Duration) []engine {
+			vp, err := vm.Load(&vm.ProgramSpec{Instructions: insns}, &vm.Options{Budget: 1 << 62, Timeout: timeout})
+			if err != nil {
+				t.Fatal(err)
+			}
+			e := []engine{{"interpreter", vp.Run, vp.RunContext}}
+			if jit.Supported {
+				for _, opts := range []jit.Options{{}, {Unchecked: true}} {
+					p := compile(t, vp, opts)
+					name := "jit checked"
+					if opts.Unchecked {
+						name = "jit unchecked"
+					}
+					e = append(e, engine{name, p.Run, p.RunContext})
+				}
+			}
+			return e
+		}
+		// The cancellation runs have a time limit too, long enough that
+		// a late cancel on a loaded machine still comes first, so that a
+		// run that ignored its context would fail rather than hang.
+		limited, cancellable := engines(limit), engines(time.Minute)
+		for i, eng := range limited {
 			start := time.Now()
 			_, err := eng.run(nil)
 			took := time.Since(start)
@@ -142,7 +148,7 @@ func TestTimeLimits(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			time.AfterFunc(limit/2, cancel)
 			start = time.Now()
-			_, err = eng.ctx(ctx, nil)
+			_, err = cancellable[i].ctx(ctx, nil)
 			took = time.Since(start)
 			if !errors.As(err, &re) || !errors.Is(err, context.Canceled) {
 				t.Errorf("%s on %s: RunContext %v, want a *vm.RunError wrapping context.Canceled", tc.name, eng.name, err)
