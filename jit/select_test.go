@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -106,7 +107,7 @@ func testSelect(t *testing.T, src string, values [][2]uint64, budgets int, modes
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := jit.Selects(vp, jit.Options{Unchecked: true}); jit.Optimised && n != 1 {
+	if n := jit.Selects(vp, jit.Options{Unchecked: true}); jit.HasSelects && n != 1 {
 		t.Fatalf("%d selects, want 1\n%s", n, src)
 	}
 	env, mem := vm.NewEnv(), make([]byte, 16)
@@ -141,8 +142,8 @@ func testSelect(t *testing.T, src string, values [][2]uint64, budgets int, modes
 // branch: a mov that is a jump target, a sign-extending mov, a goto to
 // elsewhere, and an ALU operation other than mov.
 func TestSelectsNot(t *testing.T) {
-	if !jit.Optimised {
-		t.Skip("selects are amd64's")
+	if !jit.HasSelects {
+		t.Skip("no selects on " + runtime.GOARCH)
 	}
 	for _, tc := range []struct {
 		src  string
@@ -179,11 +180,11 @@ func TestSelectsNot(t *testing.T) {
 	}
 }
 
-// The fuzzer's generator makes selects that the amd64 JIT runs without a
+// The fuzzer's generator makes selects that the JIT runs without a
 // branch.
 func TestGenSelects(t *testing.T) {
-	if !jit.Optimised {
-		t.Skip("selects are amd64's")
+	if !jit.HasSelects {
+		t.Skip("no selects on " + runtime.GOARCH)
 	}
 	rng := rand.New(rand.NewPCG(3, 4))
 	selects := 0
