@@ -15,15 +15,16 @@ import (
 //	mov x17, B                     (or B's register, or xzr)
 //	cmp ...                        the jump's comparison
 //	csel x, x, x17, cond           the mov, when the jump is not taken
-//	sub x20, x11, #k               the mov's slot (and the goto's), when
-//	csel x11, x11, x20, cond         not taken
-//	(goto: cmp x11, #0; b.pl T; leave at the goto)
+//	cset x20, !cond                1 when not taken
+//	sub x11, x11, x20              the mov's slot, when not taken
+//	(goto: subs x11, x11, x20, lsl #1 instead, the mov's and the goto's
+//	slots; b.pl T; leave at the goto)
 //
 // The stub of the first test is the ordinary conditional jump's: an
 // overdrawn budget fails there only when the jump is taken, and otherwise
 // comes back to back, so that when the jump is taken the budget is not
 // overdrawn after it. The goto's test can then fail only when the jump
-// is not taken, at the goto, as in the interpreter. Both csels are 64-bit:
+// is not taken, at the goto, as in the interpreter. The csel is 64-bit:
 // a 32-bit one would clear x's upper half when the jump is taken.
 func (c *a64Compiler) emitSelect(pc int, sel frontend.Select, offsets []int32) int {
 	a := c.a
@@ -44,19 +45,15 @@ func (c *a64Compiler) emitSelect(pc int, sel frontend.Select, offsets []int32) i
 	c.emitCompare(j)
 	x := a64Regs[m.Dst]
 	a.Emit(arm64.Csel(8, x, x, src, cond))
-	slots := int64(1)
-	if sel.Goto {
-		slots = 2
-	}
-	c.emit(arm64.AddImm(8, a64Scratch, a64Budget, -slots))
-	a.Emit(arm64.Csel(8, a64Budget, a64Budget, a64Scratch, cond))
+	c.emit(arm64.Cset(8, a64Scratch, cond.Invert()))
 	c.tr.Reset() // x holds one of two values
 	if !sel.Goto {
+		a.Emit(arm64.ALUReg(arm64.SUB, 8, a64Budget, a64Budget, a64Scratch))
 		return pc + 1
 	}
+	c.emit(arm64.ALUShifted(arm64.SUBS, 8, a64Budget, a64Budget, a64Scratch, arm64.LSL, 1))
 	c.pc = pc + 2
 	offsets[pc+2] = int32(a.Len())
-	c.emit(arm64.CmpImm(8, a64Budget, 0))
 	c.jumpSlot(arm64.PL, false, target)
 	c.leaveBudget(pc+2, target, true)
 	return pc + 2
