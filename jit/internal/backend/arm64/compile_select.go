@@ -28,9 +28,7 @@ import (
 // a 32-bit one would clear x's upper half when the jump is taken.
 func (c *a64Compiler) emitSelect(pc int, sel frontend.Select, offsets []int32) int {
 	a := c.a
-	if c.hoist.copying == nil {
-		c.selects++
-	}
+	c.selects++ // in the body and in loop copies, as on amd64
 	j, m := &c.insns[pc], &c.insns[pc+1]
 	cond := a64Conds[j.Opcode>>4]
 	target := frontend.JumpTarget(pc, j)
