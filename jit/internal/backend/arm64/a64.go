@@ -16,7 +16,8 @@ import (
 // state in the Env, exits to Go with a reason, the budget charged per
 // stretch as the interpreter charges it) with some of its optimisations:
 // inline array lookups (compile_lookup.go), inline hash updates
-// (compile_hash.go) and hoisted loop checks (compile_hoist.go); not the
+// (compile_hash.go), hoisted loop checks (compile_hoist.go) and selects
+// without a branch (compile_select.go); not the
 // others: no switch tables, no register tracking inside blocks beyond what
 // lookups and updates need, no division by constants.
 //
