@@ -93,10 +93,17 @@ func CopyIdioms(vp *vm.Program, opts Options) int {
 	return amd64.CopyIdioms(vp, &bo)
 }
 
-// Selects returns how many selects of vp the amd64 compiler emits without
-// a branch when compiling with opts.
+// HasSelects reports whether the back end runs selects without a branch
+// (both back ends do).
+const HasSelects = runtime.GOARCH == "amd64" || runtime.GOARCH == "arm64"
+
+// Selects returns how many selects of vp the host's compiler emits
+// without a branch when compiling with opts.
 func Selects(vp *vm.Program, opts Options) int {
 	bo := opts.backend(0, 0)
+	if runtime.GOARCH == "arm64" {
+		return arm64.Selects(vp, &bo)
+	}
 	return amd64.Selects(vp, &bo)
 }
 

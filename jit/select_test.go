@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -106,7 +107,7 @@ func testSelect(t *testing.T, src string, values [][2]uint64, budgets int, modes
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := jit.Selects(vp, jit.Options{Unchecked: true}); jit.Optimised && n != 1 {
+	if n := jit.Selects(vp, jit.Options{Unchecked: true}); jit.HasSelects && n != 1 {
 		t.Fatalf("%d selects, want 1\n%s", n, src)
 	}
 	env, mem := vm.NewEnv(), make([]byte, 16)
@@ -141,8 +142,8 @@ func testSelect(t *testing.T, src string, values [][2]uint64, budgets int, modes
 // branch: a mov that is a jump target, a sign-extending mov, a goto to
 // elsewhere, and an ALU operation other than mov.
 func TestSelectsNot(t *testing.T) {
-	if !jit.Optimised {
-		t.Skip("selects are amd64's")
+	if !jit.HasSelects {
+		t.Skip("no selects on " + runtime.GOARCH)
 	}
 	for _, tc := range []struct {
 		src  string
@@ -179,11 +180,11 @@ func TestSelectsNot(t *testing.T) {
 	}
 }
 
-// The fuzzer's generator makes selects that the amd64 JIT runs without a
+// The fuzzer's generator makes selects that the JIT runs without a
 // branch.
 func TestGenSelects(t *testing.T) {
-	if !jit.Optimised {
-		t.Skip("selects are amd64's")
+	if !jit.HasSelects {
+		t.Skip("no selects on " + runtime.GOARCH)
 	}
 	rng := rand.New(rand.NewPCG(3, 4))
 	selects := 0
@@ -194,5 +195,84 @@ func TestGenSelects(t *testing.T) {
 	t.Logf("%d selects in 300 programs", selects)
 	if selects < 50 {
 		t.Errorf("%d selects in 300 programs", selects)
+	}
+}
+
+// TestSelectsInHoistedLoop runs selects inside a loop whose checks are
+// hoisted, where the unchecked copy of the loop has selects of its own:
+// a triangle and log2_int's goto on the back edge, on bytes of the
+// context, with budgets that run out in every slot of the loop, also in
+// slices of a few units.
+func TestSelectsInHoistedLoop(t *testing.T) {
+	if !jit.Supported {
+		t.Skip(jit.ErrUnsupportedArch)
+	}
+	const src = `
+		mov %r2, 0
+		mov %r0, 0
+	loop:
+		mov %r3, %r1
+		add %r3, %r2
+		ldxb %r4, [%r3+0]
+		mov %r5, 1
+		jgt %r4, 8, +1
+		mov %r5, 0
+		add %r0, %r5
+		add %r2, 1
+		jeq %r2, 16, out
+		jsgt %r4, 12, loop
+		mov32 %r6, %r4
+		ja loop
+	out:
+		add %r0, %r6
+		exit`
+	vp, err := vm.Load(&vm.ProgramSpec{Instructions: asm.MustAssemble(src)}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if loops, _ := jit.Hoisted(vp); loops != 1 {
+		t.Fatalf("%d loops hoisted, want 1", loops)
+	}
+	// Checked, the loop's copy has them too.
+	if n := jit.Selects(vp, jit.Options{Unchecked: true}); jit.HasSelects && n != 2 {
+		t.Fatalf("unchecked: %d selects, want 2", n)
+	}
+	if n := jit.Selects(vp, jit.Options{}); jit.HasSelects && n != 4 {
+		t.Fatalf("checked: %d selects, want 4", n)
+	}
+	mem := guardedMem(64)
+	for i := range mem {
+		mem[i] = byte(i * 7 % 17)
+	}
+	env := vm.NewEnv()
+	env.SetContext(mem)
+	for _, m := range []struct {
+		o      jit.Options
+		slices []uint64
+	}{
+		// A slice may resume in the checked loop, which the trap fails.
+		{jit.TrapSlowPaths(jit.Options{}), []uint64{0}},
+		{jit.Options{}, []uint64{0, 3}},
+		{jit.Options{Unchecked: true}, []uint64{0, 3}},
+	} {
+		p, err := jit.Compile(vp, &m.o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, slice := range m.slices {
+			restore := jit.SetSlice(slice)
+			for budget := range uint64(16 * 12) { // 0: the default budget
+				in := diffInput{mem: mem, budget: budget}
+				want := runOutcome(vp, env, mem, in, nil)
+				got := runOutcome(p, env, mem, in, nil)
+				if got.r0 != want.r0 || got.err != want.err || got.executed != want.executed {
+					restore()
+					p.Close()
+					t.Fatalf("%+v, slice %d, budget %d: jit %v, interpreter %v", m.o, slice, budget, got, want)
+				}
+			}
+			restore()
+		}
+		p.Close()
 	}
 }

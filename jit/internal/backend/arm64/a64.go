@@ -16,7 +16,8 @@ import (
 // state in the Env, exits to Go with a reason, the budget charged per
 // stretch as the interpreter charges it) with some of its optimisations:
 // inline array lookups (compile_lookup.go), inline hash updates
-// (compile_hash.go) and hoisted loop checks (compile_hoist.go); not the
+// (compile_hash.go), hoisted loop checks (compile_hoist.go) and selects
+// without a branch (compile_select.go); not the
 // others: no switch tables, no register tracking inside blocks beyond what
 // lookups and updates need, no division by constants.
 //
@@ -102,6 +103,9 @@ type a64Compiler struct {
 	// hoist is the emission state of hoisted loop checks
 	// (compile_hoist.go).
 	hoist a64Hoisting
+	// selects counts the selects emitted without a branch
+	// (compile_select.go), for tests.
+	selects int
 
 	enterOff, startOff, bodyOff, bodyEnd    int
 	leaveOff, leaveFinalOff, abortOff       int
@@ -173,6 +177,11 @@ func (c *a64Compiler) compile() (code []byte, err error) {
 		c.pc = pc
 		c.offsets[pc] = int32(c.a.Len())
 		c.emitLoopTrap(pc)
+		if sel, ok := c.selectAt(pc); ok {
+			pc = c.emitSelect(pc, sel, c.offsets)
+			c.stretch.Next(pc)
+			continue
+		}
 		ins := &c.insns[pc]
 		if err := c.emitInsn(pc, ins); err != nil {
 			return nil, &vm.LoadError{Program: c.prog.Name(), Index: pc, Err: fmt.Errorf("jit: %w", err)}

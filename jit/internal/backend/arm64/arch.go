@@ -52,3 +52,15 @@ func InlineHashUpdates(p *vm.Program, o *backend.Options) int {
 	}
 	return c.lk.updates
 }
+
+// Selects returns how many selects of p the compiler emits without a
+// branch (compile_select.go) when compiling with o, for package jit's
+// tests.
+func Selects(p *vm.Program, o *backend.Options) int {
+	c := newA64Compiler(p, o.Checked, hasLSE(o), o.Tag)
+	c.blind = o.Blind
+	if _, err := c.compile(); err != nil {
+		return 0
+	}
+	return c.selects
+}

@@ -311,6 +311,11 @@ func (c *a64Compiler) emitLoopCopy(l *frontend.Hoist, g *a64Guard) error {
 		}
 		c.pc = pc
 		h.copyOffsets[pc] = int32(c.a.Len())
+		if sel, ok := c.selectAt(pc); ok {
+			pc = c.emitSelect(pc, sel, h.copyOffsets)
+			c.stretch.Next(pc)
+			continue
+		}
 		ins := &c.insns[pc]
 		if err := c.emitInsn(pc, ins); err != nil {
 			return &vm.LoadError{Program: c.prog.Name(), Index: pc, Err: fmt.Errorf("jit: %w", err)}
@@ -442,10 +447,10 @@ func Hoisted(vp *vm.Program) (loops, accesses int) {
 }
 
 // analysisOptions are the front end's options for this compile: hoisted
-// checks in checked code, unless constants are blinded (the guard's
-// bounds would be unblinded immediates).
+// checks in checked code and selects, unless constants are blinded (the
+// guard's bounds and the select's value would be unblinded immediates).
 func (c *a64Compiler) analysisOptions() frontend.Options {
-	return frontend.Options{Hoist: c.checked && !c.blind}
+	return frontend.Options{Hoist: c.checked && !c.blind, Selects: !c.blind}
 }
 
 // prepareHoists sizes what the guards leave, after the analysis.
