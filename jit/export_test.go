@@ -115,16 +115,26 @@ func SetCompareLoops(on bool) (restore func()) { return frontend.SetCompareLoops
 // run wide (compile_idiom.go) and returns a function that restores it.
 func SetIdiomMinBytes(n int32) (restore func()) { return amd64.SetIdiomMinBytes(n) }
 
-// BudgetLoops returns how many loops of vp the amd64 compiler runs with
+// HasBudgetLoops reports whether the back end runs small loops with one
+// budget test per iteration (both back ends do).
+const HasBudgetLoops = runtime.GOARCH == "amd64" || runtime.GOARCH == "arm64"
+
+// BudgetLoops returns how many loops of vp the host's compiler runs with
 // one budget test per iteration when compiling with opts.
 func BudgetLoops(vp *vm.Program, opts Options) int {
 	bo := opts.backend(0, 0)
+	if runtime.GOARCH == "arm64" {
+		return arm64.BudgetLoops(vp, &bo)
+	}
 	return amd64.BudgetLoops(vp, &bo)
 }
 
-// SetLoopBudgets turns the amd64 compiler's budget loops on or off and
+// SetLoopBudgets turns both compilers' budget loops on or off and
 // returns a function that restores the setting.
-func SetLoopBudgets(on bool) (restore func()) { return amd64.SetLoopBudgets(on) }
+func SetLoopBudgets(on bool) (restore func()) {
+	r1, r2 := amd64.SetLoopBudgets(on), arm64.SetLoopBudgets(on)
+	return func() { r2(); r1() }
+}
 
 // SetBudgetLoopMinTests sets the fewest budget tests per iteration a loop
 // must make to run with one and returns a function that restores it.

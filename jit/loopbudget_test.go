@@ -3,6 +3,7 @@ package jit_test
 import (
 	"encoding/binary"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -11,7 +12,7 @@ import (
 	"github.com/uebpf/uebpf/vm"
 )
 
-// budgetLoopShapes are loops the amd64 compiler runs with one budget test
+// budgetLoopShapes are loops the compilers run with one budget test
 // per iteration (compile_loopbudget.go), on a 64-byte context of words
 // 1, 2, 3, ... (the first word 5: a count or a step).
 var budgetLoopShapes = []struct {
@@ -154,8 +155,8 @@ var budgetLoopShapes = []struct {
 // log2_int's loop makes enough budget tests per iteration to get a copy
 // with the normal threshold; a counted loop does not.
 func TestBudgetLoopThreshold(t *testing.T) {
-	if !jit.Optimised {
-		t.Skip("budget loops are amd64's")
+	if !jit.HasBudgetLoops {
+		t.Skip("no budget loops on " + runtime.GOARCH)
 	}
 	for _, tc := range []struct {
 		shape string
@@ -208,7 +209,7 @@ func TestBudgetLoops(t *testing.T) {
 				t.Fatal(err)
 			}
 			want := max(shape.loops, 1)
-			if n := jit.BudgetLoops(vp, jit.Options{}); jit.Optimised && n != want {
+			if n := jit.BudgetLoops(vp, jit.Options{}); jit.HasBudgetLoops && n != want {
 				t.Fatalf("%d budget loops, want %d", n, want)
 			}
 			if loops, _ := jit.Hoisted(vp); loops != 0 {
@@ -260,12 +261,12 @@ func diffLoopBudgets(t *testing.T, vp *vm.Program, in diffInput, modes []jit.Opt
 	}
 }
 
-// The fuzzer's generator makes loops that the amd64 JIT runs with one
+// The fuzzer's generator makes loops that the JIT runs with one
 // budget test per iteration, at least when any loop may (as in the
 // fuzzer's pass for them).
 func TestGenBudgetLoops(t *testing.T) {
-	if !jit.Optimised {
-		t.Skip("budget loops are amd64's")
+	if !jit.HasBudgetLoops {
+		t.Skip("no budget loops on " + runtime.GOARCH)
 	}
 	defer jit.SetBudgetLoopMinTests(1)()
 	rng := rand.New(rand.NewPCG(5, 6))
@@ -284,8 +285,8 @@ func TestGenBudgetLoops(t *testing.T) {
 // a budget loop's head runs the loop's copy: its guard's other path fails
 // with jit.TrapSlowPaths.
 func TestBudgetLoopsTakeCopy(t *testing.T) {
-	if !jit.Optimised {
-		t.Skip("budget loops are amd64's")
+	if !jit.HasBudgetLoops {
+		t.Skip("no budget loops on " + runtime.GOARCH)
 	}
 	defer jit.SetBudgetLoopMinTests(1)()
 	mem := make([]byte, fuzzCtxSize)

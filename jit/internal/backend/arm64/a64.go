@@ -16,10 +16,11 @@ import (
 // state in the Env, exits to Go with a reason, the budget charged per
 // stretch as the interpreter charges it) with some of its optimisations:
 // inline array lookups (compile_lookup.go), inline hash updates
-// (compile_hash.go), hoisted loop checks (compile_hoist.go) and selects
-// without a branch (compile_select.go); not the
-// others: no switch tables, no register tracking inside blocks beyond what
-// lookups and updates need, no division by constants.
+// (compile_hash.go), hoisted loop checks (compile_hoist.go), selects
+// without a branch (compile_select.go) and budget loops
+// (compile_loopbudget.go); not the others: no switch tables, no
+// register tracking inside blocks beyond what lookups and updates need,
+// no division by constants.
 //
 // eBPF registers live in X0-X10 (r0 in X0, r10 in X10); X11 holds the
 // budget, X12 the run state and X13 the native stack pointer of local
@@ -103,6 +104,9 @@ type a64Compiler struct {
 	// hoist is the emission state of hoisted loop checks
 	// (compile_hoist.go).
 	hoist a64Hoisting
+	// budget is the emission state of budget loops
+	// (compile_loopbudget.go).
+	budget a64Budgeting
 	// selects counts the selects emitted without a branch
 	// (compile_select.go), for tests.
 	selects int
@@ -151,6 +155,7 @@ func (c *a64Compiler) compile() (code []byte, err error) {
 		return nil, err
 	}
 	c.prepareHoists()
+	c.prepareBudgetLoops()
 	c.prepareLookups()
 	c.emitShared()
 	c.emitStart()
@@ -164,6 +169,7 @@ func (c *a64Compiler) compile() (code []byte, err error) {
 			c.here(over)
 			c.islandAt = c.a.Len()
 		}
+		head := -1 // a budget loop's guard, at its head
 		if c.Starts[pc] {
 			if n := c.stretch.Pending(pc); n > 0 {
 				// The block falls into a jump target: charge it
@@ -173,9 +179,13 @@ func (c *a64Compiler) compile() (code []byte, err error) {
 			c.stretch.Begin(pc)
 			c.tr.Reset()
 			c.enterHoisted(pc)
+			head = c.enterBudgetLoop(pc)
 		}
 		c.pc = pc
 		c.offsets[pc] = int32(c.a.Len())
+		if head >= 0 {
+			c.offsets[pc] = int32(head)
+		}
 		c.emitLoopTrap(pc)
 		if sel, ok := c.selectAt(pc); ok {
 			pc = c.emitSelect(pc, sel, c.offsets)
@@ -202,6 +212,9 @@ func (c *a64Compiler) compile() (code []byte, err error) {
 	c.a.Emit(arm64.Brk(1)) // unreachable: validation forbids falling off the end
 	c.flushStubs()
 	if err := c.emitLoopCopies(); err != nil {
+		return nil, err
+	}
+	if err := c.emitBudgetCopies(); err != nil {
 		return nil, err
 	}
 	for _, f := range c.fixups {
@@ -282,6 +295,10 @@ func (c *a64Compiler) branchTo(w uint32, target int, slot bool) {
 
 // jumpSlot branches (on cond, or always) to slot target.
 func (c *a64Compiler) jumpSlot(cond arm64.Cond, always bool, target int) {
+	if c.budget.fast != nil {
+		c.jumpInCopy(cond, always, target)
+		return
+	}
 	if c.hoist.copying != nil {
 		c.copyJump(cond, always, target)
 		return
@@ -542,6 +559,10 @@ func (c *a64Compiler) testBudget() {
 // checkBudget is the test of a charging instruction that leaves when the
 // budget is overdrawn and, in resumable code, resumes right after it.
 func (c *a64Compiler) checkBudget(pc int) {
+	if c.budget.fast != nil {
+		c.chargeInCopy()
+		return
+	}
 	c.testBudget()
 	pos := c.forward(must64(arm64.BCond(arm64.MI, 0)))
 	back := c.a.Len()

@@ -416,6 +416,11 @@ func (c *a64Compiler) emitJump(pc int, ins *asm.Instruction) error {
 		return nil
 	case asm.ClassJMP | asm.JmpJA, asm.ClassJMP32 | asm.JmpJA:
 		target := frontend.JumpTarget(pc, ins)
+		if c.budget.fast != nil {
+			c.chargeInCopy()
+			c.jumpInCopy(arm64.AL, true, target)
+			return nil
+		}
 		c.testBudget()
 		c.jumpSlot(arm64.PL, false, target)
 		c.leaveBudget(pc, target, true)
@@ -428,7 +433,14 @@ func (c *a64Compiler) emitJump(pc int, ins *asm.Instruction) error {
 	target := frontend.JumpTarget(pc, ins)
 	// Only a taken jump charges in the interpreter; here the block is
 	// charged either way (the count is the same), and an overdrawn budget
-	// fails only when the jump is taken, decided out of line.
+	// fails only when the jump is taken, decided out of line. The copy
+	// of a budget loop charges without a test.
+	if c.budget.fast != nil {
+		c.chargeInCopy()
+		c.emitCompare(ins)
+		c.jumpInCopy(cond, false, target)
+		return nil
+	}
 	c.testBudget()
 	c.outOfLine(arm64.MI, func() {
 		c.emitCompare(ins)

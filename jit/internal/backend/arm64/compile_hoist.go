@@ -40,6 +40,9 @@ type a64Hoisting struct {
 	copying     *frontend.Hoist
 	copyOffsets []int32
 	copyFixups  []a64Fixup
+	// copyHead and copyEnd are the slots of the copy being emitted, a
+	// hoisted loop's or a budget loop's.
+	copyHead, copyEnd int
 	// probeCalls are the BLs of the guards' slow paths to the region
 	// probe, emitted once after the copies.
 	probeCalls []int32
@@ -52,8 +55,8 @@ type a64Guard struct {
 	toCopy  int32
 }
 
-// inLoop reports whether slot pc is one of loop l's.
-func inLoop(l *frontend.Hoist, pc int) bool { return pc >= int(l.Head) && pc <= int(l.End) }
+// inCopy reports whether slot pc is one of the copy being emitted.
+func (c *a64Compiler) inCopy(pc int) bool { return pc >= c.hoist.copyHead && pc <= c.hoist.copyEnd }
 
 // hoistAt returns the index of the loop with hoisted checks whose head is
 // slot pc, or -1.
@@ -240,7 +243,7 @@ func (c *a64Compiler) emitSum(dst arm64.Reg, bases uint16, d int64) {
 // farther than B.cond reaches, and is then jumped to by a B.
 func (c *a64Compiler) copyJump(cond arm64.Cond, always bool, target int) {
 	h := &c.hoist
-	if inLoop(h.copying, target) {
+	if c.inCopy(target) {
 		w := must64(arm64.B(0))
 		if !always {
 			w = must64(arm64.BCond(cond, 0))
@@ -268,9 +271,6 @@ func (c *a64Compiler) emitLoopCopies() error {
 	if len(c.Hoists) == 0 {
 		return nil
 	}
-	if h.copyOffsets == nil {
-		h.copyOffsets = make([]int32, len(c.insns))
-	}
 	for i := range c.Hoists {
 		l, g := &c.Hoists[i], &h.guards[i]
 		if !g.emitted {
@@ -296,13 +296,33 @@ func (c *a64Compiler) emitLoopCopies() error {
 // points the guard's branch at it.
 func (c *a64Compiler) emitLoopCopy(l *frontend.Hoist, g *a64Guard) error {
 	h := &c.hoist
-	head, end := int(l.Head), int(l.End)
-	h.copying, h.copyFixups = l, h.copyFixups[:0]
+	h.copying = l
 	defer func() { h.copying = nil }()
+	if err := c.emitCopy(int(l.Head), int(l.End)); err != nil {
+		return err
+	}
+	if err := c.a.PatchBranch(int(g.toCopy), int(h.copyOffsets[l.Entry])); err != nil {
+		return &vm.LoadError{Program: c.prog.Name(), Index: int(l.Head), Err: fmt.Errorf("jit: arm64: %w", err)}
+	}
+	return nil
+}
+
+// emitCopy emits slots [head, end] once more, after the body, at
+// copyOffsets, with their stubs: a loop with hoisted checks' unchecked
+// copy (hoist.copying set) or a budget loop's (budget.fast set, see
+// compile_loopbudget.go). Its jumps to its own slots stay in the copy
+// (copyJump), the others and a fall through its end go to the body's
+// code.
+func (c *a64Compiler) emitCopy(head, end int) error {
+	h := &c.hoist
+	if h.copyOffsets == nil {
+		h.copyOffsets = make([]int32, len(c.insns))
+	}
+	h.copyHead, h.copyEnd, h.copyFixups = head, end, h.copyFixups[:0]
 	fixups := len(c.fixups)
 	c.stretch.Begin(head)
 	for pc := head; pc <= end; pc++ {
-		// As the body does: the copy charges what the checked loop does.
+		// As the body does: the copy charges what the body's loop does.
 		if c.Starts[pc] {
 			if n := c.stretch.Pending(pc); n > 0 {
 				c.subBudget(n)
@@ -335,17 +355,15 @@ func (c *a64Compiler) emitLoopCopy(l *frontend.Hoist, g *a64Guard) error {
 		c.copyJump(arm64.AL, true, end+1)
 	}
 	c.flushStubs()
-	if err := c.a.PatchBranch(int(g.toCopy), int(h.copyOffsets[l.Entry])); err != nil {
-		return &vm.LoadError{Program: c.prog.Name(), Index: int(l.Head), Err: fmt.Errorf("jit: arm64: %w", err)}
-	}
 	for _, f := range h.copyFixups {
 		if err := c.a.PatchBranch(int(f.pos), int(h.copyOffsets[f.target])); err != nil {
-			return &vm.LoadError{Program: c.prog.Name(), Index: int(l.Head), Err: fmt.Errorf("jit: arm64: %w", err)}
+			return &vm.LoadError{Program: c.prog.Name(), Index: head, Err: fmt.Errorf("jit: arm64: %w", err)}
 		}
 	}
-	// The slice exits of the copy resume at slots: in the copy within the
-	// loop, or through a B to the body's code, which their ADR may not
-	// reach.
+	// The slice exits of the copy resume at slots: in a hoisted loop's
+	// copy within the loop, or through a B to the body's code, which
+	// their ADR may not reach. (A budget loop's copy makes no test that
+	// can fail: its slices end in the body.)
 	kept := c.fixups[:fixups]
 	for _, f := range c.fixups[fixups:] {
 		if f.label {
@@ -356,7 +374,7 @@ func (c *a64Compiler) emitLoopCopy(l *frontend.Hoist, g *a64Guard) error {
 			panic(fmt.Errorf("%w: branch to slot %d in a loop's copy", errA64Encode, f.target))
 		}
 		var target int
-		if inLoop(l, int(f.target)) {
+		if h.copying != nil && c.inCopy(int(f.target)) {
 			target = int(h.copyOffsets[f.target])
 		} else {
 			target = c.a.Len()
@@ -364,7 +382,7 @@ func (c *a64Compiler) emitLoopCopy(l *frontend.Hoist, g *a64Guard) error {
 		}
 		w, ok := arm64.Adr(a64Tmp, int64(target-int(f.pos)))
 		if !ok {
-			return &vm.LoadError{Program: c.prog.Name(), Index: int(l.Head), Err: fmt.Errorf("jit: arm64: adr: %w", arm64.ErrOutOfRange)}
+			return &vm.LoadError{Program: c.prog.Name(), Index: head, Err: fmt.Errorf("jit: arm64: adr: %w", arm64.ErrOutOfRange)}
 		}
 		c.a.Patch(int(f.pos), w)
 	}
@@ -448,9 +466,11 @@ func Hoisted(vp *vm.Program) (loops, accesses int) {
 
 // analysisOptions are the front end's options for this compile: hoisted
 // checks in checked code and selects, unless constants are blinded (the
-// guard's bounds and the select's value would be unblinded immediates).
+// guard's bounds and the select's value would be unblinded immediates),
+// and budget loops (whose cost is the loop's length, not a program
+// constant).
 func (c *a64Compiler) analysisOptions() frontend.Options {
-	return frontend.Options{Hoist: c.checked && !c.blind, Selects: !c.blind}
+	return frontend.Options{Hoist: c.checked && !c.blind, Selects: !c.blind, LoopBudget: loopBudgets}
 }
 
 // prepareHoists sizes what the guards leave, after the analysis.

@@ -20,6 +20,10 @@ import (
 //	(goto: subs x11, x11, x20, lsl #1 instead, the mov's and the goto's
 //	slots; b.pl T; leave at the goto)
 //
+// In the copy of a budget loop (compile_loopbudget.go) the charges make
+// no test: a plain sub for the stretch, and for the goto "sub x11, x11,
+// x20, lsl #1" and the copy's jump to T.
+//
 // The stub of the first test is the ordinary conditional jump's: an
 // overdrawn budget fails there only when the jump is taken, and otherwise
 // comes back to back, so that when the jump is taken the budget is not
@@ -32,12 +36,17 @@ func (c *a64Compiler) emitSelect(pc int, sel frontend.Select, offsets []int32) i
 	j, m := &c.insns[pc], &c.insns[pc+1]
 	cond := a64Conds[j.Opcode>>4]
 	target := frontend.JumpTarget(pc, j)
-	c.testBudget()
-	c.outOfLine(arm64.MI, func() {
-		c.emitCompare(j)
-		c.branchTo(must64(arm64.BCond(cond.Invert(), 0)), int(offsets[pc+1]), false)
-		c.leaveBudget(pc, target, true)
-	})
+	fast := c.budget.fast != nil
+	if fast {
+		c.chargeInCopy()
+	} else {
+		c.testBudget()
+		c.outOfLine(arm64.MI, func() {
+			c.emitCompare(j)
+			c.branchTo(must64(arm64.BCond(cond.Invert(), 0)), int(offsets[pc+1]), false)
+			c.leaveBudget(pc, target, true)
+		})
+	}
 	offsets[pc+1] = int32(a.Len())
 	src := c.selectValue(m) // x17: the comparison may need x16
 	c.emitCompare(j)
@@ -49,8 +58,14 @@ func (c *a64Compiler) emitSelect(pc int, sel frontend.Select, offsets []int32) i
 		a.Emit(arm64.ALUReg(arm64.SUB, 8, a64Budget, a64Budget, a64Scratch))
 		return pc + 1
 	}
-	c.emit(arm64.ALUShifted(arm64.SUBS, 8, a64Budget, a64Budget, a64Scratch, arm64.LSL, 1))
 	c.pc = pc + 2
+	if fast {
+		c.emit(arm64.ALUShifted(arm64.SUB, 8, a64Budget, a64Budget, a64Scratch, arm64.LSL, 1))
+		offsets[pc+2] = int32(a.Len())
+		c.jumpInCopy(arm64.AL, true, target)
+		return pc + 2
+	}
+	c.emit(arm64.ALUShifted(arm64.SUBS, 8, a64Budget, a64Budget, a64Scratch, arm64.LSL, 1))
 	offsets[pc+2] = int32(a.Len())
 	c.jumpSlot(arm64.PL, false, target)
 	c.leaveBudget(pc+2, target, true)
