@@ -536,13 +536,17 @@ func (c *a64Compiler) emitStart() {
 // Budget.
 
 // subBudget subtracts n slots from the budget, setting the flags.
-func (c *a64Compiler) subBudget(n int) {
-	if w, ok := arm64.ALUImm(arm64.SUBS, 8, a64Budget, a64Budget, uint64(n)); ok {
+func (c *a64Compiler) subBudget(n int) { c.budgetSub(arm64.SUBS, n) }
+
+// budgetSub subtracts n slots from the budget with op: SUBS, or SUB where
+// nothing tests the result (a budget loop's copy).
+func (c *a64Compiler) budgetSub(op arm64.ALUOp, n int) {
+	if w, ok := arm64.ALUImm(op, 8, a64Budget, a64Budget, uint64(n)); ok {
 		c.a.Emit(w)
 		return
 	}
 	c.a.MovConst(8, a64Tmp, uint64(n))
-	c.a.Emit(arm64.ALUReg(arm64.SUBS, 8, a64Budget, a64Budget, a64Tmp))
+	c.a.Emit(arm64.ALUReg(op, 8, a64Budget, a64Budget, a64Tmp))
 }
 
 // testBudget charges the block up to and including slot pc, if not done

@@ -142,12 +142,7 @@ func (c *a64Compiler) chargeInCopy() {
 	}
 	n := c.stretch.Pending(c.pc + 1)
 	c.stretch.Charged()
-	if w, ok := arm64.ALUImm(arm64.SUB, 8, a64Budget, a64Budget, uint64(n)); ok {
-		c.a.Emit(w)
-		return
-	}
-	c.a.MovConst(8, a64Tmp, uint64(n))
-	c.a.Emit(arm64.ALUReg(arm64.SUB, 8, a64Budget, a64Budget, a64Tmp))
+	c.budgetSub(arm64.SUB, n)
 }
 
 // prepareBudgetLoops sizes what the guards leave, after the analysis.
