@@ -20,11 +20,15 @@ const (
 	hotLen    = 49
 )
 
+// dispatchFunc is the dispatch loop's signature, as a method expression.
+type dispatchFunc = func(*Env, int, int) (int, int, uint8)
+
 // dispatch is the copy of the dispatch loop that runs.
 var dispatch = dispatchCopies()[pickDispatchCopy(dispatchStarts())]
 
-func dispatchCopies() [3]func(*Env, int, int) (int, int, uint8) {
-	return [3]func(*Env, int, int) (int, int, uint8){(*Env).interpret, (*Env).interpretB, (*Env).interpretC}
+// dispatchCopies returns the three copies, in link order.
+func dispatchCopies() [3]dispatchFunc {
+	return [3]dispatchFunc{(*Env).interpret, (*Env).interpretB, (*Env).interpretC}
 }
 
 // dispatchStarts returns the code addresses of the three copies.
@@ -51,6 +55,6 @@ func headFits(start uintptr) bool { return (start+hotOffset)%64+hotLen <= 64 }
 
 // codeAddr is the address of a method's code: the first word of the
 // func value of its method expression.
-func codeAddr(f func(*Env, int, int) (int, int, uint8)) uintptr {
+func codeAddr(f dispatchFunc) uintptr {
 	return **(**uintptr)(unsafe.Pointer(&f))
 }

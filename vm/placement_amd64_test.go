@@ -10,7 +10,7 @@ import (
 // hotHead finds the dispatch loop's hot head in f's code: it ends with
 // the first indirect jump through a table, and begins where the first
 // case jumps back to.
-func hotHead(t *testing.T, f func(*Env, int, int) (int, int, uint8)) (offset, length int) {
+func hotHead(t *testing.T, f dispatchFunc) (offset, length int) {
 	t.Helper()
 	code := unsafe.Slice(**(***byte)(unsafe.Pointer(&f)), 512) // f points to its code pointer
 	end := -1
