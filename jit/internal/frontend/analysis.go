@@ -92,7 +92,7 @@ type Analysis struct {
 	liveQueued    []bool
 	livePreds     []int32
 	livePredStart []int32
-	compares      []int32 // the conditional jumps, in slot order (findBlocks)
+	condJumps     []int32 // the conditional jumps, in slot order (findBlocks)
 	inSwitch      []bool  // findSwitches' scratch space
 	switchSeen    []int32
 	switchNodes   []int32
@@ -144,7 +144,7 @@ func (a *Analysis) Analyze(p *vm.Program, opts Options) error {
 		liveQueued:    a.liveQueued,
 		livePreds:     a.livePreds,
 		livePredStart: a.livePredStart,
-		compares:      a.compares[:0],
+		condJumps:     a.condJumps[:0],
 		inSwitch:      a.inSwitch,
 		switchSeen:    a.switchSeen,
 		switchNodes:   a.switchNodes,
@@ -219,7 +219,7 @@ func (a *Analysis) findBlocks(p *vm.Program) error {
 					a.BackEdges = append(a.BackEdges, [2]int32{int32(t), int32(pc)})
 				}
 				if IsConditional(ins) {
-					a.compares = append(a.compares, int32(pc))
+					a.condJumps = append(a.condJumps, int32(pc))
 				}
 				continue
 			}

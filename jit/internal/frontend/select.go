@@ -49,7 +49,7 @@ func (a *Analysis) SelectAt(pc int) (Select, bool) {
 // findSelects fills Selects. A select starts at a conditional jump: it
 // looks only at those findBlocks listed, not at every slot.
 func (a *Analysis) findSelects() {
-	for _, pc := range a.compares {
+	for _, pc := range a.condJumps {
 		if int(pc)+2 >= len(a.insns) {
 			break
 		}

@@ -55,7 +55,7 @@ func (a *Analysis) findSwitches() {
 	work, limit := 0, maxSwitchWork(len(a.insns))
 	// The roots are the comparisons with an immediate among the
 	// conditional jumps findBlocks listed: no second pass over every slot.
-	for _, root := range a.compares {
+	for _, root := range a.condJumps {
 		if work >= limit {
 			break
 		}
