@@ -156,8 +156,10 @@ func diffEngines(vp *vm.Program, in diffInput, opts ...jit.Options) error {
 // bytes either side of it are never another region an engine allows
 // (the interpreter's stack, wherever the allocator put it), so an access
 // one byte past the context faults on every engine.
-func guardedMem(n int) []byte {
-	const guard = 4096
+func guardedMem(n int) []byte { return guardedMemWithin(n, 4096) }
+
+// guardedMemWithin is guardedMem with guard bytes either side.
+func guardedMemWithin(n, guard int) []byte {
 	return make([]byte, guard+n+guard)[guard : guard+n : guard+n]
 }
 

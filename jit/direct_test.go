@@ -248,13 +248,10 @@ func TestDirectChecked(t *testing.T) {
 				}
 				t.Skip("no direct entry on " + runtime.GOARCH)
 			}
-			// The context sits in a buffer of ours, so that what the
-			// programs read before it or 64 KiB past it faults on every
-			// engine, not only where an engine's own stack does not happen
-			// to lie (the test was flaky without).
-			guard := make([]byte, 128<<10)
 			for n := range 48 {
-				ctx := guard[4096 : 4096+n : 4096+64]
+				// What the programs read before the context or 64 KiB past
+				// it must fault on every engine (guardedMem).
+				ctx := guardedMemWithin(n, 128<<10)
 				for i := range ctx {
 					ctx[i] = byte(i*7 + 1)
 				}
