@@ -14,4 +14,8 @@
 // mapped executable (vm.memfd_noexec, seccomp), and on arm64 (see
 // sharedCode), each program gets private pages, filled read-write and
 // flipped to read-execute.
+//
+// Code is mapped in the 128 GiB-aligned region of the Go code that calls
+// it (place_linux.go): on AMD Zen 4 a call across such regions costs
+// about 0.8 ns more, half of a call of the shortest program from Go.
 package execmem

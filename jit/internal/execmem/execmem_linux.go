@@ -177,11 +177,13 @@ func newChunk(size uintptr) (chunk, error) {
 	if err := unix.Ftruncate(a.fd, a.end+int64(size)); err != nil {
 		return chunk{}, fmt.Errorf("execmem: grow the code file to %d bytes: %w", a.end+int64(size), err)
 	}
-	p, err := unix.MmapPtr(a.fd, a.end, nil, size, unix.PROT_READ|unix.PROT_EXEC, unix.MAP_SHARED)
+	at := hint(size)
+	p, err := unix.MmapPtr(a.fd, a.end, at, size, unix.PROT_READ|unix.PROT_EXEC, unix.MAP_SHARED)
 	if err != nil {
 		unix.Ftruncate(a.fd, a.end)
 		return chunk{}, fmt.Errorf("execmem: map %d bytes of code: %w", size, err)
 	}
+	placed(p, size, at)
 	c := chunk{base: p, size: size, off: a.end}
 	a.end += int64(size)
 	a.chunks = append(a.chunks, c)
@@ -236,7 +238,13 @@ func fill(off int64, size int) error {
 // read-execute.
 func mapPrivate(code []byte) ([]byte, error) {
 	size := (uintptr(len(code)) + pageSize - 1) &^ (pageSize - 1)
-	p, err := unix.MmapPtr(-1, 0, nil, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+	arena.mu.Lock()
+	at := hint(size)
+	p, err := unix.MmapPtr(-1, 0, at, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+	if err == nil {
+		placed(p, size, at)
+	}
+	arena.mu.Unlock()
 	if err != nil {
 		return nil, fmt.Errorf("execmem: map %d bytes: %w", size, err)
 	}
