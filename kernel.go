@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os"
 	"slices"
 	"strings"
 
@@ -32,6 +33,10 @@ import (
 // refuses to create the kernel side of a collection for lack of
 // privileges.
 var ErrKernelPermission = errors.New("loading kernel programs and maps needs root (or CAP_BPF with CAP_PERFMON)")
+
+// ErrNoTracefs is wrapped, with cilium/ebpf's error, when a tracepoint
+// or kprobe cannot be attached because tracefs is not mounted.
+var ErrNoTracefs = errors.New("attaching tracepoints and kprobes needs tracefs (mount -t tracefs nodev /sys/kernel/tracing)")
 
 // kernelSide is what a collection loaded with Options.Kernel holds in the
 // kernel.
@@ -103,9 +108,13 @@ func (k *kernelSide) attach() error {
 		return errors.New("uebpf: kernel programs are already attached")
 	}
 	for _, name := range slices.Sorted(maps.Keys(k.coll.Programs)) {
-		l, err := attachProgram(k.spec.Programs[name], k.coll.Programs[name])
+		ps := k.spec.Programs[name]
+		l, err := attachProgram(ps, k.coll.Programs[name])
+		if err != nil && (ps.Type == ebpf.TracePoint || ps.Type == ebpf.Kprobe) && !tracefsMounted() {
+			err = fmt.Errorf("%w: %w", ErrNoTracefs, err)
+		}
 		if err != nil {
-			return fmt.Errorf("uebpf: attaching kernel program %s (section %s): %w", name, k.spec.Programs[name].SectionName, err)
+			return fmt.Errorf("uebpf: attaching kernel program %s (section %s): %w", name, ps.SectionName, err)
 		}
 		k.links = append(k.links, l)
 	}
@@ -144,6 +153,22 @@ func attachProgram(ps *ebpf.ProgramSpec, p *ebpf.Program) (link.Link, error) {
 		return link.AttachTracing(link.TracingOptions{Program: p})
 	}
 	return nil, fmt.Errorf("program type %s: no automatic attachment; attach Collection.Kernel.Programs[%q] yourself", ps.Type, ps.Name)
+}
+
+// tracefsMounted reports whether /proc/self/mountinfo lists a tracefs
+// mount, or a debugfs one (which has tracefs in its tracing directory).
+func tracefsMounted() bool {
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return true // cannot tell: cilium/ebpf's error stands alone
+	}
+	for line := range strings.Lines(string(b)) {
+		// The file system type follows the " - " separator.
+		if _, fs, ok := strings.Cut(line, " - "); ok && (strings.HasPrefix(fs, "tracefs ") || strings.HasPrefix(fs, "debugfs ")) {
+			return true
+		}
+	}
+	return false
 }
 
 // detach closes the links.

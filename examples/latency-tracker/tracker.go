@@ -272,6 +272,10 @@ type Tracker struct {
 // lack of privileges.
 var ErrPermission = uebpf.ErrKernelPermission
 
+// ErrNoTracefs is wrapped when the tracker's tracepoints cannot be
+// attached because tracefs is not mounted.
+var ErrNoTracefs = uebpf.ErrNoTracefs
+
 // New loads the tracker's kernel and userspace programs, sets the initial
 // thresholds by the policy and attaches the kernel programs. Nothing is
 // tracked until Track is called.

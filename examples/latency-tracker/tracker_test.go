@@ -31,6 +31,9 @@ func newTracker(tb testing.TB, cfg tracker.Config) *tracker.Tracker {
 	if errors.Is(err, tracker.ErrPermission) {
 		tb.Skip("kernel BPF not available (needs root or CAP_BPF+CAP_PERFMON)")
 	}
+	if errors.Is(err, tracker.ErrNoTracefs) {
+		tb.Skip("tracefs is not mounted: the tracker's tracepoints cannot be attached")
+	}
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -150,6 +150,9 @@ func needKernel(t *testing.T) {
 	if errors.Is(err, tracker.ErrPermission) {
 		t.Skip("kernel BPF not available:", err)
 	}
+	if errors.Is(err, tracker.ErrNoTracefs) {
+		t.Skip("tracefs is not mounted: the tracker's tracepoints cannot be attached")
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
