@@ -51,6 +51,7 @@ const directRoom = 48
 func appendDirect(c *backend.Code, p *vm.Program, d backend.Direct) ([]byte, int) {
 	budget, minContext, shortErr := d.Budget, d.MinContext, d.ShortErr
 	keepsRegs := keepsRegs(p.Instructions())
+	r1 := r1Of(c.LiveIn&(1<<1) != 0, minContext)
 	var a x86.Asm
 	a.Append(c.Bytes)
 	a.Align(16)
@@ -62,16 +63,21 @@ func appendDirect(c *backend.Code, p *vm.Program, d backend.Direct) ([]byte, int
 	}
 	if keepsRegs && c.DirectRoom != 0 {
 		// Assemble the entry at the end, then move it into the room so
-		// that it ends at the body: nothing in it is relative to its
-		// address but the jump to the short-context path, patched after.
+		// that it starts on a 16-byte boundary and falls into the body
+		// through NOPs: nothing in it is relative to its address but the
+		// jump to the short-context path, patched after. Started just
+		// before the body, the entries of the shortest programs often
+		// straddled a 64-byte fetch block, which cost them a third
+		// more.
 		start := a.Len()
-		short := emitDirectEntry(&a, budget, minContext)
+		short := emitDirectEntry(&a, budget, minContext, r1)
 		n := a.Len() - start
 		if n <= directRoom {
-			off := c.Body - n
+			off := (c.Body - n) &^ 15
 			b := a.Bytes()
 			copy(b[off:], b[start:a.Len()])
 			a.Truncate(start)
+			padNops(b[off+n : c.Body])
 			if short >= 0 {
 				short += off - start
 				a.PatchRel32(short, a.Len())
@@ -84,14 +90,14 @@ func appendDirect(c *backend.Code, p *vm.Program, d backend.Direct) ([]byte, int
 	off := a.Len()
 	short := -1
 	if keepsRegs {
-		short = emitDirectEntry(&a, budget, minContext)
+		short = emitDirectEntry(&a, budget, minContext, r1)
 		a.PatchRel32(a.Jmp(), c.Body)
 	} else {
 		short = emitDirectCheck(&a, minContext)
 		a.ALURI(x86.SUB, 8, x86.RSP, directFrame)
 		a.Store(8, x86.M(x86.RSP, 16), x86.R14)
 		a.Store(8, x86.M(x86.RSP, 8), x86.R15)
-		emitDirectArgs(&a, budget)
+		emitDirectArgs(&a, budget, r1)
 		a.Lea(stateReg, x86.M(x86.RSP, -backend.OffBudget)) // the spill slot is 0(rsp)
 		a.PatchRel32(a.Call(), c.Body)
 		a.Load(8, x86.R14, x86.M(x86.RSP, 16))
@@ -130,7 +136,8 @@ func appendFallbackDirect(a *x86.Asm, c *backend.Code, p *vm.Program, d backend.
 	short := emitDirectCheck(a, d.MinContext)
 	a.Push(x86.RAX) // the context's pointer and length, for the fallback
 	a.Push(x86.RBX)
-	emitDirectArgs(a, d.Budget)
+	// r1 always: the checks' context region starts there.
+	emitDirectArgs(a, d.Budget, r1Of(true, d.MinContext))
 	a.Lea(stateReg, x86.M(x86.RSP, -8-directSpill-backend.StateSize))
 	if d.Checked {
 		emitDirectRegions(a, d.NoStack, hotSlack(c, p))
@@ -220,9 +227,9 @@ func hotSlack(c *backend.Code, p *vm.Program) int32 {
 // emitDirectEntry emits the entry of code that leaves r6, r8 and r9 alone,
 // up to the body, and returns the position of the rel32 of its jump to the
 // short-context path (-1 without one).
-func emitDirectEntry(a *x86.Asm, budget int64, minContext int) int {
+func emitDirectEntry(a *x86.Asm, budget int64, minContext int, r1 r1Setup) int {
 	short := emitDirectCheck(a, minContext)
-	emitDirectArgs(a, budget)
+	emitDirectArgs(a, budget, r1)
 	a.ALURR(x86.XOR, 4, x86.RBX, x86.RBX)
 	// The budget's spill slot is below anything the code pushes.
 	a.Lea(stateReg, x86.M(x86.RSP, -directSpill-backend.OffBudget))
@@ -240,16 +247,48 @@ func emitDirectCheck(a *x86.Asm, minContext int) int {
 	return a.Jcc(x86.CondB)
 }
 
+// r1Setup is what an entry does to set r1 from the context slice.
+type r1Setup uint8
+
+const (
+	r1Unread   r1Setup = iota // the code never reads r1 before writing it
+	r1NonEmpty                // the context is never empty: its pointer
+	r1Slice                   // its pointer, or 0 when it is empty
+)
+
+// r1Of returns the r1 setup of an entry that refuses contexts shorter
+// than minContext, for code that reads r1 before writing it (read) or not.
+func r1Of(read bool, minContext int) r1Setup {
+	switch {
+	case !read:
+		return r1Unread
+	case minContext > 0:
+		return r1NonEmpty
+	}
+	return r1Slice
+}
+
 // emitDirectArgs sets r1 from the slice's pointer and length (in rax
-// and rbx), and the budget. The slice's pointer, length and capacity
-// arrive in rax, rbx and rcx; r0 leaves in rax and the error's two words
-// in rbx and rcx (the code's exits set rcx to 0, the reason of a normal
-// end).
-func emitDirectArgs(a *x86.Asm, budget int64) {
-	a.MovRR(8, regMap[1], x86.RAX)
-	a.TestRR(8, x86.RBX, x86.RBX)
-	a.Cmov(x86.CondE, 8, regMap[1], x86.RBX) // r1 = 0 for an empty context
+// and rbx), as r1 says, and the budget. The slice's pointer, length and
+// capacity arrive in rax, rbx and rcx; r0 leaves in rax and the error's
+// two words in rbx and rcx (the code's exits set rcx to 0, the reason
+// of a normal end).
+func emitDirectArgs(a *x86.Asm, budget int64, r1 r1Setup) {
+	if r1 != r1Unread {
+		a.MovRR(8, regMap[1], x86.RAX)
+	}
+	if r1 == r1Slice {
+		a.TestRR(8, x86.RBX, x86.RBX)
+		a.Cmov(x86.CondE, 8, regMap[1], x86.RBX) // r1 = 0 for an empty context
+	}
 	a.MovRI(budgetReg, uint64(budget))
+}
+
+// padNops fills b with NOPs.
+func padNops(b []byte) {
+	var a x86.Asm
+	a.Nop(len(b))
+	copy(b, a.Bytes())
 }
 
 // emitShortContext emits the return of a context shorter than the
