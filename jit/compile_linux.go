@@ -24,6 +24,9 @@ var nextTag atomic.Uint32
 // *vm.LoadError values for instructions the JIT cannot translate, or
 // mapping failures.
 func Compile(p *vm.Program, opts *Options) (*Program, error) {
+	if p == nil {
+		return nil, errNoProgram
+	}
 	if opts == nil {
 		opts = &Options{}
 	}

@@ -16,3 +16,6 @@ var (
 	// verified for.
 	ErrShortContext = errors.New("context smaller than the verified context size")
 )
+
+// errNoProgram is Compile's error for a nil program.
+var errNoProgram = errors.New("jit: no program to compile (nil)")

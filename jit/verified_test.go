@@ -79,6 +79,9 @@ func TestVerified(t *testing.T) {
 			t.Errorf("Compile with %+v: %v, want ErrNotVerified", bad, err)
 		}
 	}
+	if p, err := jit.Compile(nil, nil); p != nil || err == nil {
+		t.Errorf("Compile(nil) = %v, %v; want an error", p, err)
+	}
 }
 
 // Verify, then compile with the proof: the safe way to code without
