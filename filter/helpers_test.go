@@ -74,6 +74,12 @@ func (e engines) check(t testing.TB, f *filter.Filter, fields []filter.Field, re
 		if err != nil || got != b2u(want) {
 			t.Fatalf("%q on %x: JIT %d (%v), Eval %v", f.Expr(), record, got, err, want)
 		}
+		// The entry tracepoints call, where there is one (amd64).
+		if d := e.jit.Direct(); d != nil {
+			if got, err := d(mem); err != nil || got != b2u(want) {
+				t.Fatalf("%q on %x: JIT's direct entry %d (%v), Eval %v", f.Expr(), record, got, err, want)
+			}
+		}
 	}
 }
 
