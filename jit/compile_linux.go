@@ -52,6 +52,14 @@ func (f *family) compile(vp *vm.Program) (*Program, error) {
 		opts.Unchecked = true
 	}
 	bo := opts.backend(key, tag)
+	var minContext int
+	switch {
+	case proved:
+		minContext = opts.Verified.ContextSize
+	case opts.Unchecked:
+		minContext = opts.ContextSize
+	}
+	bo.DirectBudget, bo.DirectMinContext = int64(min(vp.Budget(), maxBudget)), minContext
 	code, err := arch.Compile(vp, bo)
 	if err != nil {
 		return nil, err
@@ -66,12 +74,7 @@ func (f *family) compile(vp *vm.Program) (*Program, error) {
 		calls:     code.Calls,
 		resumable: code.Resumable,
 	}
-	switch {
-	case proved:
-		p.minContext = opts.Verified.ContextSize
-	case opts.Unchecked:
-		p.minContext = opts.ContextSize
-	}
+	p.minContext = minContext
 	p.setRunPath(code, bo.Checked)
 	// A direct entry is appended to the code, so it is decided before the
 	// code is mapped.

@@ -76,6 +76,11 @@ type Options struct {
 	// inline fails where it would leave for Go, and the guard of a budget
 	// loop fails where it would not run the loop's copy.
 	TrapSlowPaths bool
+	// DirectBudget and DirectMinContext are the budget and minimum context
+	// of the direct entry the code may get (Arch.AppendDirect), so that
+	// the back end can leave room for exactly that entry.
+	DirectBudget     int64
+	DirectMinContext int
 
 	// The architectures' own options (jit.AMD64Options, ARM64Options).
 	AMD64 AMD64Options

@@ -118,8 +118,10 @@ type compiler struct {
 	// Offsets of the shared stubs.
 	enterOff, startOff, leaveOff, leaveFinalOff, bodyOff, bodyEnd int
 	// directRoomOff, when not 0, is where the room for a direct entry
-	// starts: it ends at the body (emitDirectRoom).
+	// starts: it ends at the body (emitDirectRoom). direct is what the
+	// entry will be made with.
 	directRoomOff                            int
+	direct                                   backend.Direct
 	regionCheckOff, regionProbeOff, abortOff int
 
 	// out is what Compile returns, done its Release (c.release).
@@ -192,6 +194,7 @@ func newCompiler(p *vm.Program, opts *backend.Options, feat features, key uint64
 		insns:   insns,
 		checked: opts.Checked,
 		trap:    opts.TrapSlowPaths,
+		direct:  backend.Direct{Budget: opts.DirectBudget, MinContext: opts.DirectMinContext},
 		blind:   opts.Blind,
 		key:     key,
 		feat:    feat,

@@ -60,23 +60,28 @@ func (c *compiler) emitStart() {
 }
 
 // emitDirectRoom ends the start code, emitted at start, with a jump to
-// the body and leaves directRoom bytes of int3 right before the body,
-// which is aligned: there appendDirect writes the direct entry, so that
-// it falls into the body (a taken jump more cost a call of the shortest
-// programs about a nanosecond, a quarter of it).
+// the body and leaves room right before the body, int3 padding where
+// appendDirect writes the direct entry, so that it falls into the body (a
+// taken jump more cost a call of the shortest programs about a
+// nanosecond, a quarter of it). The room is as long as the entry the
+// code will get (c.direct) and starts a 64-byte fetch block: the entry
+// and as much of the body as fits run from one block. A call whose code
+// up to its ret crossed into a second block took 1.92 ns instead of 1.64.
 func (c *compiler) emitDirectRoom(start int) {
 	a := c.a
+	var entry x86.Asm
+	emitDirectEntry(&entry, c.direct.Budget, c.direct.MinContext, r1Of(c.LiveIn&(1<<1) != 0, c.direct.MinContext))
 	a.JmpShort(0)
 	jmp := a.Len()
-	for (a.Len()+directRoom)&15 != 0 {
+	for a.Len()&63 != 0 {
 		a.Int3()
 	}
-	for range directRoom {
+	for range entry.Len() {
 		a.Int3()
 	}
 	a.Bytes()[jmp-1] = byte(a.Len() - jmp)
 	c.startOff = start
-	c.directRoomOff = a.Len() - directRoom
+	c.directRoomOff = a.Len() - entry.Len()
 }
 
 // mayBeDirect reports whether the code may get a direct entry that falls

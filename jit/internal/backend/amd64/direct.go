@@ -38,11 +38,6 @@ const directFrame = 24
 // address and the few words flat code pushes.
 const directSpill = 64
 
-// directRoom is the room for a direct entry before the body of code that
-// may get one (emitDirectRoom): the longest entry that falls into the
-// body, with the context check, is 43 bytes.
-const directRoom = 48
-
 // appendDirect returns c's code with the direct entry in it, and the
 // entry's offset (backend.Arch.AppendDirect). When the code leaves r6, r8
 // and r9 alone (keepsRegs), the entry enters it without a call and its
@@ -63,21 +58,16 @@ func appendDirect(c *backend.Code, p *vm.Program, d backend.Direct) ([]byte, int
 	}
 	if keepsRegs && c.DirectRoom != 0 {
 		// Assemble the entry at the end, then move it into the room so
-		// that it starts on a 16-byte boundary and falls into the body
-		// through NOPs: nothing in it is relative to its address but the
-		// jump to the short-context path, patched after. Started just
-		// before the body, the entries of the shortest programs often
-		// straddled a 64-byte fetch block, which cost them a third
-		// more.
+		// that it ends at the body: nothing in it is relative to its
+		// address but the jump to the short-context path, patched after.
 		start := a.Len()
 		short := emitDirectEntry(&a, budget, minContext, r1)
 		n := a.Len() - start
-		if n <= directRoom {
-			off := (c.Body - n) &^ 15
+		if n <= c.Body-c.DirectRoom {
+			off := c.Body - n
 			b := a.Bytes()
 			copy(b[off:], b[start:a.Len()])
 			a.Truncate(start)
-			padNops(b[off+n : c.Body])
 			if short >= 0 {
 				short += off - start
 				a.PatchRel32(short, a.Len())
@@ -282,13 +272,6 @@ func emitDirectArgs(a *x86.Asm, budget int64, r1 r1Setup) {
 		a.Cmov(x86.CondE, 8, regMap[1], x86.RBX) // r1 = 0 for an empty context
 	}
 	a.MovRI(budgetReg, uint64(budget))
-}
-
-// padNops fills b with NOPs.
-func padNops(b []byte) {
-	var a x86.Asm
-	a.Nop(len(b))
-	copy(b, a.Bytes())
 }
 
 // emitShortContext emits the return of a context shorter than the
