@@ -30,14 +30,11 @@ var nops = [...][]byte{
 
 // Align pads the buffer with NOPs to a multiple of n (a power of two up
 // to 16), as few instructions as possible.
-func (a *Asm) Align(n int) { a.Nop(-len(a.b) & (n - 1)) }
-
-// Nop emits n bytes of NOPs, as few instructions as possible.
-func (a *Asm) Nop(n int) {
-	for n > 0 {
-		k := min(n, 8)
+func (a *Asm) Align(n int) {
+	for pad := -len(a.b) & (n - 1); pad > 0; {
+		k := min(pad, 8)
 		a.b = append(a.b, nops[k]...)
-		n -= k
+		pad -= k
 	}
 }
 
