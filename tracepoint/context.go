@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
-	"strconv"
 	"unsafe"
 
 	"github.com/uebpf/uebpf/internal/clock"
@@ -116,17 +114,4 @@ func fillContext(c *Context, n needs) {
 	if n&needGoid != 0 {
 		c.Goid = goid()
 	}
-}
-
-// goid reads the current goroutine's id from its stack trace header
-// ("goroutine 18 [running]:"): the runtime exports no cheaper way.
-func goid() uint64 {
-	var buf [64]byte
-	b := buf[:runtime.Stack(buf[:], false)]
-	b = bytes.TrimPrefix(b, []byte("goroutine "))
-	if i := bytes.IndexByte(b, ' '); i > 0 {
-		b = b[:i]
-	}
-	id, _ := strconv.ParseUint(string(b), 10, 64)
-	return id
 }

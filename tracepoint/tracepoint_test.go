@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -531,5 +532,34 @@ func TestFilterReadsPayloadInPlace(t *testing.T) {
 		small.Fire(&ev)
 	}); n != 0 {
 		t.Errorf("enabled Fire allocates %v times", n)
+	}
+}
+
+// goid reads the goroutine id from the runtime's struct where it finds
+// its offset (amd64 and arm64), and agrees with the stack trace header
+// in every goroutine, including ones started after the offset was found.
+func TestGoid(t *testing.T) {
+	if off := goidOffset(); off < 0 {
+		if getg() != nil {
+			t.Fatalf("no offset of the goroutine id found in g on %s", runtime.GOARCH)
+		}
+		t.Skipf("no getg on %s: goid parses stack traces", runtime.GOARCH)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan string, 64)
+	for range 64 {
+		wg.Go(func() {
+			if got, want := goid(), goidFromStack(); got != want {
+				errs <- fmt.Sprintf("goid() = %d, stack trace says %d", got, want)
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+	if got, want := goid(), goidFromStack(); got != want {
+		t.Errorf("test goroutine: goid() = %d, stack trace says %d", got, want)
 	}
 }
