@@ -42,9 +42,9 @@ func goidFromStack() uint64 {
 	return id
 }
 
-// goidScan is how far into g goidOffset looks: within the struct
-// (several hundred bytes in every Go version), past where the id has
-// ever been (152 to 160 bytes in).
+// goidScan is how far into g goidOffset looks: within the struct, which
+// is several hundred bytes long, and well past the id (152 bytes in with
+// Go 1.26 on amd64).
 const goidScan = 256
 
 // findGoidOffset returns the offset in g of the goroutine id, or -1.
