@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"unsafe"
 
+	"github.com/uebpf/uebpf/jit/internal/backend"
 	"github.com/uebpf/uebpf/jit/internal/backend/amd64"
 	"github.com/uebpf/uebpf/jit/internal/backend/arm64"
 	"github.com/uebpf/uebpf/jit/internal/frontend"
@@ -67,11 +68,17 @@ const Inline = runtime.GOARCH == "amd64" || runtime.GOARCH == "arm64"
 // InlineHashUpdates returns how many calls of vp the host's compiler
 // answers with inline hash updates when compiling with opts.
 func InlineHashUpdates(vp *vm.Program, opts Options) int {
+	return onHost(vp, opts, amd64.InlineHashUpdates, arm64.InlineHashUpdates)
+}
+
+// onHost returns what the host architecture's count of its back end
+// says of vp compiled with opts.
+func onHost(vp *vm.Program, opts Options, onAMD64, onARM64 func(*vm.Program, *backend.Options) int) int {
 	bo := opts.backend(0, 0)
 	if runtime.GOARCH == "arm64" {
-		return arm64.InlineHashUpdates(vp, &bo)
+		return onARM64(vp, &bo)
 	}
-	return amd64.InlineHashUpdates(vp, &bo)
+	return onAMD64(vp, &bo)
 }
 
 // GoAnswersArrays reports whether Go answers p's array lookups at an exit
@@ -100,11 +107,7 @@ const HasSelects = runtime.GOARCH == "amd64" || runtime.GOARCH == "arm64"
 // Selects returns how many selects of vp the host's compiler emits
 // without a branch when compiling with opts.
 func Selects(vp *vm.Program, opts Options) int {
-	bo := opts.backend(0, 0)
-	if runtime.GOARCH == "arm64" {
-		return arm64.Selects(vp, &bo)
-	}
-	return amd64.Selects(vp, &bo)
+	return onHost(vp, opts, amd64.Selects, arm64.Selects)
 }
 
 // SetCompareLoops turns the recognition of compare loops on or off and
@@ -122,11 +125,7 @@ const HasBudgetLoops = runtime.GOARCH == "amd64" || runtime.GOARCH == "arm64"
 // BudgetLoops returns how many loops of vp the host's compiler runs with
 // one budget test per iteration when compiling with opts.
 func BudgetLoops(vp *vm.Program, opts Options) int {
-	bo := opts.backend(0, 0)
-	if runtime.GOARCH == "arm64" {
-		return arm64.BudgetLoops(vp, &bo)
-	}
-	return amd64.BudgetLoops(vp, &bo)
+	return onHost(vp, opts, amd64.BudgetLoops, arm64.BudgetLoops)
 }
 
 // SetLoopBudgets turns both compilers' budget loops on or off and

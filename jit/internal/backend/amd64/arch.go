@@ -61,44 +61,35 @@ func Hoisted(vp *vm.Program) (loops, accesses int) {
 // inline hash updates (compile_hash.go) when compiling with o, for
 // package jit's tests.
 func InlineHashUpdates(vp *vm.Program, o *backend.Options) int {
-	c := newCompiler(vp, o, features{}, 0, 0)
-	defer c.release()
-	if _, err := c.compile(); err != nil {
-		return 0
-	}
-	return c.hashUpdates
+	return counted(vp, o, func(c *compiler) int { return c.hashUpdates })
 }
 
 // CopyIdioms returns how many copy loops of vp get wide code
 // (compile_idiom.go) when compiled with o, for package jit's tests.
 func CopyIdioms(vp *vm.Program, o *backend.Options) int {
-	c := newCompiler(vp, o, features{}, 0, 0)
-	defer c.release()
-	if _, err := c.compile(); err != nil {
-		return 0
-	}
-	return c.idioms
+	return counted(vp, o, func(c *compiler) int { return c.idioms })
 }
 
 // Selects returns how many selects of vp run without a branch
 // (compile_select.go) when compiled with o, for package jit's tests.
 func Selects(vp *vm.Program, o *backend.Options) int {
-	c := newCompiler(vp, o, features{}, 0, 0)
-	defer c.release()
-	if _, err := c.compile(); err != nil {
-		return 0
-	}
-	return c.selects
+	return counted(vp, o, func(c *compiler) int { return c.selects })
 }
 
 // BudgetLoops returns how many loops of vp get a copy that tests the
 // budget once per iteration (compile_loopbudget.go) when compiled with o,
 // for package jit's tests.
 func BudgetLoops(vp *vm.Program, o *backend.Options) int {
+	return counted(vp, o, func(c *compiler) int { return c.budgetLoops })
+}
+
+// counted compiles vp with o (for the baseline CPU) and returns what
+// count reads off the compiler after it, 0 when the compile fails.
+func counted(vp *vm.Program, o *backend.Options, count func(*compiler) int) int {
 	c := newCompiler(vp, o, features{}, 0, 0)
 	defer c.release()
 	if _, err := c.compile(); err != nil {
 		return 0
 	}
-	return c.budgetLoops
+	return count(c)
 }

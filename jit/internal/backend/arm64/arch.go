@@ -15,11 +15,7 @@ var Arch = backend.Arch{Compile: Compile}
 
 // Compile translates p to A64 code with o.
 func Compile(p *vm.Program, o backend.Options) (*backend.Code, error) {
-	c := newA64Compiler(p, o.Checked, hasLSE(&o), o.Tag)
-	if o.Blind {
-		c.blind, c.key = true, o.Key
-	}
-	c.trap = o.TrapSlowPaths
+	c := newFor(p, &o)
 	code, err := c.compile()
 	if err != nil {
 		return nil, err
@@ -42,25 +38,36 @@ func Compile(p *vm.Program, o backend.Options) (*backend.Code, error) {
 	}, nil
 }
 
+// newFor returns a compiler of p set up as o says.
+func newFor(p *vm.Program, o *backend.Options) *a64Compiler {
+	c := newA64Compiler(p, o.Checked, hasLSE(o), o.Tag)
+	if o.Blind {
+		c.blind, c.key = true, o.Key
+	}
+	c.trap = o.TrapSlowPaths
+	return c
+}
+
+// counted compiles p with o and returns what count reads off the
+// compiler after it, 0 when the compile fails: for package jit's tests.
+func counted(p *vm.Program, o *backend.Options, count func(*a64Compiler) int) int {
+	c := newFor(p, o)
+	if _, err := c.compile(); err != nil {
+		return 0
+	}
+	return count(c)
+}
+
 // InlineHashUpdates returns how many calls of p the compiler answers with
 // inline hash updates (compile_hash.go) when compiling with o, for package
 // jit's tests.
 func InlineHashUpdates(p *vm.Program, o *backend.Options) int {
-	c := newA64Compiler(p, o.Checked, hasLSE(o), o.Tag)
-	if _, err := c.compile(); err != nil {
-		return 0
-	}
-	return c.lk.updates
+	return counted(p, o, func(c *a64Compiler) int { return c.lk.updates })
 }
 
 // Selects returns how many selects of p the compiler emits without a
 // branch (compile_select.go) when compiling with o, for package jit's
 // tests.
 func Selects(p *vm.Program, o *backend.Options) int {
-	c := newA64Compiler(p, o.Checked, hasLSE(o), o.Tag)
-	c.blind = o.Blind
-	if _, err := c.compile(); err != nil {
-		return 0
-	}
-	return c.selects
+	return counted(p, o, func(c *a64Compiler) int { return c.selects })
 }

@@ -154,10 +154,5 @@ func (c *a64Compiler) prepareBudgetLoops() {
 // with one budget test per iteration when compiling with o, for package
 // jit's tests.
 func BudgetLoops(vp *vm.Program, o *backend.Options) int {
-	c := newA64Compiler(vp, o.Checked, hasLSE(o), o.Tag)
-	c.blind = o.Blind
-	if _, err := c.compile(); err != nil {
-		return 0
-	}
-	return c.budget.loops
+	return counted(vp, o, func(c *a64Compiler) int { return c.budget.loops })
 }
