@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"sync"
 	"testing"
+	"unsafe"
 
 	"github.com/uebpf/uebpf/asm"
 	"github.com/uebpf/uebpf/jit"
@@ -30,6 +31,7 @@ func TestHostileDirect(t *testing.T) {
 		{"short contexts", directShortContexts},
 		{"closed under a held func", directClosed},
 		{"checked reads fault as Run does, stores get no entry", directChecked},
+		{"checked reads through guessed pointers, r1 unread", directGuessed},
 		{"r6 r8 r9 clobbered during GC", directClobber},
 	}
 	for _, c := range cases {
@@ -147,6 +149,47 @@ func directChecked() (string, error) {
 		return "no entry here; Run faults cleanly", nil
 	}
 	return "faults through Direct are Run's; no entry for stores", nil
+}
+
+// Checked code that never reads r1 but reads through an address it
+// guessed: the entry skips r1 for code that does not read it, yet the
+// checks' context region starts at r1. A guess of the context's own
+// address must read what Run reads, and a guess of any other Go memory
+// must fault as Run does, whatever was left in r1's register.
+func directGuessed() (string, error) {
+	ctx := make([]byte, 64)
+	ctx[8] = 42
+	other := make([]byte, 64)
+	for _, c := range []struct {
+		target []byte
+		want   uint64 // r0 when the read is allowed; 0 when it faults
+	}{{ctx, 42}, {other, 0}} {
+		src := fmt.Sprintf("lddw %%r2, %#x\nldxdw %%r0, [%%r2+8]\nexit", uintptr(unsafe.Pointer(&c.target[0])))
+		p, run, err := directProgram(src, 0)
+		if err != nil {
+			return "", err
+		}
+		if run == nil {
+			p.Close()
+			return "no direct entry here", nil
+		}
+		for range 100 {
+			dr0, derr := run(ctx)
+			rr0, rerr := p.Run(ctx)
+			if dr0 != rr0 || fmt.Sprint(derr) != fmt.Sprint(rerr) {
+				p.Close()
+				return "", fmt.Errorf("guess %#x: Direct %d, %v; Run %d, %v", &c.target[0], dr0, derr, rr0, rerr)
+			}
+			if c.want != 0 && (dr0 != c.want || derr != nil) || c.want == 0 && !errors.Is(derr, vm.ErrMemoryAccess) {
+				p.Close()
+				return "", fmt.Errorf("guess %#x: Direct %d, %v", &c.target[0], dr0, derr)
+			}
+		}
+		p.Close()
+		runtime.KeepAlive(c.target)
+	}
+	runtime.KeepAlive(other)
+	return "the context's own address reads, any other faults, as in Run", nil
 }
 
 // r6, r8 and r9 live in rbx (the error's first word), r14 (g) and r15:
