@@ -155,7 +155,8 @@ func directChecked() (string, error) {
 // guessed: the entry skips r1 for code that does not read it, yet the
 // checks' context region starts at r1. A guess of the context's own
 // address must read what Run reads, and a guess of any other Go memory
-// must fault as Run does, whatever was left in r1's register.
+// must fault as Run does, even when the caller left that very address
+// in r1's register (callPoisoned).
 func directGuessed() (string, error) {
 	ctx := make([]byte, 64)
 	ctx[8] = 42
@@ -174,7 +175,7 @@ func directGuessed() (string, error) {
 			return "no direct entry here", nil
 		}
 		for range 100 {
-			dr0, derr := run(ctx)
+			dr0, derr := callPoisoned(run, ctx, uintptr(unsafe.Pointer(&c.target[0])))
 			rr0, rerr := p.Run(ctx)
 			if dr0 != rr0 || fmt.Sprint(derr) != fmt.Sprint(rerr) {
 				p.Close()
