@@ -9,8 +9,12 @@
 // Each figure is the median over the rounds of the thread's CPU time per
 // run, a round being as many runs as take about 100 ms; the rounds go
 // through every variant of a program in turn, so that a machine's noise
-// falls on all of them alike. Without clang-19 the native C column says
-// why it is empty.
+// falls on all of them alike. Every round of every variant runs in a
+// process of its own (this command again, with -child), as native C's
+// do: on AMD Zen 4, a loop of calls of a few nanoseconds each settled at
+// 1.4 ns in one process and 2.5 ns in another, or after other variants
+// had run, with the same code at the same addresses. Without clang-19
+// the native C column says why it is empty.
 package main
 
 import (
@@ -38,7 +42,15 @@ import (
 func main() {
 	rounds := flag.Int("rounds", 5, "rounds per variant (the median is reported)")
 	only := flag.String("only", "", "comma-separated benchmark `names` (default: every one with a C source)")
+	child := flag.Int("child", -1, "internal: time one round of the variant with this `index` of the benchmark named by -only, in this process")
 	flag.Parse()
+	if *child >= 0 {
+		if err := runChild(*only, *child); err != nil {
+			fmt.Fprintln(os.Stderr, "benchtable:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(*rounds, *only); err != nil {
 		fmt.Fprintln(os.Stderr, "benchtable:", err)
 		os.Exit(1)
@@ -78,9 +90,9 @@ func run(rounds int, only string) error {
 		if strings.HasPrefix(bm.Name, "map_") || (only != "" && !slices.Contains(strings.Split(only, ","), bm.Name)) {
 			continue // the map programs call helpers: no native C of them
 		}
-		vs, err := variants(bm)
-		if err != nil {
-			return err
+		var vs []*variant
+		for i, name := range goColumns {
+			vs = append(vs, inChild(bm, i, name))
 		}
 		var native *variant
 		if clangErr == nil {
@@ -150,7 +162,53 @@ func run(rounds int, only string) error {
 	return nil
 }
 
-// variants are the uebpf engines and native Go for bm.
+// goColumns are the columns variants makes, in its order.
+var goColumns = []string{"interpreter", "JIT checked", "JIT unchecked", "native Go"}
+
+// inChild is the variant of index i of variants(bm), each round of it
+// timed by a child process (runChild).
+func inChild(bm *benchset.Benchmark, i int, name string) *variant {
+	return &variant{name, func(rounds int) ([]float64, uint64, error) {
+		var ns []float64
+		var result uint64
+		for range rounds {
+			cmd := exec.Command(os.Args[0], "-only", bm.Name, "-child", strconv.Itoa(i))
+			cmd.Stderr = os.Stderr
+			round, r, err := timed(cmd)
+			if err != nil {
+				return nil, 0, err
+			}
+			ns, result = append(ns, round...), r
+		}
+		return ns, result, nil
+	}}
+}
+
+// runChild times one round of the variant of index i of the benchmark
+// named, and prints its result and time as native C's driver does.
+func runChild(name string, i int) error {
+	for _, bm := range benchset.Set {
+		if bm.Name != name {
+			continue
+		}
+		vs, err := variants(bm)
+		if err != nil {
+			return err
+		}
+		if i >= len(vs) {
+			return fmt.Errorf("%s has no variant %d", name, i)
+		}
+		ns, r, err := vs[i].run(1)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("result %d\nns %.3f\n", r, ns[0])
+		return nil
+	}
+	return fmt.Errorf("no benchmark %q", name)
+}
+
+// variants are the uebpf engines and native Go for bm (goColumns).
 func variants(bm *benchset.Benchmark) ([]*variant, error) {
 	var vs []*variant
 	for _, e := range []struct {
@@ -176,25 +234,15 @@ func variants(bm *benchset.Benchmark) ([]*variant, error) {
 		ctx := bm.Input()
 		run := p.Func() // Run, or the direct entry of a flat program's code
 		vs = append(vs, &variant{e.name, func(rounds int) ([]float64, uint64, error) {
-			var r0 uint64
-			var err error
-			ns := timeRounds(rounds, func(n int) {
-				for range n {
-					r0, err = run(ctx)
-				}
-			})
+			ns := timeRounds(rounds, func(n int) { callProgram(run, ctx, n) })
+			r0, err := run(ctx)
 			return ns, r0, err
 		}})
 	}
 	ctx := bm.Input()
 	vs = append(vs, &variant{"native Go", func(rounds int) ([]float64, uint64, error) {
-		var r uint64
-		ns := timeRounds(rounds, func(n int) {
-			for range n {
-				r = bm.Native(ctx)
-			}
-		})
-		return ns, r, nil
+		ns := timeRounds(rounds, func(n int) { callNative(bm.Native, ctx, n) })
+		return ns, bm.Native(ctx), nil
 	}})
 	return vs, nil
 }
@@ -210,6 +258,27 @@ func loadUnverified(bm *benchset.Benchmark) (*uebpf.Collection, *uebpf.Program, 
 		return nil, nil, fmt.Errorf("%s: %w", bm.Name, err)
 	}
 	return coll, coll.Program(bm.Program), nil
+}
+
+// callProgram and callNative are the timed loops: n calls of a func value
+// with the context, results dropped, as native C's driver loops. Each is
+// a function of its own, so that the loop's code is the same whatever is
+// around it in the binary: a loop inside a closure that stored the
+// results ran some programs 0.8 ns slower per call in one build than in
+// the next.
+//
+//go:noinline
+func callProgram(run func([]byte) (uint64, error), ctx []byte, n int) {
+	for range n {
+		run(ctx)
+	}
+}
+
+//go:noinline
+func callNative(f func([]byte) uint64, ctx []byte, n int) {
+	for range n {
+		f(ctx)
+	}
 }
 
 // timeRounds runs f(n) for rounds rounds with n calibrated to about
@@ -276,28 +345,37 @@ func nativeC(bin, tmp string, bm *benchset.Benchmark) *variant {
 		if err := os.WriteFile(input, bm.Input(), 0o644); err != nil {
 			return nil, 0, err
 		}
-		out, err := exec.Command(bin, input, strconv.Itoa(rounds)).Output()
-		if err != nil {
-			return nil, 0, fmt.Errorf("%s: %w", bin, err)
-		}
-		var ns []float64
-		var result uint64
-		for l := range strings.Lines(string(out)) {
-			k, v, _ := strings.Cut(strings.TrimSpace(l), " ")
-			switch k {
-			case "result":
-				result, err = strconv.ParseUint(v, 10, 64)
-			case "ns":
-				var x float64
-				x, err = strconv.ParseFloat(v, 64)
-				ns = append(ns, x)
-			}
-			if err != nil {
-				return nil, 0, fmt.Errorf("%s: %q: %w", bin, l, err)
-			}
-		}
-		return ns, result, nil
+		return timed(exec.Command(bin, input, strconv.Itoa(rounds)))
 	}}
+}
+
+// timed runs cmd, which prints "result R" and "ns X" for each round, and
+// returns the rounds' times and the result.
+func timed(cmd *exec.Cmd) ([]float64, uint64, error) {
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, 0, fmt.Errorf("%s: %w", strings.Join(cmd.Args, " "), err)
+	}
+	var ns []float64
+	var result uint64
+	for l := range strings.Lines(string(out)) {
+		k, v, _ := strings.Cut(strings.TrimSpace(l), " ")
+		switch k {
+		case "result":
+			result, err = strconv.ParseUint(v, 10, 64)
+		case "ns":
+			var x float64
+			x, err = strconv.ParseFloat(v, 64)
+			ns = append(ns, x)
+		}
+		if err != nil {
+			return nil, 0, fmt.Errorf("%s: %q: %w", cmd.Path, l, err)
+		}
+	}
+	if len(ns) == 0 {
+		return nil, 0, fmt.Errorf("%s: no time in %q", cmd.Path, out)
+	}
+	return ns, result, nil
 }
 
 func median(xs []float64) float64 {
