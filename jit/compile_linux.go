@@ -60,6 +60,7 @@ func (f *family) compile(vp *vm.Program) (*Program, error) {
 		minContext = opts.ContextSize
 	}
 	bo.DirectBudget, bo.DirectMinContext = int64(min(vp.Budget(), maxBudget)), minContext
+	bo.DirectSlice = leanSlice(bo.DirectBudget)
 	code, err := arch.Compile(vp, bo)
 	if err != nil {
 		return nil, err

@@ -17,18 +17,20 @@ var directCases = []struct {
 	name, src string
 	opts      jit.Options
 	direct    bool
+	fallsIn   bool // the entry falls into the body (amd64)
 }{
-	{"filter", "ldxw %r2, [%r1+0]\nmov %r0, 0\njne %r2, 7, +1\nmov %r0, 1\nexit", jit.Options{Unchecked: true}, true},
-	{"no memory, checked", "mov %r0, 3\nexit", jit.Options{}, true},
-	{"no memory, unchecked", "mov %r0, 3\nexit", jit.Options{Unchecked: true}, true},
-	{"memory, checked", "ldxw %r0, [%r1+0]\nexit", jit.Options{}, true},
-	{"memory, checked, stores", "ldxw %r0, [%r1+0]\nstw [%r1+4], 1\nexit", jit.Options{}, false},
-	{"division spills the budget", "ldxdw %r0, [%r1+0]\nldxdw %r3, [%r1+8]\ndiv %r0, %r3\nmod %r0, 7\nexit", jit.Options{Unchecked: true}, true},
-	{"r8 and r9 (g and r15)", "ldxdw %r8, [%r1+0]\nmov %r9, %r8\nadd %r9, 1\nmov %r0, %r9\nxor %r8, %r8\nexit", jit.Options{Unchecked: true}, true},
-	{"atomics spill the budget", "mov %r0, 0\nmov %r2, 1\nlock fetch add [%r1+0], %r2\nlock add [%r1+8], %r2\nmov %r0, %r2\nexit", jit.Options{Unchecked: true}, true},
-	{"stack", "stdw [%r10-8], 1\nldxdw %r0, [%r10-8]\nexit", jit.Options{Unchecked: true}, false},
-	{"loop", "mov %r0, 0\nadd %r0, 1\njlt %r0, 10, -2\nexit", jit.Options{Unchecked: true}, true},
-	{"helper", "call 1\nexit", jit.Options{Unchecked: true}, false},
+	{"filter", "ldxw %r2, [%r1+0]\nmov %r0, 0\njne %r2, 7, +1\nmov %r0, 1\nexit", jit.Options{Unchecked: true}, true, true},
+	{"no memory, checked", "mov %r0, 3\nexit", jit.Options{}, true, true},
+	{"no memory, unchecked", "mov %r0, 3\nexit", jit.Options{Unchecked: true}, true, true},
+	{"memory, checked", "ldxw %r0, [%r1+0]\nexit", jit.Options{}, true, false},
+	{"memory, checked, stores", "ldxw %r0, [%r1+0]\nstw [%r1+4], 1\nexit", jit.Options{}, false, false},
+	{"division spills the budget", "ldxdw %r0, [%r1+0]\nldxdw %r3, [%r1+8]\ndiv %r0, %r3\nmod %r0, 7\nexit", jit.Options{Unchecked: true}, true, true},
+	{"r8 and r9 (g and r15)", "ldxdw %r8, [%r1+0]\nmov %r9, %r8\nadd %r9, 1\nmov %r0, %r9\nxor %r8, %r8\nexit", jit.Options{Unchecked: true}, true, false},
+	{"atomics spill the budget", "mov %r0, 0\nmov %r2, 1\nlock fetch add [%r1+0], %r2\nlock add [%r1+8], %r2\nmov %r0, %r2\nexit", jit.Options{Unchecked: true}, true, true},
+	{"stack", "stdw [%r10-8], 1\nldxdw %r0, [%r10-8]\nexit", jit.Options{Unchecked: true}, false, false},
+	{"loop", "mov %r0, 0\nadd %r0, 1\njlt %r0, 10, -2\nexit", jit.Options{Unchecked: true}, true, true},
+	{"loop, r6", "mov %r6, 0\nadd %r6, 1\njlt %r6, 10, -2\nmov %r0, %r6\nexit", jit.Options{Unchecked: true}, false, false},
+	{"helper", "call 1\nexit", jit.Options{Unchecked: true}, false, false},
 }
 
 func TestDirect(t *testing.T) {
@@ -51,8 +53,8 @@ func TestDirect(t *testing.T) {
 			entry := **(**uintptr)(unsafe.Pointer(&d))
 			code, off := jit.Code(p)
 			body := uintptr(unsafe.Pointer(unsafe.SliceData(code))) + uintptr(off)
-			if entry < body && entry%64 != 0 || entry > body && entry%16 != 0 {
-				t.Errorf("direct entry at %#x, body at %#x", entry, body)
+			if entry < body && entry%64 != 0 || entry > body && entry%16 != 0 || (entry < body) != tc.fallsIn {
+				t.Errorf("direct entry at %#x, body at %#x, want one that falls into it: %v", entry, body, tc.fallsIn)
 			}
 			for i := range 200 {
 				ctx := make([]byte, 16)

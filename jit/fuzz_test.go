@@ -355,11 +355,22 @@ func (g *progGen) forwardJump() {
 // selectShape emits a branch that only picks a value, which the amd64
 // JIT runs as a cmov (frontend.Select): "if cond goto +1; mov x, B" or
 // "if cond goto join; mov x, B; goto join" with dead code before the
-// join.
+// join. A triangle may pick 0 or 1, "mov x, 1; if cond goto +1;
+// mov x, 0" (or the other way round), which it runs as a setcc.
 func (g *progGen) selectShape() {
 	j, m := g.condition(), g.selectMov()
-	if g.src.u8()&1 == 0 {
+	if k := g.src.u8(); k&1 == 0 {
 		j.Offset = 1
+		if k&6 == 0 {
+			k1 := int32(k >> 3 & 1)
+			before := asm.Instruction{Opcode: asm.ClassALU64 | asm.AluMOV | asm.SourceK, Dst: m.Dst, Imm: k1}
+			if k&0x10 == 0 {
+				before.Opcode = asm.ClassALU | asm.AluMOV | asm.SourceK
+			}
+			m.Opcode &^= asm.SourceX
+			m.Src, m.Imm = 0, 1-k1
+			g.emit(before)
+		}
 		g.emit(j, m)
 		return
 	}

@@ -19,6 +19,9 @@ var budgetLoopShapes = []struct {
 	name, src string
 	fails     string // the interpreter's error, when the run faults
 	loops     int    // budget loops (0: 1)
+	// hoisted: checked code hoists the loop's checks instead
+	// (compile_hoist.go), so that only unchecked code has a budget loop.
+	hoisted bool
 }{{
 	name: "counted, conditional back edge",
 	src: `	mov %r0, 0
@@ -82,6 +85,61 @@ var budgetLoopShapes = []struct {
 		ja head
 	out:
 		exit`,
+}, {
+	// log2_int as clang compiles it, over the context's 8 words: entered
+	// in the middle, selects of a 0 or 1 after a mov of the other, on a
+	// register comparison and a jlt (adc) and on two immediates (sbb),
+	// and the back edge's goto select.
+	name: "log2_int",
+	src: `	mov %r2, 0
+		lddw %r3, 0xffffffff
+		mov %r4, 0
+		ja mid
+	head:
+		lsh %r5, 1
+		rsh %r6, %r5
+		rsh %r6, 1
+		or %r0, %r6
+		or %r0, %r7
+		or %r0, %r8
+		or %r0, %r9
+		or %r0, %r5
+		add %r0, %r4
+		add %r2, 8
+		mov %r4, %r0
+		jeq %r2, 64, out
+	mid:
+		mov %r5, %r1
+		add %r5, %r2
+		ldxdw %r6, [%r5+0]
+		mul %r6, 0x7654321
+		mov32 %r5, 1
+		mov32 %r0, 1
+		jgt %r6, %r3, +1
+		mov32 %r0, 0
+		lsh %r0, 5
+		rsh %r6, %r0
+		mov32 %r7, 1
+		jgt %r6, 0xffff, +1
+		mov32 %r7, 0
+		lsh %r7, 4
+		rsh %r6, %r7
+		mov32 %r8, 1
+		jgt %r6, 0xff, +1
+		mov32 %r8, 0
+		lsh %r8, 3
+		rsh %r6, %r8
+		mov32 %r9, 0
+		jlt %r6, 0x10, +1
+		mov32 %r9, 1
+		lsh %r9, 2
+		rsh %r6, %r9
+		jgt %r6, 3, head
+		mov32 %r5, 0
+		ja head
+	out:
+		exit`,
+	hoisted: true,
 }, {
 	name: "early exit, the return inside the loop",
 	src: `	mov %r0, 0
@@ -209,11 +267,11 @@ func TestBudgetLoops(t *testing.T) {
 				t.Fatal(err)
 			}
 			want := max(shape.loops, 1)
-			if n := jit.BudgetLoops(vp, jit.Options{}); jit.HasBudgetLoops && n != want {
+			if n := jit.BudgetLoops(vp, jit.Options{Unchecked: shape.hoisted}); jit.HasBudgetLoops && n != want {
 				t.Fatalf("%d budget loops, want %d", n, want)
 			}
-			if loops, _ := jit.Hoisted(vp); loops != 0 {
-				t.Fatalf("%d loops with hoisted checks, want none", loops)
+			if loops, _ := jit.Hoisted(vp); loops != 0 != shape.hoisted {
+				t.Fatalf("%d loops with hoisted checks, want some: %v", loops, shape.hoisted)
 			}
 			modes := []jit.Options{{}, {Blind: true}}
 			if shape.fails == "" {
@@ -301,6 +359,9 @@ func TestBudgetLoopsTakeCopy(t *testing.T) {
 				t.Fatal(err)
 			}
 			modes := []jit.Options{{}, {Blind: true}}
+			if shape.hoisted {
+				modes = nil // no budget loop in checked code
+			}
 			if shape.fails == "" {
 				modes = append(modes, jit.Options{Unchecked: true})
 			}

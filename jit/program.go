@@ -239,10 +239,7 @@ func (p *Program) setRunPath(c *backend.Code, checked bool) {
 	p.lean = !p.calls && (!p.resumable || !c.Local && !slices.ContainsFunc(insns, writesOutsideFrame)) &&
 		(!checked || engine.StaticRegions(unsafe.Pointer(p.vp)) == 0)
 	if p.lean && p.resumable {
-		p.budget = min(p.budget, firstSlice)
-		if sliceOverride != 0 {
-			p.budget = min(p.budget, int64(sliceOverride))
-		}
+		p.budget = leanSlice(p.budget)
 	}
 	if checked && c.Memory {
 		p.frameSetup |= frameSetupChecked

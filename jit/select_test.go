@@ -98,6 +98,77 @@ func TestSelects(t *testing.T) {
 	}
 }
 
+// TestZeroOneSelects compares the engines on selects of 0 or 1 after a
+// mov of the other ("mov x, 1; if cond goto +1; mov x, 0"), which the
+// amd64 JIT runs as a setcc with no code for the first mov when the
+// condition is an unsigned comparison that does not read x: both ways
+// round, in both widths, and where something jumps to the select, which
+// then needs the first mov. Budgets run out before, inside and after it.
+func TestZeroOneSelects(t *testing.T) {
+	if !jit.Supported {
+		t.Skip(jit.ErrUnsupportedArch)
+	}
+	values := [][2]uint64{{5, 5}, {4, 5}, {6, 5}, {^uint64(0), 1}, {1<<32 | 4, 5}, {0x80000000, 5}, {0, 0}, {0x7fffffff, 0}}
+	shapes := map[string]string{
+		"triangle": `
+			BEFORE
+			COND, +1
+			AFTER
+			xor %r0, %r2
+			exit`,
+		// The jump to the select's jump: the first mov must run first.
+		"jump_target": `
+			BEFORE
+			jeq %r3, 3, +1
+			ja +0
+			COND, +1
+			AFTER
+			xor %r0, %r2
+			exit`,
+	}
+	for shapeName, shape := range shapes {
+		for _, cond := range []string{"jgt", "jge", "jlt", "jle", "jeq", "jsgt"} {
+			for _, width := range []string{"", "32"} {
+				for _, operand := range []string{"%r3", "5", "-1"} {
+					for _, movs := range [][2]string{{"mov X, 1", "mov X, 0"}, {"mov32 X, 0", "mov32 X, 1"}, {"mov32 X, 1", "mov X, 0"}, {"mov X, 1", "mov X, 2"}} {
+						for _, x := range []string{"%r0", "%r2"} {
+							body := strings.NewReplacer(
+								"COND", fmt.Sprintf("%s%s %%r2, %s", cond, width, operand),
+								"BEFORE", strings.ReplaceAll(movs[0], "X", x),
+								"AFTER", strings.ReplaceAll(movs[1], "X", x),
+							).Replace(shape)
+							name := fmt.Sprintf("%s/%s%s_%s/%s/%s/%s", shapeName, cond, width, operand, movs[0], movs[1], x)
+							t.Run(name, func(t *testing.T) {
+								src := selectPrologue + body
+								testSelect(t, src, values, 14, []jit.Options{{Unchecked: true}, {}}, []uint64{0, 3})
+								// The setcc where it applies.
+								// a > -1 and a <= -1 are no carry (k+1 wraps).
+								carry := cond != "jeq" && cond != "jsgt" && !(operand == "-1" && (cond == "jgt" || cond == "jle"))
+								zeroOne := carry && x == "%r0" && movs[1] != "mov X, 2" && shapeName == "triangle"
+								if jit.Optimised && zeroOne != hasSetcc(t, src) {
+									t.Errorf("setcc %v, want %v", !zeroOne, zeroOne)
+								}
+							})
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// hasSetcc reports whether the program of src compiles to a setcc.
+func hasSetcc(t *testing.T, src string) bool {
+	t.Helper()
+	p := compile(t, loadVM(t, src, nil), jit.Options{Unchecked: true})
+	code, body := jit.Code(p)
+	listing, err := disassemble(code, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Contains(listing, "\tset") || strings.Contains(listing, " set")
+}
+
 func testSelect(t *testing.T, src string, values [][2]uint64, budgets int, modes []jit.Options, slices []uint64) {
 	insns, err := asm.Assemble(src)
 	if err != nil {

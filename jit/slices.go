@@ -34,13 +34,24 @@ type budgetSlices struct {
 // so that slices end at every kind of charging instruction.
 var sliceOverride uint64
 
+// leanSlice returns what a lean run of resumable code, which gets one
+// slice, takes of budget: the first slice at most.
+func leanSlice(budget int64) int64 {
+	return min(budget, int64(sliceSize()))
+}
+
+// sliceSize returns the size of a run's first slice.
+func sliceSize() uint64 {
+	if sliceOverride != 0 {
+		return sliceOverride
+	}
+	return firstSlice
+}
+
 // setBudget gives the code of p the budget of a run, or its first slice,
 // and returns what Go keeps.
 func (p *Program) setBudget(s *runState, budget uint64) budgetSlices {
-	first := uint64(firstSlice)
-	if sliceOverride != 0 {
-		first = sliceOverride
-	}
+	first := sliceSize()
 	if p.resumable && budget > first {
 		s.budget = int64(first)
 		return budgetSlices{reserve: budget - first, size: first}

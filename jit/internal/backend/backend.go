@@ -78,8 +78,10 @@ type Options struct {
 	TrapSlowPaths bool
 	// DirectBudget and DirectMinContext are the budget and minimum context
 	// of the direct entry the code may get (Arch.AppendDirect), so that
-	// the back end can leave room for exactly that entry.
+	// the back end can leave room for exactly that entry; DirectSlice is
+	// the budget of that entry for resumable code, one slice.
 	DirectBudget     int64
+	DirectSlice      int64
 	DirectMinContext int
 
 	// The architectures' own options (jit.AMD64Options, ARM64Options).
@@ -110,6 +112,12 @@ type Code struct {
 	// the body, where Arch.AppendDirect may write a direct entry that
 	// falls into the body.
 	DirectRoom int
+	// DirectLeave, when not 0, is the offset of the rel32 of the jump
+	// through which resumable code that may get a direct entry leaves
+	// that entry's runs for anything but a normal exit; it jumps to the
+	// ret that follows it until Arch.AppendDirect points it at the entry's
+	// fallback.
+	DirectLeave int
 	// HelperExits are the slots of the helper calls the code leaves to
 	// Go, by the index its exits put in the reason's upper bits.
 	HelperExits []int32

@@ -82,6 +82,14 @@ func (a *Asm) CmpMemByteReg(m Mem, src Reg) {
 	a.rm(c, byte(src), m)
 }
 
+// Setcc emits "setcc dst8": dst's low byte = 1 if c holds, else 0 (the
+// rest of dst is left alone).
+func (a *Asm) Setcc(c Cond, dst Reg) {
+	o := opc2(1, 0x0f, 0x90|byte(c))
+	o |= opByteRM
+	a.rr(o, 0, dst)
+}
+
 // TestRR emits "test a, b".
 func (a *Asm) TestRR(size int, r1, r2 Reg) {
 	a.rr(opc1(size, 0x85), byte(r2), r1)

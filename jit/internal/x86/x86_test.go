@@ -123,6 +123,11 @@ func encCases() []encCase {
 				for c, name := range cmovNames {
 					add(fmt.Sprintf("cmov%s %s, %s", name, rn(size, r1), rn(size, r2)), func(a *Asm) { a.Cmov(c, size, r1, r2) })
 				}
+				if size == 8 && r2 == RAX {
+					for c, name := range cmovNames {
+						add(fmt.Sprintf("set%s %s", name, rn(1, r1)), func(a *Asm) { a.Setcc(c, r1) })
+					}
+				}
 				for _, k := range []struct {
 					kind byte
 					name string
@@ -341,6 +346,10 @@ func sameMnemonic(x86asmName, llvmName string) bool {
 	}
 	if a, ok := alias[x86asmName]; ok {
 		x86asmName = a
+	} else if c, ok := strings.CutPrefix(x86asmName, "set"); ok {
+		if a, ok := alias["cmov"+c]; ok {
+			x86asmName = "set" + strings.TrimPrefix(a, "cmov")
+		}
 	}
 	if llvmName == "movabs" {
 		llvmName = "mov"

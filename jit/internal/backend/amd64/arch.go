@@ -28,6 +28,7 @@ func Compile(p *vm.Program, o backend.Options) (*backend.Code, error) {
 		BodyEnd:     c.bodyEnd,
 		Start:       c.startOff,
 		DirectRoom:  c.directRoomOff,
+		DirectLeave: c.directLeaveJump,
 		Enter:       c.enterOff,
 		HelperExits: c.helperExits,
 		Analysis:    &c.Analysis,

@@ -89,10 +89,14 @@ type compiler struct {
 	fast                *frontend.BudgetLoop
 	fastIndex           int
 	fastGuard, fastLoop int32
-	noStub              stub
-	budgetLoops         int
-	hashUpdates         int               // calls answered by inline hash updates (compile_hash.go)
-	tr                  frontend.Tracking // see compile_track.go
+	// copyCharge is the offset of the last charging instruction of the
+	// copy being emitted that later charges may add to, -1 for none
+	// (addToCopyCharge).
+	copyCharge  int
+	noStub      stub
+	budgetLoops int
+	hashUpdates int               // calls answered by inline hash updates (compile_hash.go)
+	tr          frontend.Tracking // see compile_track.go
 	// pc is the slot being emitted, stretch the budget stretch it is in:
 	// its length is subtracted from the budget register at the charging
 	// instruction that ends it, whose sign test the subtraction then is.
@@ -115,6 +119,11 @@ type compiler struct {
 	// flatSliceOff is the offset of emitFlatSlice's code, 0 until it is
 	// emitted.
 	flatSliceOff int
+	// directLeaveOff, when not 0, is the offset of emitDirectLeave's
+	// code, where flat code's leaves go instead of returning, and
+	// directLeaveJump that of the rel32 of its jump to the direct
+	// entry's fallback (Code.DirectLeave).
+	directLeaveOff, directLeaveJump int
 	// Offsets of the shared stubs.
 	enterOff, startOff, leaveOff, leaveFinalOff, bodyOff, bodyEnd int
 	// directRoomOff, when not 0, is where the room for a direct entry
@@ -122,6 +131,7 @@ type compiler struct {
 	// entry will be made with.
 	directRoomOff                            int
 	direct                                   backend.Direct
+	slice                                    int64
 	regionCheckOff, regionProbeOff, abortOff int
 
 	// out is what Compile returns, done its Release (c.release).
@@ -195,6 +205,7 @@ func newCompiler(p *vm.Program, opts *backend.Options, feat features, key uint64
 		checked: opts.Checked,
 		trap:    opts.TrapSlowPaths,
 		direct:  backend.Direct{Budget: opts.DirectBudget, MinContext: opts.DirectMinContext},
+		slice:   opts.DirectSlice,
 		blind:   opts.Blind,
 		key:     key,
 		feat:    feat,
@@ -242,6 +253,9 @@ func (c *compiler) compile() ([]byte, error) {
 	c.prepareLookups()
 	c.emitShared()
 	c.flatLeave = c.flat()
+	if c.resumable() && c.mayBeDirect() {
+		c.emitDirectLeave()
+	}
 	c.emitStart()
 	c.bodyOff = c.a.Len()
 	if err := c.emitSlots(0, len(c.insns), c.offsets); err != nil {
@@ -281,10 +295,13 @@ func (c *compiler) emitSlots(from, to int, offsets []int32) error {
 		if starts[pc] {
 			// The last block may fall through into this one without a
 			// charging instruction.
-			if c.stretch.Start < pc {
-				c.charge(pc)
+			if c.fast == nil || !c.mergesInCopy(pc) {
+				if c.stretch.Start < pc {
+					c.charge(pc)
+				}
+				c.stretch.Begin(pc)
+				c.copyCharge = -1
 			}
-			c.stretch.Begin(pc)
 			c.resetTracking()
 			if c.Loops && c.LoopHead[pc] && len(c.BudgetLoops) > 0 {
 				head = c.budgetHead(pc)
@@ -333,6 +350,10 @@ func (c *compiler) emitSlots(from, to int, offsets []int32) error {
 				offsets[pc] = offsets[pc-1]
 				continue
 			}
+			if isMovImm(ins) && c.movBeforeZeroOne(pc) {
+				c.resetTracking() // the register's old value is gone
+				break
+			}
 			err = c.emitALU(ins)
 			if c.needsTrackALU(ins) {
 				c.trackALU(ins)
@@ -347,6 +368,7 @@ func (c *compiler) emitSlots(from, to int, offsets []int32) error {
 					c.emitSelect(pc, sel, offsets)
 					if pc++; sel.Goto {
 						pc++
+						c.copyCharge = -1
 					}
 					c.stretch.Next(pc)
 					continue
@@ -354,6 +376,7 @@ func (c *compiler) emitSlots(from, to int, offsets []int32) error {
 			}
 			var fused bool
 			fused, err = c.emitJump(pc, ins)
+			c.copyCharge = -1
 			if fused {
 				// An inline lookup answered the null test of its result
 				// that follows it too (see emitArrayLookup).
@@ -529,8 +552,14 @@ func (c *compiler) charge(end int) bool {
 	if !c.stretch.Uncharged {
 		return false
 	}
-	c.a.ALURI(x86.SUB, 8, budgetReg, int32(c.stretch.Pending(end)))
+	n := int32(c.stretch.Pending(end))
 	c.stretch.Charged()
+	if c.fast != nil && c.addToCopyCharge(n) {
+		return false // the flags are not the budget's
+	}
+	start := c.a.Len()
+	c.a.ALURI(x86.SUB, 8, budgetReg, n)
+	c.noteCopyCharge(start)
 	return true
 }
 

@@ -95,62 +95,54 @@ func (c *compiler) selectValue(m *asm.Instruction) x86.Reg {
 // the jump is taken, which charged no more than the stretch up to it;
 // otherwise it comes back, as the ordinary jump's stub does.
 func (c *compiler) emitCarrySelect(pc int, j, m *asm.Instruction) bool {
+	cs, ok := carrySelectOf(j, m)
+	if !ok {
+		return false
+	}
+	a := c.a
+	dst := regMap[m.Dst]
+	taken1, zeroOne := c.zeroOneSelect(pc)
+	var src x86.Reg
+	if zeroOne {
+		a.ALURR(x86.XOR, 4, dst, dst) // before the comparison: it changes the flags
+	} else {
+		src = c.selectValue(m)
+	}
+	start := a.Len()
 	size := 8
 	if j.Class() == asm.ClassJMP32 {
 		size = 4
 	}
-	x := j.Opcode&asm.SourceX != 0
-	if m.Dst == j.Dst || x && m.Dst == j.Src {
-		return false
-	}
-	// swap: compare src with dst. plusOne: compare with imm+1 (a > k is
-	// a >= k+1, a <= k is a < k+1). takenCarry: taken exactly when the
-	// comparison sets the carry flag.
-	var swap, plusOne, takenCarry bool
-	switch j.Opcode & 0xf0 {
-	case asm.JmpJGE:
-	case asm.JmpJLT:
-		takenCarry = true
-	case asm.JmpJGT:
-		swap, plusOne, takenCarry = x, !x, x
-	case asm.JmpJLE:
-		swap, plusOne, takenCarry = x, !x, !x
-	default:
-		return false
-	}
-	imm := j.Imm
-	if plusOne {
-		// k+1 must not wrap in the comparison's width, and in 64 bits
-		// must stay a sign-extended 32-bit immediate.
-		if imm == -1 || size == 8 && imm == math.MaxInt32 {
-			return false
-		}
-		imm = int32(uint32(imm) + 1)
-	}
-	a := c.a
-	src := c.selectValue(m)
-	start := a.Len()
 	switch {
-	case !x:
-		a.ALURI(x86.CMP, size, regMap[j.Dst], imm)
-	case swap:
+	case j.Opcode&asm.SourceX == 0:
+		a.ALURI(x86.CMP, size, regMap[j.Dst], cs.imm)
+	case cs.swap:
 		a.ALURR(x86.CMP, size, regMap[j.Src], regMap[j.Dst])
 	default:
 		a.ALURR(x86.CMP, size, regMap[j.Dst], regMap[j.Src])
 	}
 	end := a.Len()
 	taken := x86.CondAE
-	if takenCarry {
+	if cs.takenCarry {
 		taken = x86.CondB
 	}
-	a.Cmov(taken.Invert(), 8, regMap[m.Dst], src)
+	switch {
+	case !zeroOne:
+		a.Cmov(taken.Invert(), 8, dst, src)
+	case taken1:
+		a.Setcc(taken, dst)
+	default:
+		a.Setcc(taken.Invert(), dst)
+	}
 	n := int32(c.stretch.Pending(pc + 1))
 	c.stretch.Charged()
-	if takenCarry {
+	charge := a.Len()
+	if cs.takenCarry {
 		a.ALURI(x86.ADC, 8, budgetReg, -n-1) // n+1 slots, one back when taken
 	} else {
 		a.ALURI(x86.SBB, 8, budgetReg, n) // n slots, one more when not taken
 	}
+	c.noteCopyCharge(charge)
 	c.resetTracking()
 	if c.fast != nil {
 		return true // the adc or sbb charged, and needs no test
@@ -159,6 +151,86 @@ func (c *compiler) emitCarrySelect(pc int, j, m *asm.Instruction) bool {
 	s.off, s.size, s.n = int32(start), uint8(end-start), int32(taken)
 	s.resume = int32(a.Len())
 	return true
+}
+
+// carrySelect is how emitCarrySelect compares: swap, compare src with
+// dst; imm, the immediate to compare with (k+1 for a > k, which is
+// a >= k+1, and a <= k, which is a < k+1); takenCarry, the jump is taken
+// exactly when the comparison sets the carry flag.
+type carrySelect struct {
+	swap, takenCarry bool
+	imm              int32
+}
+
+// carrySelectOf returns how the select of jump j and mov m compares as a
+// carry select, if it can be one: an unsigned comparison that the mov
+// does not change.
+func carrySelectOf(j, m *asm.Instruction) (carrySelect, bool) {
+	x := j.Opcode&asm.SourceX != 0
+	if m.Dst == j.Dst || x && m.Dst == j.Src {
+		return carrySelect{}, false
+	}
+	var cs carrySelect
+	plusOne := false
+	switch j.Opcode & 0xf0 {
+	case asm.JmpJGE:
+	case asm.JmpJLT:
+		cs.takenCarry = true
+	case asm.JmpJGT:
+		cs.swap, plusOne, cs.takenCarry = x, !x, x
+	case asm.JmpJLE:
+		cs.swap, plusOne, cs.takenCarry = x, !x, !x
+	default:
+		return carrySelect{}, false
+	}
+	cs.imm = j.Imm
+	if plusOne {
+		// k+1 must not wrap in the comparison's width, and in 64 bits
+		// must stay a sign-extended 32-bit immediate.
+		if cs.imm == -1 || j.Class() == asm.ClassJMP && cs.imm == math.MaxInt32 {
+			return carrySelect{}, false
+		}
+		cs.imm = int32(uint32(cs.imm) + 1)
+	}
+	return cs, true
+}
+
+// zeroOneSelect reports whether the carry select whose jump is at slot pc
+// makes its register 0 or 1 from a mov of the other right before the
+// jump, which nothing jumps to: the register is then the condition
+// (taken1: 1 when the jump is taken) or its inverse, one setcc, and the
+// mov before needs no code (see movBeforeZeroOne). A mov of 1 and a
+// cmov of a 0 cost about 16 % more on log2_int's loop.
+func (c *compiler) zeroOneSelect(pc int) (taken1, ok bool) {
+	if pc == 0 || pc+1 >= len(c.insns) || c.Starts[pc] {
+		return false, false
+	}
+	before, j, m := &c.insns[pc-1], &c.insns[pc], &c.insns[pc+1]
+	if !isMovImm(before) || !isMovImm(m) || before.Dst != m.Dst || before.Imm|m.Imm != 1 || before.Imm&m.Imm != 0 {
+		return false, false
+	}
+	if sel, ok := c.SelectAt(pc); !ok || sel.Goto {
+		return false, false
+	}
+	if _, ok := carrySelectOf(j, m); !ok {
+		return false, false
+	}
+	return before.Imm == 1, true
+}
+
+// movBeforeZeroOne reports whether the mov at slot pc needs no code: the
+// 0/1 select after it sets its register (zeroOneSelect).
+func (c *compiler) movBeforeZeroOne(pc int) bool {
+	if len(c.Selects) == 0 {
+		return false
+	}
+	_, ok := c.zeroOneSelect(pc + 1)
+	return ok
+}
+
+// isMovImm reports whether ins moves an immediate into a register.
+func isMovImm(ins *asm.Instruction) bool {
+	return ins.Opcode == asm.ClassALU64|asm.AluMOV|asm.SourceK || ins.Opcode == asm.ClassALU|asm.AluMOV|asm.SourceK
 }
 
 // emitSelectStub emits the stub of a carry select whose budget is

@@ -38,7 +38,6 @@ func (c *compiler) emitEnter() {
 func (c *compiler) emitStart() {
 	a := c.a
 	start := a.Len()
-	c.directRoomOff = 0
 	c.emitStartCode()
 	if c.mayBeDirect() {
 		c.emitDirectRoom(start)
@@ -71,7 +70,7 @@ func (c *compiler) emitDirectRoom(start int) {
 	a := c.a
 	// The entry's length: assembled where the room goes, then taken back.
 	at := a.Len()
-	emitDirectEntry(a, c.direct.Budget, c.direct.MinContext, r1Of(c.LiveIn&(1<<1) != 0, c.direct.MinContext))
+	c.emitDirectEntry(a)
 	n := a.Len() - at
 	a.Truncate(at)
 	a.JmpShort(0)
@@ -89,12 +88,13 @@ func (c *compiler) emitDirectRoom(start int) {
 
 // mayBeDirect reports whether the code may get a direct entry that falls
 // into its body (see appendDirect): it is flat, cannot fail but for its
-// budget, reads no register but r1 before writing it (r10 included, so
-// it never names r10), and leaves r6, r8 and r9 alone. Package jit
-// decides with more (directCapable); where the two disagree the entry
-// jumps to the body, or the room stays unused.
+// budget (a slice of it for resumable code), reads no register but r1
+// before writing it (r10 included, so it never names r10), and leaves
+// r6, r8 and r9 alone. Package jit decides with more (directCapable);
+// where the two disagree the entry jumps to the body, or the room stays
+// unused.
 func (c *compiler) mayBeDirect() bool {
-	return c.flat() && !c.resumable() && !c.Calls && !c.Packet && !(c.checked && c.Memory) &&
+	return c.flat() && !c.Calls && !c.Packet && !(c.checked && c.Memory) &&
 		!c.trap && c.LiveIn&^(1<<1) == 0 && keepsRegs(c.insns)
 }
 
@@ -165,7 +165,7 @@ func (c *compiler) emitLeave() {
 func (c *compiler) jmpLeave(reason uint32) {
 	c.a.MovRI32(tmpC, reason)
 	if c.flatLeave {
-		c.a.Ret()
+		c.flatReturn()
 		return
 	}
 	c.a.JmpTo(c.leaveFinalOff)
@@ -393,7 +393,18 @@ func (c *compiler) emitFlatSlice() {
 	for i, r := range regMap[1:] {
 		a.Store(8, st(backend.OffRegs+8*int32(i+1)), r)
 	}
-	a.Ret()
+	c.flatReturn()
+}
+
+// flatReturn emits the end of a leave of flat code, with the reason in
+// rcx: a return to Go, or for code that may get a resumable direct entry,
+// a jump to emitDirectLeave's test of which entry ran it.
+func (c *compiler) flatReturn() {
+	if c.directLeaveOff != 0 {
+		c.a.JmpTo(c.directLeaveOff)
+		return
+	}
+	c.a.Ret()
 }
 
 // emitStub emits one out-of-line path.

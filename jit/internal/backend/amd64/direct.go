@@ -38,6 +38,17 @@ const directFrame = 24
 // address and the few words flat code pushes.
 const directSpill = 64
 
+// directState is how far below the caller's stack pointer the entry of
+// resumable code puts the run state (stateReg): the whole state, which
+// a slice's end writes, below the words flat code pushes. The context's
+// pointer and length, for the fallback, go in two of its fields that
+// only code with calls writes, which flat code has none of.
+const (
+	directState  = directSpill + backend.StateSize
+	directCtxPtr = backend.OffCallLimit
+	directCtxLen = backend.OffProgTag
+)
+
 // appendDirect returns c's code with the direct entry in it, and the
 // entry's offset (backend.Arch.AppendDirect). When the code leaves r6, r8
 // and r9 alone (keepsRegs), the entry enters it without a call and its
@@ -50,18 +61,27 @@ func appendDirect(c *backend.Code, p *vm.Program, d backend.Direct) ([]byte, int
 	var a x86.Asm
 	a.Append(c.Bytes)
 	a.Align(16)
-	if c.Resumable || d.Checked {
+	resumable := c.Resumable && !d.Checked && c.DirectLeave != 0
+	if (c.Resumable || d.Checked) && !resumable {
 		if !keepsRegs {
 			return c.Bytes, -1
 		}
 		return appendFallbackDirect(&a, c, p, d)
+	}
+	var fallback int // where the resumable entry's fallback is patched in
+	if resumable {
+		// The code leaves through DirectLeave, which goes on here when
+		// the direct entry ran it (see emitDirectLeave).
+		fallback = a.Len()
+		emitDirectFallback(&a, d)
+		a.PatchRel32(c.DirectLeave, fallback)
 	}
 	if keepsRegs && c.DirectRoom != 0 {
 		// Assemble the entry at the end, then move it into the room so
 		// that it ends at the body: nothing in it is relative to its
 		// address but the jump to the short-context path, patched after.
 		start := a.Len()
-		short := emitDirectEntry(&a, budget, minContext, r1)
+		short := emitDirectEntry(&a, budget, minContext, r1, resumable)
 		n := a.Len() - start
 		if n <= c.Body-c.DirectRoom {
 			off := c.Body - n
@@ -80,7 +100,7 @@ func appendDirect(c *backend.Code, p *vm.Program, d backend.Direct) ([]byte, int
 	off := a.Len()
 	short := -1
 	if keepsRegs {
-		short = emitDirectEntry(&a, budget, minContext, r1)
+		short = emitDirectEntry(&a, budget, minContext, r1, resumable)
 		a.PatchRel32(a.Jmp(), c.Body)
 	} else {
 		short = emitDirectCheck(&a, minContext)
@@ -140,14 +160,9 @@ func appendFallbackDirect(a *x86.Asm, c *backend.Code, p *vm.Program, d backend.
 	a.ALURR(x86.XOR, 4, x86.RBX, x86.RBX) // a nil error (rcx is 0)
 	a.Ret()
 	a.Bytes()[slow-1] = byte(a.Len() - slow)
-	// fallback(arg, ctx) with the context's capacity as its length,
-	// from the caller's return address: as if the caller had called it.
 	a.Pop(x86.RCX)
 	a.Pop(x86.RBX)
-	a.MovRR(8, x86.RDI, x86.RCX)
-	a.MovRI(x86.RAX, uint64(d.FallbackArg))
-	a.MovRI(tmpAddr, uint64(d.Fallback))
-	a.JmpReg(tmpAddr)
+	callFallback(a, d)
 	if short >= 0 {
 		a.PatchRel32(short, a.Len())
 		emitShortContext(a, d.ShortErr)
@@ -214,15 +229,73 @@ func hotSlack(c *backend.Code, p *vm.Program) int32 {
 	return int32(n - 1)
 }
 
+// callFallback emits the call of d.Fallback(d.FallbackArg, ctx), with the
+// context's pointer and length in rbx and rcx and its length as its
+// capacity, from the caller's return address: as if the caller had
+// called it.
+func callFallback(a *x86.Asm, d backend.Direct) {
+	a.MovRR(8, x86.RDI, x86.RCX)
+	a.MovRI(x86.RAX, uint64(d.FallbackArg))
+	a.MovRI(tmpAddr, uint64(d.Fallback))
+	a.JmpReg(tmpAddr)
+}
+
+// emitDirectFallback emits where resumable code that the entry of
+// emitDirectEntry ran continues when it leaves (emitDirectLeave): the
+// slice ran out, and the run starts again in d.Fallback, which may, as
+// the code stores nothing (it is lean and never names r10). The stack
+// pointer is the caller's again, at its return address.
+func emitDirectFallback(a *x86.Asm, d backend.Direct) {
+	a.Load(8, x86.RBX, st(directCtxPtr))
+	a.Load(8, x86.RCX, st(directCtxLen))
+	callFallback(a, d)
+}
+
+// emitDirectLeave emits the end of the leaves of flat resumable code that
+// may get a direct entry (jmpLeave, emitFlatSlice): a return to the
+// trampoline that called the code, or when the direct entry entered it
+// without a call, a jump to that entry's fallback (Code.DirectLeave),
+// since a return would go straight back to Go. The entry put the state
+// directState below its stack pointer, where flat code's leaves find it
+// again; on any other path the state is a live Go object, which is not
+// below the stack pointer.
+func (c *compiler) emitDirectLeave() {
+	a := c.a
+	c.directLeaveOff = a.Len()
+	a.Lea(tmpAddr, st(directState))
+	a.ALURR(x86.CMP, 8, tmpAddr, x86.RSP)
+	a.JccShort(x86.CondNE, 5)
+	c.directLeaveJump = a.Jmp() // to the ret below until patched
+	a.Ret()
+}
+
+// emitDirectEntry emits the entry of c's code as emitDirectEntry does,
+// to measure the room it needs.
+func (c *compiler) emitDirectEntry(a *x86.Asm) {
+	budget, resumable := c.direct.Budget, c.resumable()
+	if resumable {
+		budget = c.slice
+	}
+	emitDirectEntry(a, budget, c.direct.MinContext, r1Of(c.LiveIn&(1<<1) != 0, c.direct.MinContext), resumable)
+}
+
 // emitDirectEntry emits the entry of code that leaves r6, r8 and r9 alone,
 // up to the body, and returns the position of the rel32 of its jump to the
-// short-context path (-1 without one).
-func emitDirectEntry(a *x86.Asm, budget int64, minContext int, r1 r1Setup) int {
+// short-context path (-1 without one). The entry of resumable code
+// (whose leaves go through emitDirectLeave) also sets up the state its
+// slice's end writes, with the context for the fallback.
+func emitDirectEntry(a *x86.Asm, budget int64, minContext int, r1 r1Setup, resumable bool) int {
 	short := emitDirectCheck(a, minContext)
+	if resumable {
+		a.Lea(stateReg, x86.M(x86.RSP, -directState))
+		a.Store(8, st(directCtxPtr), x86.RAX)
+		a.Store(8, st(directCtxLen), x86.RBX)
+	} else {
+		// The budget's spill slot is below anything the code pushes.
+		a.Lea(stateReg, x86.M(x86.RSP, -directSpill-backend.OffBudget))
+	}
 	emitDirectArgs(a, budget, r1)
 	a.ALURR(x86.XOR, 4, x86.RBX, x86.RBX)
-	// The budget's spill slot is below anything the code pushes.
-	a.Lea(stateReg, x86.M(x86.RSP, -directSpill-backend.OffBudget))
 	return short
 }
 
