@@ -73,6 +73,18 @@ func hasJumpTable(t *testing.T, p *jit.Program) bool {
 	return strings.Contains(listing, "jmp r11")
 }
 
+// hasSetcc reports whether the program of src compiles to a setcc.
+func hasSetcc(t *testing.T, src string) bool {
+	t.Helper()
+	p := compile(t, loadVM(t, src, nil), jit.Options{Unchecked: true})
+	code, body := jit.Code(p)
+	listing, err := disassemble(code, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Contains(listing, "  set")
+}
+
 // countInsns returns the number of machine instructions in code.
 func countInsns(code []byte) (int, error) {
 	n := 0

@@ -72,8 +72,10 @@
 // slot for it, and for flat code either falls (or jumps) into the body,
 // whose return then goes straight back to Go (code that never names r6,
 // r8 or r9, so rbx is still the nil error's 0 and r14 still g), or calls
-// it, saving r14 and r15. Code with loops is called with one slice of its
-// budget, and a run that needs more continues in Go (directFallback).
+// it, saving r14 and r15. Code with loops gets one slice of its budget,
+// and a run that needs more continues in Go (directFallback): its leaves
+// find the run state the entry put at a fixed distance below the stack
+// pointer and go there instead of returning.
 // Nothing between Go and the code: about 4 ns per call against 7 for Run
 // (BENCHMARKS.md). The func value's closure holds the Program, so the code
 // lives as long as the func; Close points the func at closedRun.

@@ -157,18 +157,6 @@ func TestZeroOneSelects(t *testing.T) {
 	}
 }
 
-// hasSetcc reports whether the program of src compiles to a setcc.
-func hasSetcc(t *testing.T, src string) bool {
-	t.Helper()
-	p := compile(t, loadVM(t, src, nil), jit.Options{Unchecked: true})
-	code, body := jit.Code(p)
-	listing, err := disassemble(code, body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return strings.Contains(listing, "\tset") || strings.Contains(listing, " set")
-}
-
 func testSelect(t *testing.T, src string, values [][2]uint64, budgets int, modes []jit.Options, slices []uint64) {
 	insns, err := asm.Assemble(src)
 	if err != nil {

@@ -14,12 +14,16 @@ import (
 // func(ctx []byte) (r0 uint64, err error) in Go's internal register ABI,
 // with no assembly trampoline, ABI wrapper or frame between them. It is for
 // code that cannot fail and needs nothing from a run but r1: stackless
-// (it never names r10), flat (no loops, no local calls, so bounded by its
-// length), no helpers or packet, no checked memory accesses. Such code
-// touches the run state only to spill the budget register around
-// divisions and atomics, and the entry gives it a stack slot for that.
-// Loops and checked reads of code that stores nothing take the entry of
-// appendFallbackDirect instead, which can continue in Go.
+// (it never names r10), flat (no local calls), no helpers or packet, no
+// checked memory accesses. Loop-free code touches the run state only to
+// spill the budget register around divisions and atomics, and the entry
+// gives it a stack slot for that. Code with loops (resumable) gets one
+// slice of the budget and a whole run state below the stack, and its
+// leaves, which the back end made test for this entry (emitDirectLeave),
+// continue in Go. Checked reads of code that stores nothing, and loops
+// the back end did not prepare so (see mayBeDirect), take the entry of
+// appendFallbackDirect instead, which calls the code and can continue
+// in Go; loops that name r6, r8 or r9 get none.
 //
 // The entry gives the code r1 (0 for an empty context) and a budget it
 // cannot overdraw. Code that uses r8 or r9, which live in r14 (g) and r15,
