@@ -70,7 +70,7 @@ func (c *compiler) emitDirectRoom(start int) {
 	a := c.a
 	// The entry's length: assembled where the room goes, then taken back.
 	at := a.Len()
-	c.emitDirectEntry(a)
+	c.emitRoomEntry(a)
 	n := a.Len() - at
 	a.Truncate(at)
 	a.JmpShort(0)

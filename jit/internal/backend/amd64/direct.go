@@ -72,13 +72,11 @@ func appendDirect(c *backend.Code, p *vm.Program, d backend.Direct) ([]byte, int
 		}
 		return appendFallbackDirect(&a, c, p, d)
 	}
-	var fallback int // where the resumable entry's fallback is patched in
 	if resumable {
 		// The code leaves through DirectLeave, which goes on here when
 		// the direct entry ran it (see emitDirectLeave).
-		fallback = a.Len()
+		a.PatchRel32(c.DirectLeave, a.Len())
 		emitDirectFallback(&a, d)
-		a.PatchRel32(c.DirectLeave, fallback)
 	}
 	if keepsRegs && c.DirectRoom != 0 {
 		// Assemble the entry at the end, then move it into the room so
@@ -273,9 +271,9 @@ func (c *compiler) emitDirectLeave() {
 	a.Ret()
 }
 
-// emitDirectEntry emits the entry of c's code as emitDirectEntry does,
-// to measure the room it needs.
-func (c *compiler) emitDirectEntry(a *x86.Asm) {
+// emitRoomEntry emits the entry c's code will get, to measure the room
+// it needs before the body.
+func (c *compiler) emitRoomEntry(a *x86.Asm) {
 	budget, resumable := c.direct.Budget, c.resumable()
 	if resumable {
 		budget = c.slice
