@@ -21,6 +21,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"os/exec"
@@ -45,7 +46,7 @@ func main() {
 	child := flag.Int("child", -1, "internal: time one round of the variant with this `index` of the benchmark named by -only, in this process")
 	flag.Parse()
 	if *child >= 0 {
-		if err := runChild(*only, *child); err != nil {
+		if err := runChild(os.Stdout, *only, *child); err != nil {
 			fmt.Fprintln(os.Stderr, "benchtable:", err)
 			os.Exit(1)
 		}
@@ -185,8 +186,8 @@ func inChild(bm *benchset.Benchmark, i int, name string) *variant {
 }
 
 // runChild times one round of the variant of index i of the benchmark
-// named, and prints its result and time as native C's driver does.
-func runChild(name string, i int) error {
+// named, and prints its result and time to w as native C's driver does.
+func runChild(w io.Writer, name string, i int) error {
 	for _, bm := range benchset.Set {
 		if bm.Name != name {
 			continue
@@ -202,7 +203,7 @@ func runChild(name string, i int) error {
 		if err != nil {
 			return err
 		}
-		fmt.Printf("result %d\nns %.3f\n", r, ns[0])
+		fmt.Fprintf(w, "result %d\nns %.3f\n", r, ns[0])
 		return nil
 	}
 	return fmt.Errorf("no benchmark %q", name)
@@ -356,8 +357,18 @@ func timed(cmd *exec.Cmd) ([]float64, uint64, error) {
 	if err != nil {
 		return nil, 0, fmt.Errorf("%s: %w", strings.Join(cmd.Args, " "), err)
 	}
+	ns, result, err := parseTimes(out)
+	if err != nil {
+		return nil, 0, fmt.Errorf("%s: %w", cmd.Path, err)
+	}
+	return ns, result, nil
+}
+
+// parseTimes reads what timed's commands print.
+func parseTimes(out []byte) ([]float64, uint64, error) {
 	var ns []float64
 	var result uint64
+	var err error
 	for l := range strings.Lines(string(out)) {
 		k, v, _ := strings.Cut(strings.TrimSpace(l), " ")
 		switch k {
@@ -369,11 +380,11 @@ func timed(cmd *exec.Cmd) ([]float64, uint64, error) {
 			ns = append(ns, x)
 		}
 		if err != nil {
-			return nil, 0, fmt.Errorf("%s: %q: %w", cmd.Path, l, err)
+			return nil, 0, fmt.Errorf("%q: %w", l, err)
 		}
 	}
 	if len(ns) == 0 {
-		return nil, 0, fmt.Errorf("%s: no time in %q", cmd.Path, out)
+		return nil, 0, fmt.Errorf("no time in %q", out)
 	}
 	return ns, result, nil
 }
