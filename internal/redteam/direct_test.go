@@ -33,6 +33,7 @@ func TestHostileDirect(t *testing.T) {
 		{"checked reads fault as Run does, stores get no entry", directChecked},
 		{"checked reads through guessed pointers, r1 unread", directGuessed},
 		{"r6 r8 r9 clobbered during GC", directClobber},
+		{"loops past their slice, registers poisoned, during GC", directLongLoops},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -191,6 +192,78 @@ func directGuessed() (string, error) {
 	}
 	runtime.KeepAlive(other)
 	return "the context's own address reads, any other faults, as in Run", nil
+}
+
+// Loops whose direct entry falls into the body leave it when their
+// slice runs out by finding the run state the entry put below the stack
+// pointer, and start again in Go. Runs of 200,000 iterations (about 10
+// slices), checked code with no memory access and verified code that
+// reads its context, called with garbage in every free register from
+// several goroutines while the collector runs, must return Run's result.
+func directLongLoops() (string, error) {
+	const iterations = 200_000
+	cases := []struct {
+		src     string
+		ctxSize int
+		want    uint64
+	}{
+		{fmt.Sprintf("mov %%r0, 0\nmov %%r2, %d\nadd %%r0, 3\nsub %%r2, 1\njne %%r2, 0, -3\nexit", iterations), 0, 3 * iterations},
+		{fmt.Sprintf("ldxw %%r3, [%%r1+0]\nmov %%r0, 0\nmov %%r2, %d\nadd %%r0, %%r3\nsub %%r2, 1\njne %%r2, 0, -3\nexit", iterations), 8, 7 * iterations},
+	}
+	ctx := []byte{7, 0, 0, 0, 0, 0, 0, 0}
+	entries := 0
+	for _, c := range cases {
+		p, run, err := directProgram(c.src, c.ctxSize)
+		if err != nil {
+			return "", err
+		}
+		if run == nil {
+			p.Close()
+			continue
+		}
+		entries++
+		stop := make(chan struct{})
+		var gc, callers sync.WaitGroup
+		gc.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+					runtime.GC()
+				}
+			}
+		})
+		errs := make(chan error, 4)
+		for range 4 {
+			callers.Go(func() {
+				for range 20 {
+					r0, err := callPoisoned(run, ctx, uintptr(unsafe.Pointer(&ctx[0])))
+					if r0 != c.want || err != nil {
+						errs <- fmt.Errorf("%s: Direct %d, %v; want %d", c.src, r0, err, c.want)
+						return
+					}
+				}
+			})
+		}
+		callers.Wait()
+		close(stop)
+		gc.Wait()
+		close(errs)
+		if err := <-errs; err != nil {
+			p.Close()
+			return "", err
+		}
+		if r0, err := p.Run(ctx); r0 != c.want || err != nil {
+			p.Close()
+			return "", fmt.Errorf("%s: Run %d, %v; want %d", c.src, r0, err, c.want)
+		}
+		p.Close()
+	}
+	if entries == 0 {
+		return "no direct entry here", nil
+	}
+	return fmt.Sprintf("%d loops through %d slices each, as Run", entries, iterations*3/(1<<16)), nil
 }
 
 // r6, r8 and r9 live in rbx (the error's first word), r14 (g) and r15:
