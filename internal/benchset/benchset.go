@@ -37,6 +37,16 @@ type Benchmark struct {
 
 // Load loads the benchmark's object for engine and runs Setup.
 func (b *Benchmark) Load(engine uebpf.Engine) (*uebpf.Collection, *uebpf.Program, error) {
+	return b.load(&uebpf.Options{Engine: engine})
+}
+
+// LoadUnverified loads the benchmark's object for the JIT without the
+// verifier, so that the JIT checks every access, and runs Setup.
+func (b *Benchmark) LoadUnverified() (*uebpf.Collection, *uebpf.Program, error) {
+	return b.load(&uebpf.Options{Engine: uebpf.EngineJIT, SkipVerification: true})
+}
+
+func (b *Benchmark) load(opts *uebpf.Options) (*uebpf.Collection, *uebpf.Program, error) {
 	obj, err := Object(b.Object)
 	if err != nil {
 		return nil, nil, err
@@ -44,7 +54,8 @@ func (b *Benchmark) Load(engine uebpf.Engine) (*uebpf.Collection, *uebpf.Program
 	// No time limit: the set's longest runs (a 1 MiB byte loop) take
 	// more than the default second on the interpreter under the race
 	// detector; their budgets bound them.
-	coll, err := uebpf.Load(bytes.NewReader(obj), &uebpf.Options{Engine: engine, Timeout: -1})
+	opts.Timeout = -1
+	coll, err := uebpf.Load(bytes.NewReader(obj), opts)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", b.Name, err)
 	}

@@ -91,21 +91,11 @@ func BenchmarkSet(b *testing.B) {
 			if slices.Contains(list, uebpf.EngineJIT) {
 				// Unverified: the JIT checks every access.
 				b.Run("jit-checked", func(b *testing.B) {
-					obj, err := Object(bm.Object)
-					if err != nil {
-						b.Fatal(err)
-					}
-					coll, err := uebpf.Load(bytes.NewReader(obj), &uebpf.Options{Engine: uebpf.EngineJIT, SkipVerification: true, Timeout: -1})
+					coll, p, err := bm.LoadUnverified()
 					if err != nil {
 						b.Fatal(err)
 					}
 					defer coll.Close()
-					p := coll.Program(bm.Program)
-					if bm.Setup != nil {
-						if err := bm.Setup(coll); err != nil {
-							b.Fatal(err)
-						}
-					}
 					ctx := bm.Input()
 					b.ResetTimer()
 					for b.Loop() {

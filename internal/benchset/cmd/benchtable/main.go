@@ -92,8 +92,8 @@ func run(rounds int, only string) error {
 			continue // the map programs call helpers: no native C of them
 		}
 		var vs []*variant
-		for i, name := range goColumns {
-			vs = append(vs, inChild(bm, i, name))
+		for i := range goVariants {
+			vs = append(vs, inChild(bm, i))
 		}
 		var native *variant
 		if clangErr == nil {
@@ -163,13 +163,24 @@ func run(rounds int, only string) error {
 	return nil
 }
 
-// goColumns are the columns variants makes, in its order.
-var goColumns = []string{"interpreter", "JIT checked", "JIT unchecked", "native Go"}
+// goVariants are the columns timed in Go, in the table's order: each
+// round of each in a child process (inChild, runChild).
+var goVariants = []struct {
+	name   string
+	engine uebpf.Engine
+	skip   bool // SkipVerification: the JIT checks every access
+	native bool // benchset's Native function
+}{
+	{name: "interpreter", engine: uebpf.EngineInterpreter},
+	{name: "JIT checked", engine: uebpf.EngineJIT, skip: true},
+	{name: "JIT unchecked", engine: uebpf.EngineJIT},
+	{name: "native Go", native: true},
+}
 
-// inChild is the variant of index i of variants(bm), each round of it
-// timed by a child process (runChild).
-func inChild(bm *benchset.Benchmark, i int, name string) *variant {
-	return &variant{name, func(rounds int) ([]float64, uint64, error) {
+// inChild is goVariants[i] of bm, each round of it timed by a child
+// process (runChild).
+func inChild(bm *benchset.Benchmark, i int) *variant {
+	return &variant{goVariants[i].name, func(rounds int) ([]float64, uint64, error) {
 		var ns []float64
 		var result uint64
 		for range rounds {
@@ -185,80 +196,46 @@ func inChild(bm *benchset.Benchmark, i int, name string) *variant {
 	}}
 }
 
-// runChild times one round of the variant of index i of the benchmark
-// named, and prints its result and time to w as native C's driver does.
+// runChild times one round of goVariants[i] of the benchmark named, and
+// prints its result and time to w as native C's driver does.
 func runChild(w io.Writer, name string, i int) error {
+	if i >= len(goVariants) {
+		return fmt.Errorf("no variant %d", i)
+	}
 	for _, bm := range benchset.Set {
-		if bm.Name != name {
-			continue
+		if bm.Name == name {
+			ns, r, err := timeVariant(bm, i)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(w, "result %d\nns %.3f\n", r, ns)
+			return nil
 		}
-		vs, err := variants(bm)
-		if err != nil {
-			return err
-		}
-		if i >= len(vs) {
-			return fmt.Errorf("%s has no variant %d", name, i)
-		}
-		ns, r, err := vs[i].run(1)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(w, "result %d\nns %.3f\n", r, ns[0])
-		return nil
 	}
 	return fmt.Errorf("no benchmark %q", name)
 }
 
-// variants are the uebpf engines and native Go for bm (goColumns).
-func variants(bm *benchset.Benchmark) ([]*variant, error) {
-	var vs []*variant
-	for _, e := range []struct {
-		name   string
-		engine uebpf.Engine
-		skip   bool // SkipVerification: the JIT checks every access
-	}{
-		{"interpreter", uebpf.EngineInterpreter, false},
-		{"JIT checked", uebpf.EngineJIT, true},
-		{"JIT unchecked", uebpf.EngineJIT, false},
-	} {
-		coll, p, err := bm.Load(e.engine)
-		if e.skip {
-			if err == nil {
-				coll.Close()
-			}
-			coll, p, err = loadUnverified(bm)
-		}
-		if err != nil {
-			return nil, err
-		}
-		_ = coll // lives as long as the command
-		ctx := bm.Input()
-		run := p.Func() // Run, or the direct entry of a flat program's code
-		vs = append(vs, &variant{e.name, func(rounds int) ([]float64, uint64, error) {
-			ns := timeRounds(rounds, func(n int) { callProgram(run, ctx, n) })
-			r0, err := run(ctx)
-			return ns, r0, err
-		}})
+// timeVariant times one round of goVariants[i] of bm, and returns the
+// time per run and the result.
+func timeVariant(bm *benchset.Benchmark, i int) (float64, uint64, error) {
+	v, ctx := goVariants[i], bm.Input()
+	if v.native {
+		ns := timeRounds(1, func(n int) { callNative(bm.Native, ctx, n) })
+		return ns[0], bm.Native(ctx), nil
 	}
-	ctx := bm.Input()
-	vs = append(vs, &variant{"native Go", func(rounds int) ([]float64, uint64, error) {
-		ns := timeRounds(rounds, func(n int) { callNative(bm.Native, ctx, n) })
-		return ns, bm.Native(ctx), nil
-	}})
-	return vs, nil
-}
-
-// loadUnverified loads bm for the JIT without the verifier: checked mode.
-func loadUnverified(bm *benchset.Benchmark) (*uebpf.Collection, *uebpf.Program, error) {
-	obj, err := benchset.Object(bm.Object)
+	load := func() (*uebpf.Collection, *uebpf.Program, error) { return bm.Load(v.engine) }
+	if v.skip {
+		load = bm.LoadUnverified
+	}
+	coll, p, err := load()
 	if err != nil {
-		return nil, nil, err
+		return 0, 0, err
 	}
-	coll, err := uebpf.Load(strings.NewReader(string(obj)), &uebpf.Options{Engine: uebpf.EngineJIT, SkipVerification: true, Timeout: -1})
-	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", bm.Name, err)
-	}
-	return coll, coll.Program(bm.Program), nil
+	defer coll.Close()
+	run := p.Func() // Run, or the direct entry of a flat program's code
+	ns := timeRounds(1, func(n int) { callProgram(run, ctx, n) })
+	r0, err := run(ctx)
+	return ns[0], r0, err
 }
 
 // callProgram and callNative are the timed loops: n calls of a func value

@@ -21,8 +21,8 @@ func TestChildRound(t *testing.T) {
 			want = bm.Want
 		}
 	}
-	for i, name := range goColumns {
-		t.Run(name, func(t *testing.T) {
+	for i, v := range goVariants {
+		t.Run(v.name, func(t *testing.T) {
 			var out bytes.Buffer
 			if err := runChild(&out, "simple", i); err != nil {
 				t.Fatal(err)
@@ -45,7 +45,7 @@ func TestChildErrors(t *testing.T) {
 		err     string
 	}{
 		{"no such program", 0, "no benchmark"},
-		{"simple", len(goColumns), "has no variant"},
+		{"simple", len(goVariants), "no variant"},
 	} {
 		if err := runChild(new(bytes.Buffer), tc.name, tc.variant); err == nil || !strings.Contains(err.Error(), tc.err) {
 			t.Errorf("runChild(%q, %d): %v, want %q", tc.name, tc.variant, err, tc.err)
