@@ -80,7 +80,7 @@ func Example() {
 // An application writes the events of its own session as JSON lines,
 // here to standard output, until its context ends.
 func ExampleWriteJSON() {
-	s, err := tracepoint.NewSession(1 << 16)
+	s, err := tracepoint.NewSession(&tracepoint.SessionOptions{BufferSize: 1 << 16})
 	if err != nil {
 		panic(err)
 	}

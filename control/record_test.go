@@ -151,7 +151,7 @@ func TestRecord(t *testing.T) {
 // events fired, and returns when its context ends.
 func TestWriteJSON(t *testing.T) {
 	provider, tps := declare[reqEvent](t, "request")
-	s, err := tracepoint.NewSession(1 << 16)
+	s, err := tracepoint.NewSession(&tracepoint.SessionOptions{BufferSize: 1 << 16})
 	if err != nil {
 		t.Fatal(err)
 	}

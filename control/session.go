@@ -366,7 +366,7 @@ func (s *Server) sessionFor(req *Request) (ss *session, created bool, err error)
 	if size == 0 {
 		size = s.opts.BufferSize
 	}
-	ts, err := tracepoint.NewSession(size)
+	ts, err := tracepoint.NewSession(&tracepoint.SessionOptions{BufferSize: size})
 	if err != nil {
 		return nil, false, &codedError{CodeInternal, err}
 	}

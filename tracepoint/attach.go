@@ -49,7 +49,11 @@ type Attachment struct {
 	jitFunc func([]byte) (uint64, error)
 	needs   needs
 	session *Session
-	closed  atomic.Bool
+	// slot is the attachment's counters in its session's rings, tag its
+	// records' tag (its tracepoint's layout index there).
+	slot   int
+	tag    uint32
+	closed atomic.Bool
 	// stats are the attachment's counters, which its tracepoint's and
 	// session's figures sum (tally): a separate object, which outlives
 	// the attachment until its cleanup folds it into the sums.
@@ -93,18 +97,19 @@ func attach(p *Point, s *Session, opts []Option) (*Attachment, error) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if s != nil && !s.add(p, a) {
-		return nil, fmt.Errorf("tracepoint %s: %w", p.Name(), ErrSessionClosed)
+	if s != nil {
+		if err := s.add(p, a); err != nil {
+			return nil, fmt.Errorf("tracepoint %s: %w", p.Name(), err)
+		}
+		a.stats.session, a.stats.slot = s, a.slot
 	}
 	// Counted by the tracepoint (and the session) from now on, and until
 	// nothing reaches a: then no Fire can count into a.stats any more.
-	t := tallies{point: &p.tally, c: a.stats}
 	p.tally.add(a.stats)
 	if s != nil {
-		t.session = &s.tally
 		s.tally.add(a.stats)
 	}
-	runtime.AddCleanup(a, foldTallies, t)
+	runtime.AddCleanup(a, foldTallies, tallies{point: &p.tally, c: a.stats})
 	p.publish(append(p.current(), a))
 	return a, nil
 }

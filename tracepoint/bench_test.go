@@ -8,7 +8,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/uebpf/uebpf/maps"
 )
 
 // benchEvent is the payload of the HTTP example: 96 bytes.
@@ -89,18 +88,22 @@ func BenchmarkFireEnabled(b *testing.B) {
 			// half full: a reader running alongside would compete for
 			// the CPU, and one that falls behind turns recordings into
 			// drops. What is timed is recording alone.
-			recs := make([]maps.Record, 4096)
-			half := s.reader.BufferSize() / 2
+			r, err := newChannelReader(s.ch.Reader())
+			if err != nil {
+				b.Fatal(err)
+			}
+			half := uint64(s.ch.ShardSize()/recordBytes(tp.Info())) / 2
+			read := uint64(0)
 			b.ReportAllocs()
 			// The process's CPU time, timed part only: on a shared
 			// machine, less noisy than the wall clock.
 			cpu := -processCPU()
 			for i := range b.N {
 				tp.Fire(&ev)
-				if i&1023 == 1023 && s.reader.AvailableBytes() >= half {
+				if i&1023 == 1023 && s.ch.Stats().Records-read >= half {
 					b.StopTimer()
 					cpu += processCPU()
-					benchDrain(b, s, recs)
+					read += benchDrain(b, r)
 					cpu -= processCPU()
 					b.StartTimer()
 				}
@@ -123,13 +126,17 @@ func processCPU() int64 {
 	return ts.Nano()
 }
 
-// benchDrain reads every record ready in s, in batches.
-func benchDrain(b *testing.B, s *Session, recs []maps.Record) {
-	for s.reader.AvailableBytes() > 0 {
-		if _, err := s.reader.ReadBatch(recs); err != nil {
+// benchDrain reads every record ready in r and returns how many.
+func benchDrain(b *testing.B, r *ChannelReader) uint64 {
+	total := 0
+	for r.Pending() {
+		n, err := r.ReadAll(0, func(*Event) {})
+		if err != nil {
 			b.Fatal(err)
 		}
+		total += n
 	}
+	return uint64(total)
 }
 
 // BenchmarkAttachFilters attaches a filter to each of 10,000 tracepoints

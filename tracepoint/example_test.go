@@ -20,7 +20,7 @@ type Query struct {
 var queryDone = tracepoint.New[Query]("db", "query_done")
 
 func Example() {
-	s, err := tracepoint.NewSession(1 << 16)
+	s, err := tracepoint.NewSession(&tracepoint.SessionOptions{BufferSize: 1 << 16})
 	if err != nil {
 		panic(err)
 	}

@@ -1,68 +1,167 @@
 package tracepoint
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"math/bits"
 	"os"
 	"reflect"
+	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
-	"github.com/uebpf/uebpf/maps"
+	"github.com/uebpf/uebpf/internal/channel"
+	"github.com/uebpf/uebpf/internal/clock"
 )
 
-// Session records the events its attachments keep into a ring buffer that
-// Go code reads with Next, as an LTTng session does.
+// SessionOptions configure a new session. The zero value (or nil) is a
+// 1 MiB session in discard mode.
+type SessionOptions struct {
+	// BufferSize is the size of the session's rings in all (default
+	// 1 MiB): one ring per P, each BufferSize / GOMAXPROCS rounded up to
+	// a power of two of at least 4 KiB, and a small one for Ps beyond
+	// (GOMAXPROCS raised later). Session.BufferSize says what it is.
+	BufferSize int
+	// Mode is what an event that finds its ring full does (Discard by
+	// default).
+	Mode Mode
+	// BlockTimeout bounds a firing's wait in Block mode (default 1 s;
+	// negative: no bound, a firing waits as long as the consumer takes).
+	BlockTimeout time.Duration
+	// File, if not nil, backs the session's channel: a new, empty file
+	// opened read-write, in a directory only this user can write. What the
+	// session committed survives a crash of the process there
+	// (ParseChannel). The session closes it.
+	File *os.File
+	// MaxAttachments bounds the attachments open at once in the session
+	// (default 256).
+	MaxAttachments int
+}
+
+// DefaultBufferSize is SessionOptions.BufferSize's default.
+const DefaultBufferSize = 1 << 20
+
+// DefaultMaxAttachments is SessionOptions.MaxAttachments's default.
+const DefaultMaxAttachments = 256
+
+// Session records the events its attachments keep into a channel: rings
+// in shared memory, one per P, that Go code in this process reads with
+// Next, and a consumer in another process through the channel's files
+// (Files), as an LTTng session's channel is read by its consumer daemon.
+// An event that several attachments of one session keep is recorded once.
 type Session struct {
-	ring   maps.RingBufMap
-	prod   *maps.RingProducer // writes records in place
-	reader *maps.Reader
-	// tally sums the counters of the session's attachments, which count
-	// what they record and drop.
+	ch     *channel.Channel
+	maxAtt int
+	// counts are the attachments' record counters, by ring and then by
+	// attachment slot: a ring's writer is pinned to its P, so the counts
+	// of a record are plain adds in memory no other P writes.
+	counts [][]slotCount
+	// tally sums the counters of the session's attachments.
 	tally tally
 
 	mu     sync.Mutex
 	atts   map[*Attachment]struct{}
-	points map[uint32]*Point // the tracepoints its records come from
+	index  map[*Point]uint32 // layouts written into the channel
+	points []*Point          // by layout index
+	free   []int             // attachment slots to reuse
+	slots  int               // slots handed out
 	closed bool
+
+	// Next's state.
+	rmu      sync.Mutex
+	reader   *ChannelReader
+	batch    []Record
+	deadline atomic.Int64 // Unix ns; 0: none
+	poke     chan struct{}
+}
+
+// slotCount is what an attachment's records did in one ring.
+type slotCount struct {
+	recorded, dropped, fired uint64
 }
 
 // ErrSessionClosed reports Enable on a closed session.
 var ErrSessionClosed = errors.New("session closed")
 
-// recordHeaderSize is the size of the header a session writes in front of
-// each record: the tracepoint's id and the record's size, two u32.
-const recordHeaderSize = 8
+// ErrTooManyAttachments reports an Enable past SessionOptions.MaxAttachments.
+var ErrTooManyAttachments = errors.New("too many attachments in the session")
 
-// NewSession returns a session whose ring buffer holds size bytes of
-// records (rounded up to a power of two of at least a page). A record
-// takes 8 bytes of ring header, 8 of session header and Info.RecordSize.
-func NewSession(size int) (*Session, error) {
-	n := max(os.Getpagesize(), 1<<bits.Len(uint(max(size, 1)-1)))
-	m, err := maps.New(&maps.Spec{Name: "tracepoint_session", Type: maps.RingBuf, MaxEntries: uint32(n)})
-	if err != nil {
-		return nil, fmt.Errorf("tracepoint: session ring of %d bytes: %w", n, err)
+// NewSession returns a session.
+func NewSession(opts *SessionOptions) (*Session, error) {
+	var o SessionOptions
+	if opts != nil {
+		o = *opts
 	}
-	prod, err := maps.NewRingProducer(m)
-	if err != nil {
-		m.Close()
-		return nil, fmt.Errorf("tracepoint: session ring producer: %w", err)
+	if o.BufferSize <= 0 {
+		o.BufferSize = DefaultBufferSize
 	}
-	r, err := maps.NewReader(m)
-	if err != nil {
-		m.Close()
-		return nil, fmt.Errorf("tracepoint: session ring reader: %w", err)
+	if o.MaxAttachments <= 0 {
+		o.MaxAttachments = DefaultMaxAttachments
 	}
-	return &Session{
-		ring:   m.(maps.RingBufMap),
-		prod:   prod,
-		reader: r,
+	shards := runtime.GOMAXPROCS(0)
+	ch, err := channel.New(channel.Options{
+		Name:         "session",
+		Shards:       shards,
+		ShardSize:    (o.BufferSize + shards - 1) / shards,
+		Mode:         channel.Mode(o.Mode),
+		BlockTimeout: o.BlockTimeout,
+		File:         o.File,
+		PID:          int(processContext.Vpid),
+		Procname:     cString(processContext.Procname[:]),
+		ClockOffset:  clock.RealtimeOffset(),
+		Created:      uint64(clock.Now()),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("tracepoint: session of %d bytes: %w", o.BufferSize, err)
+	}
+	s := &Session{
+		ch:     ch,
+		maxAtt: o.MaxAttachments,
+		counts: make([][]slotCount, ch.Shards()),
 		atts:   map[*Attachment]struct{}{},
-		points: map[uint32]*Point{},
-	}, nil
+		index:  map[*Point]uint32{},
+		poke:   make(chan struct{}, 1),
+	}
+	for i := range s.counts {
+		// Padded on both sides: no two rings' counts share a cache line.
+		c := make([]slotCount, o.MaxAttachments+6)
+		s.counts[i] = c[3 : 3+o.MaxAttachments]
+	}
+	return s, nil
+}
+
+func cString(b []byte) string {
+	for i, c := range b {
+		if c == 0 {
+			return string(b[:i])
+		}
+	}
+	return string(b)
+}
+
+// BufferSize is the size of the session's rings in all.
+func (s *Session) BufferSize() int { return s.ch.BufferSize() }
+
+// Mode is the session's mode.
+func (s *Session) Mode() Mode { return Mode(s.ch.Mode()) }
+
+// Files returns new descriptors of the session's channel for a consumer
+// in another process (see MapChannel): the data read-only, the consumer
+// positions writable. The caller closes them once handed over. One
+// consumer reads a session at a time; Next is one too.
+func (s *Session) Files() (data, positions *os.File, err error) {
+	data, positions, err = s.ch.Files()
+	if err != nil {
+		return nil, nil, fmt.Errorf("tracepoint: session: %w", err)
+	}
+	return data, positions, nil
+}
+
+// ChannelStats returns the channel's counters, summed over its rings.
+func (s *Session) ChannelStats() ChannelStats {
+	st := s.ch.Stats()
+	return ChannelStats{Records: st.Records, Dropped: st.Dropped, Overwritten: st.Overwritten}
 }
 
 // Enable attaches a program to tp whose kept events the session records.
@@ -72,16 +171,41 @@ func (s *Session) Enable(tp Target, opts ...Option) (*Attachment, error) {
 	return attach(tp.point(), s, opts)
 }
 
-// add registers an attachment of p, unless the session is closed.
-func (s *Session) add(p *Point, a *Attachment) bool {
+// add registers an attachment of p: a counter slot, and p's layout in the
+// channel if it is the first of p.
+func (s *Session) add(p *Point, a *Attachment) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return false
+		return ErrSessionClosed
 	}
+	if body := 8 + 2*8 + p.info.Size; body > s.ch.MaxRecord() {
+		return fmt.Errorf("a %d-byte record does not fit the session's %d-byte rings (at most %d): give it a larger buffer", body, s.ch.ShardSize(), s.ch.MaxRecord())
+	}
+	slot := -1
+	switch {
+	case len(s.free) > 0:
+		slot = s.free[len(s.free)-1]
+		s.free = s.free[:len(s.free)-1]
+	case s.slots < s.maxAtt:
+		slot = s.slots
+		s.slots++
+	default:
+		return fmt.Errorf("%d attachments (at most %d, SessionOptions.MaxAttachments): %w", s.slots, s.maxAtt, ErrTooManyAttachments)
+	}
+	index, ok := s.index[p]
+	if !ok {
+		index = uint32(len(s.points))
+		if _, err := s.ch.AppendMeta(appendLayout(nil, index, p.info)); err != nil {
+			s.free = append(s.free, slot)
+			return err
+		}
+		s.index[p] = index
+		s.points = append(s.points, p)
+	}
+	a.slot, a.tag = slot, recordTag(index, 0)
 	s.atts[a] = struct{}{}
-	s.points[p.id] = p
-	return true
+	return nil
 }
 
 func (s *Session) remove(a *Attachment) {
@@ -90,105 +214,203 @@ func (s *Session) remove(a *Attachment) {
 	s.mu.Unlock()
 }
 
-// record writes rec, the record of p, into the ring and counts it in c,
-// the recording attachment's counters (which the session's Stats sum), as
-// recorded and, if firing is set, as the firing of p; false when the ring
-// is full.
-func (s *Session) record(p *Point, rec unsafe.Pointer, c *counters, firing bool) bool {
-	dst, claim, ok := s.prod.Begin(uint64(recordHeaderSize + p.recordSize))
-	if !ok {
+// slotSums sums an attachment slot's counts over the rings. The firings
+// are loaded last: a writer counts them before the record.
+func (s *Session) slotSums(slot int) (recorded, dropped, fired uint64) {
+	for _, c := range s.counts {
+		recorded += atomic.LoadUint64(&c[slot].recorded)
+		dropped += atomic.LoadUint64(&c[slot].dropped)
+	}
+	for _, c := range s.counts {
+		fired += atomic.LoadUint64(&c[slot].fired)
+	}
+	return recorded, dropped, fired
+}
+
+// freeSlot gives back the slot of an attachment the collector freed: no
+// firing can count into it any more.
+func (s *Session) freeSlot(slot int) {
+	for _, c := range s.counts {
+		atomic.StoreUint64(&c[slot].recorded, 0)
+		atomic.StoreUint64(&c[slot].dropped, 0)
+		atomic.StoreUint64(&c[slot].fired, 0)
+	}
+	s.mu.Lock()
+	s.free = append(s.free, slot)
+	s.mu.Unlock()
+}
+
+// write records an event kept by a: its payload at payload, the context
+// fields cf says were collected from ctx (nil when none were), and the
+// timestamp *ts, read now if it is 0 (so that the rings of one P hold
+// their records nearly in time order: a goroutine preempted between its
+// reading and Begin may land after a later one). It counts the record (or the drop)
+// in a's slot, and the firing there too if firing is set. Between Begin
+// and Commit the goroutine is pinned to its P: only stores and one copy.
+func (s *Session) write(a *Attachment, payload unsafe.Pointer, ctx *Context, cf Collected, ts *int64, firing bool) bool {
+	size := a.point.info.Size
+	if *ts == 0 {
+		// Before Begin: the clock may take a lock, which a pinned
+		// goroutine must not.
+		*ts = clock.Now()
+	}
+	cl, dst := s.ch.Begin(cf.contextSize() + size)
+	c := &s.counts[cl.Shard()][a.slot]
+	if firing {
+		bump(&c.fired)
+	}
+	if dst == nil {
+		bump(&c.dropped)
+		s.ch.Release(cl)
 		return false
 	}
-	*(*[2]uint32)(dst) = recordHeader(p)
-	copy(unsafe.Slice((*byte)(unsafe.Add(dst, recordHeaderSize)), p.recordSize), unsafe.Slice((*byte)(rec), p.recordSize))
-	c.count(claim, firing)
-	s.prod.Commit(claim)
+	*(*uint64)(dst) = uint64(*ts)
+	body := unsafe.Add(dst, 8)
+	if cf&HasVtid != 0 {
+		*(*int64)(body) = ctx.Vtid
+		body = unsafe.Add(body, 8)
+	}
+	if cf&HasGoid != 0 {
+		*(*uint64)(body) = ctx.Goid
+		body = unsafe.Add(body, 8)
+	}
+	copy(unsafe.Slice((*byte)(body), size), unsafe.Slice((*byte)(payload), size))
+	bump(&c.recorded)
+	s.ch.Commit(cl, a.tag|uint32(cf)<<tagIndexBits)
 	return true
 }
 
-// recordPayload writes a record of p made of payload and a context block
-// with timestamp ts into the ring, without a record built first: the
-// payload is copied once, into the ring, and the context block is stored
-// there directly. It counts the record in c as record does; false when the
-// ring is full. Between Begin and Commit, which hold the ring's producer
-// lock, there are only stores and one copy.
-func (s *Session) recordPayload(p *Point, payload unsafe.Pointer, ts int64, c *counters, firing bool) bool {
-	dst, claim, ok := s.prod.Begin(uint64(recordHeaderSize + p.recordSize))
-	if !ok {
-		return false
-	}
-	*(*[2]uint32)(dst) = recordHeader(p)
-	rec := unsafe.Add(dst, recordHeaderSize)
-	copy(unsafe.Slice((*byte)(rec), p.info.Size), unsafe.Slice((*byte)(payload), p.info.Size))
-	// Zeros up to the context block, not what the ring held before.
-	clear(unsafe.Slice((*byte)(unsafe.Add(rec, p.info.Size)), p.ctxOffset-p.info.Size))
-	ctx := (*Context)(unsafe.Add(rec, p.ctxOffset)) // 8-byte aligned, as the ring's data
-	*ctx = processContext
-	ctx.TimestampNs = uint64(ts)
-	c.count(claim, firing)
-	s.prod.Commit(claim)
-	return true
-}
-
-// recordHeader is the header a session writes in front of a record of p.
-func recordHeader(p *Point) [2]uint32 { return [2]uint32{p.id, uint32(p.recordSize)} }
-
-// Record is one recorded event.
+// Record is one recorded event, as Next returns it.
 type Record struct {
 	// Tracepoint is the tracepoint that fired.
 	Tracepoint *Point
-	// Context is the context block: timestamp, thread, process.
+	// Context is the context block: timestamp, thread, process. Vtid and
+	// Goid are 0 unless Has says they were collected.
 	Context Context
+	Has     Collected
 	// Payload holds the payload's bytes (Info.Size of them).
 	Payload []byte
-	// Raw is the whole record as programs saw it: payload, padding and
-	// context block.
-	Raw []byte
 }
+
+// maxBatch bounds the records Next takes from the rings at once.
+const maxBatch = 256
 
 // Next returns the next record, blocking until there is one or the
 // deadline (SetDeadline) passes (os.ErrDeadlineExceeded). After Close it
-// fails with an error wrapping os.ErrClosed.
+// returns what the session held, then an error wrapping os.ErrClosed.
+// Records of one ring (one P) come in order; those of several rings are
+// merged by timestamp within what Next takes at once. Next is the
+// session's consumer: a consumer of its Files at the same time would
+// take records from it.
 func (s *Session) Next() (Record, error) {
-	r, err := s.reader.Read()
-	if err != nil {
-		return Record{}, fmt.Errorf("tracepoint: session: %w", err)
+	s.rmu.Lock()
+	defer s.rmu.Unlock()
+	if s.reader == nil {
+		r, err := newChannelReader(s.ch.Reader())
+		if err != nil {
+			return Record{}, err
+		}
+		s.reader = r
 	}
-	return s.decode(r.RawSample)
+	for len(s.batch) == 0 {
+		if err := s.fill(); err != nil {
+			return Record{}, err
+		}
+		if len(s.batch) > 0 {
+			break
+		}
+		if s.ch.Closed() {
+			return Record{}, fmt.Errorf("tracepoint: session: %w", os.ErrClosed)
+		}
+		d := time.Duration(s.deadline.Load())
+		wait := 10 * time.Millisecond
+		if d != 0 {
+			left := time.Until(time.Unix(0, int64(d)))
+			if left <= 0 {
+				return Record{}, fmt.Errorf("tracepoint: session: %w", os.ErrDeadlineExceeded)
+			}
+			wait = min(wait, left)
+		}
+		s.reader.r.Wait(wait)
+		select {
+		case <-s.poke:
+		default:
+		}
+	}
+	r := s.batch[0]
+	s.batch = s.batch[1:]
+	return r, nil
 }
 
-// decode splits a ring record into its header and the record.
-func (s *Session) decode(b []byte) (Record, error) {
-	if len(b) < recordHeaderSize {
-		return Record{}, fmt.Errorf("tracepoint: session: %d-byte ring record", len(b))
-	}
-	id, size := binary.LittleEndian.Uint32(b), binary.LittleEndian.Uint32(b[4:])
+// fill takes what the rings hold, up to maxBatch records each, copied out
+// and merged by timestamp.
+func (s *Session) fill() error {
+	var buf []byte
+	s.batch = s.batch[:0]
 	s.mu.Lock()
-	p := s.points[id]
+	points := s.points
 	s.mu.Unlock()
-	raw := b[recordHeaderSize:]
-	if p == nil || int(size) != p.recordSize || len(raw) < p.recordSize {
-		return Record{}, fmt.Errorf("tracepoint: session: record of tracepoint %d with %d bytes does not match", id, size)
+	_, err := s.reader.ReadAll(maxBatch, func(ev *Event) {
+		if int(ev.Index) >= len(points) {
+			return
+		}
+		start := len(buf)
+		buf = append(buf, ev.Payload...)
+		ctx := processContext
+		ctx.TimestampNs, ctx.Vtid, ctx.Goid = ev.TimestampNs, ev.Vtid, ev.Goid
+		s.batch = append(s.batch, Record{Tracepoint: points[ev.Index], Context: ctx, Has: ev.Has, Payload: buf[start:len(buf):len(buf)]})
+	})
+	if err != nil {
+		return fmt.Errorf("tracepoint: session: %w", err)
 	}
-	rec := Record{Tracepoint: p, Payload: raw[:p.info.Size:p.info.Size], Raw: raw[:p.recordSize]}
-	rec.Context = *(*Context)(unsafe.Pointer(&raw[p.info.ContextOffset()]))
-	return rec, nil
+	// The payloads moved when buf grew: point them at the final buffer.
+	off := 0
+	for i := range s.batch {
+		n := len(s.batch[i].Payload)
+		s.batch[i].Payload = buf[off : off+n : off+n]
+		off += n
+	}
+	sortByTime(s.batch)
+	return nil
+}
+
+// sortByTime sorts records by timestamp, keeping each ring's order
+// (insertion sort: batches are short and mostly in order).
+func sortByTime(rs []Record) {
+	for i := 1; i < len(rs); i++ {
+		for j := i; j > 0 && rs[j].Context.TimestampNs < rs[j-1].Context.TimestampNs; j-- {
+			rs[j], rs[j-1] = rs[j-1], rs[j]
+		}
+	}
 }
 
 // SetDeadline makes Next fail with os.ErrDeadlineExceeded after t; a time
 // in the past makes it return at once when no record is ready; the zero
 // time blocks.
-func (s *Session) SetDeadline(t time.Time) { s.reader.SetDeadline(t) }
+func (s *Session) SetDeadline(t time.Time) {
+	if t.IsZero() {
+		s.deadline.Store(0)
+	} else {
+		s.deadline.Store(max(t.UnixNano(), 1))
+	}
+	select {
+	case s.poke <- struct{}{}:
+	default:
+	}
+	s.ch.Wake()
+}
 
 // Stats returns the session's counters: Matched counts events its
-// attachments kept, Recorded and Dropped how many of them the ring took.
+// attachments kept (once per event, however many kept it), Recorded and
+// Dropped how many of them the rings took.
 func (s *Session) Stats() Stats {
 	st := s.tally.load()
 	return Stats{Matched: st.Recorded + st.Dropped, Recorded: st.Recorded, Dropped: st.Dropped}
 }
 
-// Close detaches every program of the session and closes its ring. Close
-// is idempotent.
+// Close detaches every program of the session and closes its channel:
+// Next and consumers read what it holds, then see it closed. Close is
+// idempotent.
 func (s *Session) Close() error {
 	s.mu.Lock()
 	if s.closed {
@@ -204,7 +426,7 @@ func (s *Session) Close() error {
 	for _, a := range atts {
 		a.Close()
 	}
-	return errors.Join(s.reader.Close(), s.ring.Close())
+	return s.ch.Close()
 }
 
 // Decode returns a record's payload as a T, which must be the payload type

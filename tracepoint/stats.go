@@ -5,7 +5,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/uebpf/uebpf/maps"
 )
 
 // Stats are the counters of a tracepoint, an attachment or a session.
@@ -26,38 +25,33 @@ type Stats struct {
 }
 
 // counters are an attachment's Stats, updated by firing goroutines (a
-// tracepoint counts only the firings no attachment recorded; see tally).
-// matched counts the kept events that no session recorded or dropped:
-// Matched is the sum of the three, so that a recorded event costs one add
-// less.
+// tracepoint counts only the firings no attachment counted; see tally).
+// An attachment of a session counts its records, drops and the firings
+// whose first count they were in the session's per-ring slots (written by
+// the ring's pinned writer, a plain add); matched counts the kept events
+// that no ring of its session took or refused (another attachment of the
+// session recorded them, or the attachment records nowhere), so that
+// Matched is the sum of the three and a recorded event costs one add.
 type counters struct {
-	// recorded is added to by the session's ring as it writes a record,
-	// under its producer lock (count), so that a recorded event costs no
-	// atomic add of its own: first, for 8-byte alignment everywhere; read
-	// with atomic.LoadUint64.
-	recorded uint64
-	// fired counts the firings of the tracepoint whose first count was a
-	// record of this attachment: counted with it, under the ring's lock,
-	// where the tracepoint's atomic add would be one more locked
-	// instruction per recorded event. It is part of the tracepoint's
-	// Fired, not of the attachment's Stats.
-	fired                    uint64
-	matched, dropped, errors atomic.Uint64
+	matched, errors atomic.Uint64
+	session         *Session
+	slot            int
 }
 
-// count counts a record that c's ring is writing, under the ring's lock
-// that claim holds, and the firing it is the first count of, if firing.
-// The firing comes first, and readers load recorded before fired
-// (loadAll), so that they never see the record without its firing.
-func (c *counters) count(claim maps.RingClaim, firing bool) {
-	if firing {
-		claim.Count(&c.fired)
+// sums reads what c's slot counted in its session's rings.
+func (c *counters) sums() (recorded, dropped, fired uint64) {
+	if c.session == nil {
+		return 0, 0, 0
 	}
-	claim.Count(&c.recorded)
+	return c.session.slotSums(c.slot)
 }
 
 func (c *counters) load() Stats {
-	recorded, dropped := atomic.LoadUint64(&c.recorded), c.dropped.Load()
+	recorded, dropped, _ := c.sums()
+	return c.stats(recorded, dropped)
+}
+
+func (c *counters) stats(recorded, dropped uint64) Stats {
 	return Stats{
 		Matched:  c.matched.Load() + recorded + dropped,
 		Recorded: recorded,
@@ -66,11 +60,12 @@ func (c *counters) load() Stats {
 	}
 }
 
-// loadAll is load with the firings counted here (fired), for the sums:
-// loaded after the rest, which they come before.
+// loadAll is load with the firings counted in the slot (Fired), for the
+// sums.
 func (c *counters) loadAll() Stats {
-	st := c.load()
-	st.Fired = atomic.LoadUint64(&c.fired)
+	recorded, dropped, fired := c.sums()
+	st := c.stats(recorded, dropped)
+	st.Fired = fired
 	return st
 }
 
@@ -107,15 +102,16 @@ func (t *tally) add(c *counters) {
 	t.mu.Unlock()
 }
 
-// fold moves c, whose attachment was collected, into the totals.
-func (t *tally) fold(c *counters) {
+// fold moves c, whose attachment was collected, into the totals: st is
+// what it counted.
+func (t *tally) fold(c *counters, st Stats) {
 	t.mu.Lock()
 	if i := slices.Index(t.live, c); i >= 0 {
 		last := len(t.live) - 1
 		t.live[i] = t.live[last]
 		t.live[last] = nil
 		t.live = t.live[:last]
-		t.folded.add(c.loadAll())
+		t.folded.add(st)
 	}
 	t.mu.Unlock()
 }
@@ -134,14 +130,17 @@ func (t *tally) load() Stats {
 
 // tallies are the tallies an attachment counts into, for its cleanup.
 type tallies struct {
-	point, session *tally
-	c              *counters
+	point *tally
+	c     *counters
 }
 
-// foldTallies is the cleanup of a collected attachment.
+// foldTallies is the cleanup of a collected attachment: its counts move
+// into the totals, and its slot is free for another.
 func foldTallies(t tallies) {
-	t.point.fold(t.c)
-	if t.session != nil {
-		t.session.fold(t.c)
+	st := t.c.loadAll()
+	t.point.fold(t.c, st)
+	if s := t.c.session; s != nil {
+		s.tally.fold(t.c, st)
+		s.freeSlot(t.c.slot)
 	}
 }

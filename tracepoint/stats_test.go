@@ -158,7 +158,8 @@ func must(t *testing.T) func(*Attachment, error) Link {
 // as the loop counts it.
 func TestLoneNativeAttachmentCounts(t *testing.T) {
 	const events = 300 // statuses 200, 404, 503 in turn
-	fits := 4096 / (8 + recordHeaderSize + declare[testEvent](t).Info().RecordSize())
+	oneP(t)
+	fits := 4096 / recordBytes(declare[testEvent](t).Info())
 	for _, tc := range []struct {
 		name   string
 		ring   int // 0: no session

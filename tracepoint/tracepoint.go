@@ -2,13 +2,13 @@ package tracepoint
 
 import (
 	"fmt"
+	"slices"
 	"reflect"
 	"sync"
 	"sync/atomic"
 	"unsafe"
 
 	"github.com/uebpf/uebpf/filter"
-	"github.com/uebpf/uebpf/internal/clock"
 )
 
 // Tracepoint is a declared tracepoint with payload type T. Declare it once,
@@ -224,14 +224,71 @@ type firing struct {
 	// ts is the event's timestamp, read once for all the sessions that
 	// record it; 0 until read.
 	ts int64
-	// counted: the firing is counted, in Point.fired or by a record of
-	// an attachment (counters.fired). It counts exactly once: with its
-	// first record, under that ring's lock, where a locked add of its
-	// own would be one more per recorded event; else in Point.fired,
+	// counted: the firing is counted, in Point.fired or by a record (or
+	// drop) of an attachment (slotCount.fired). It counts exactly once:
+	// with its first record, in the ring's slot, where a locked add of
+	// its own would be one more per recorded event; else in Point.fired,
 	// before its first other count or at the end. (Stats read while
 	// firings are in flight may see some of their counts and not others,
 	// as they always could.)
 	counted bool
+	// done are the sessions that recorded (or dropped) the event: the
+	// first attachment of a session that keeps an event records it, the
+	// others count a match.
+	done [4]*Session
+	n    int
+	more []*Session
+}
+
+// handled reports whether session s recorded the event already.
+func (f *firing) handled(s *Session) bool {
+	for _, d := range f.done[:f.n] {
+		if d == s {
+			return true
+		}
+	}
+	return slices.Contains(f.more, s)
+}
+
+func (f *firing) mark(s *Session) {
+	if f.n < len(f.done) {
+		f.done[f.n] = s
+		f.n++
+		return
+	}
+	f.more = append(f.more, s)
+}
+
+// record has a's session record the event, once per session: the payload
+// at ev, or the record rec (with the context fields filled) when one was
+// built.
+func (p *Point) record(a *Attachment, ev, rec unsafe.Pointer, filled needs, f *firing) {
+	s := a.session
+	if f.handled(s) {
+		p.countFiring(f)
+		a.stats.matched.Add(1)
+		return
+	}
+	if rec == nil {
+		s.write(a, ev, nil, 0, &f.ts, !f.counted)
+	} else {
+		s.write(a, rec, (*Context)(unsafe.Add(rec, p.ctxOffset)), collected(filled), &f.ts, !f.counted)
+	}
+	f.counted = true // with the record, or with its drop
+	f.mark(s)
+}
+
+// collected says which costly context fields a record filled with n
+// carries.
+func collected(n needs) Collected {
+	var c Collected
+	if n&needTid != 0 {
+		c |= HasVtid
+	}
+	if n&needGoid != 0 {
+		c |= HasGoid
+	}
+	return c
 }
 
 // countFiring counts f in p.fired unless it is counted already: before any
@@ -292,29 +349,7 @@ func (p *Point) fireRecords(s *attachSet, ev unsafe.Pointer) {
 			// asked for.
 			b, rec, filled, f.ts = p.buildRecord(ev, s.needs, f.ts)
 		}
-		if f.ts == 0 {
-			f.ts = clock.Now()
-		}
-		var ok bool
-		if rec == nil {
-			ok = a.session.recordPayload(p, ev, f.ts, a.stats, !f.counted)
-		} else {
-			if filled&needTimestamp == 0 {
-				ctx := (*Context)(unsafe.Add(rec, p.ctxOffset))
-				if filled == 0 {
-					*ctx = processContext
-				}
-				ctx.TimestampNs = uint64(f.ts)
-				filled |= needStatic | needTimestamp
-			}
-			ok = a.session.record(p, rec, a.stats, !f.counted)
-		}
-		if ok { // counted by the ring, with the firing
-			f.counted = true
-		} else {
-			p.countFiring(&f)
-			a.stats.dropped.Add(1)
-		}
+		p.record(a, ev, rec, filled, &f)
 	}
 	if b != nil {
 		p.putRecord(b)
@@ -334,15 +369,7 @@ func (p *Point) kept(a *Attachment, ev unsafe.Pointer, r0 uint64, err error, f *
 		p.countFiring(f)
 		a.stats.matched.Add(1)
 	default:
-		if f.ts == 0 {
-			f.ts = clock.Now()
-		}
-		if a.session.recordPayload(p, ev, f.ts, a.stats, !f.counted) { // counted by the ring, with the firing
-			f.counted = true
-		} else {
-			p.countFiring(f)
-			a.stats.dropped.Add(1)
-		}
+		p.record(a, ev, nil, 0, f)
 	}
 }
 

@@ -173,7 +173,7 @@ func runDemo(w io.Writer, n int) error {
 	go srv.Serve(ln)
 	defer srv.Close()
 
-	s, err := tracepoint.NewSession(1 << 16)
+	s, err := tracepoint.NewSession(&tracepoint.SessionOptions{BufferSize: 1 << 16})
 	if err != nil {
 		return err
 	}

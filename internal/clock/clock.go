@@ -4,6 +4,7 @@ import (
 	"math/bits"
 	"sync"
 	"sync/atomic"
+	"time"
 	_ "unsafe" // go:linkname
 )
 
@@ -215,3 +216,20 @@ func sample() (t uint64, now int64, ok bool) {
 
 //go:linkname nanotime runtime.nanotime
 func nanotime() int64
+
+// RealtimeOffset returns CLOCK_REALTIME - CLOCK_MONOTONIC in nanoseconds:
+// what turns Now's readings into wall time. It is read between two Now
+// readings, the closest pair of a few tries.
+func RealtimeOffset() int64 {
+	var off int64
+	best := int64(-1)
+	for range 5 {
+		m0 := Now()
+		r := time.Now().UnixNano()
+		m1 := Now()
+		if d := m1 - m0; best < 0 || d < best {
+			best, off = d, r-(m0+(m1-m0)/2)
+		}
+	}
+	return off
+}

@@ -57,7 +57,7 @@ func hostileRecords(interpreted bool) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	s, err := tracepoint.NewSession(1 << 20)
+	s, err := tracepoint.NewSession(&tracepoint.SessionOptions{BufferSize: 1 << 20})
 	if err != nil {
 		return "", err
 	}
@@ -95,9 +95,14 @@ func hostileRecords(interpreted bool) (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("record %d: %w", n, err)
 		}
-		// The session records what the program left in its record.
-		if ev.Status != 0xffffffff || r.Context.Procname[15] != 0xff {
-			return "", fmt.Errorf("record %d: status %#x, procname %q: not the program's bytes", n, ev.Status, r.Context.Procname)
+		// The session records what the program left in its record's
+		// payload and collected context fields; the process's name and pid
+		// come from the session, which a program cannot write.
+		if ev.Status != 0xffffffff || r.Context.Vtid != -1 || r.Context.Goid != ^uint64(0) || r.Has != tracepoint.HasVtid|tracepoint.HasGoid {
+			return "", fmt.Errorf("record %d: status %#x, context %+v: not the program's bytes", n, ev.Status, r.Context)
+		}
+		if r.Context.Vpid != int64(os.Getpid()) || r.Context.Procname[15] != 0 {
+			return "", fmt.Errorf("record %d: context %+v: the program wrote the process's part", n, r.Context)
 		}
 		n++
 	}

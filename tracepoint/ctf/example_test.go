@@ -23,7 +23,7 @@ type Request struct {
 var requestDone = tracepoint.New[Request]("ctfexample", "request_done")
 
 func Example() {
-	s, err := tracepoint.NewSession(1 << 16)
+	s, err := tracepoint.NewSession(&tracepoint.SessionOptions{BufferSize: 1 << 16})
 	if err != nil {
 		panic(err)
 	}
