@@ -5,9 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
+
+	"github.com/uebpf/uebpf/internal/safefs"
 )
 
 // Header writes a C header declaring, for each tracepoint, its payload
@@ -153,7 +154,7 @@ func WriteHeader(path string, names ...string) error {
 	if err := Header(&b, infos...); err != nil {
 		return err
 	}
-	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+	if err := safefs.WriteFile(path, b.Bytes(), 0o644); err != nil {
 		return fmt.Errorf("tracepoint header: %w", err)
 	}
 	return nil

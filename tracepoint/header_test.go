@@ -11,6 +11,7 @@ import (
 
 	"github.com/uebpf/uebpf"
 	"github.com/uebpf/uebpf/internal/bpfbuild"
+	"github.com/uebpf/uebpf/internal/safefs"
 )
 
 // hdrEvent has a field of every kind.
@@ -166,5 +167,37 @@ func TestHeaderPadding(t *testing.T) {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("header lacks %q:\n%s", want, &b)
 		}
+	}
+}
+
+// TestWriteHeaderReplaces checks that WriteHeader replaces the file at
+// its path, and refuses to write through a link there.
+func TestWriteHeaderReplaces(t *testing.T) {
+	tp := hdrTracepoint(t)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "tp.h")
+	if err := os.WriteFile(path, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteHeader(path, tp.Name()); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(path); !bytes.Contains(b, []byte("struct hdr_event_record")) {
+		t.Errorf("tp.h holds %q", b)
+	}
+	target := filepath.Join(t.TempDir(), "target")
+	if err := os.WriteFile(target, []byte("keep"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link.h")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	err := WriteHeader(link, tp.Name())
+	if !errors.Is(err, safefs.ErrUnsafe) || !strings.HasPrefix(err.Error(), "tracepoint header: write "+link+": is a symbolic link") {
+		t.Errorf("WriteHeader through a link: %v", err)
+	}
+	if b, _ := os.ReadFile(target); string(b) != "keep" {
+		t.Errorf("the link's target now holds %q", b)
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/uebpf/uebpf/elf"
 	"github.com/uebpf/uebpf/helpers"
 	"github.com/uebpf/uebpf/internal/conformance"
+	"github.com/uebpf/uebpf/internal/safefs"
 	"github.com/uebpf/uebpf/jit"
 	"github.com/uebpf/uebpf/verifier"
 	"github.com/uebpf/uebpf/vm"
@@ -513,7 +514,10 @@ replaced by .bin unless -o names another file ("-" for standard output).`,
 				_, err := st.stdout.Write(code)
 				return err
 			}
-			return os.WriteFile(dst, code, 0o644)
+			if err := safefs.WriteFile(dst, code, 0o644); err != nil {
+				return fmt.Errorf("asm: %w", err)
+			}
+			return nil
 		}
 	},
 }

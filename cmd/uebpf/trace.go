@@ -547,7 +547,7 @@ new session first and disables it at the end. It records until
 	func(fs *flag.FlagSet, t *target) func(*control.Client, []string, streams) error {
 		session := fs.Uint64("session", 0, "record the session with this `id`")
 		filter := fs.String("filter", "", "enable TRACEPOINT with this filter `expression` in a new session")
-		output := fs.String("output", "", "the trace's `directory` (created; must not hold a trace)")
+		output := fs.String("output", "", "the trace's `directory` (created, or one of yours that others may not write; must not hold a trace)")
 		duration := fs.Duration("duration", 0, "stop after this `time`")
 		return func(c *control.Client, pos []string, st streams) error {
 			switch {

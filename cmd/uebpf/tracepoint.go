@@ -1,10 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"flag"
 	"fmt"
-	"os"
 
+	"github.com/uebpf/uebpf/internal/safefs"
 	"github.com/uebpf/uebpf/tracepoint"
 )
 
@@ -30,15 +31,14 @@ tracepoint.WriteHeader).`,
 			if *out == "" {
 				return tracepoint.Header(st.stdout, info)
 			}
-			f, err := os.Create(*out)
-			if err != nil {
-				return fmt.Errorf("tracepoint header: %w", err)
-			}
-			if err := tracepoint.Header(f, info); err != nil {
-				f.Close()
+			var b bytes.Buffer
+			if err := tracepoint.Header(&b, info); err != nil {
 				return err
 			}
-			return f.Close()
+			if err := safefs.WriteFile(*out, b.Bytes(), 0o644); err != nil {
+				return fmt.Errorf("tracepoint header: %w", err)
+			}
+			return nil
 		}
 	},
 }

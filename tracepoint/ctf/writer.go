@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/uebpf/uebpf/internal/clock"
+	"github.com/uebpf/uebpf/internal/safefs"
 	"github.com/uebpf/uebpf/tracepoint"
 )
 
@@ -55,7 +56,10 @@ func ClockOffset(ns int64) Option { return func(c *config) { c.clockOff = ns } }
 // Writer writes tracepoint records into a CTF trace directory. It is not
 // safe for concurrent use.
 type Writer struct {
-	dir  string
+	dir string
+	// out is the trace directory, open and checked: the files are made
+	// in it (nil for tests that write in memory).
+	out  *safefs.Dir
 	cfg  config
 	info traceInfo
 	// stream is the stream file; meta replaces the metadata file (tests
@@ -86,23 +90,30 @@ var ErrClosed = errors.New("ctf: writer closed")
 
 // Create makes the trace directory dir (and its parents) and starts a
 // trace in it: the metadata file and one stream file, which must not
-// exist.
+// exist. An existing dir must be the caller's and writable by no one
+// else, and not a symbolic link: a trace in a directory another user
+// could write (as /tmp) would let them plant links the files are written
+// through. The files are made through the directory's descriptor, held
+// until Close, never by following a link.
 func Create(dir string, opts ...Option) (*Writer, error) {
 	w, err := newWriter(dir, opts)
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("ctf: trace %s: %w", dir, err)
-	}
-	f, err := os.OpenFile(filepath.Join(dir, StreamFile), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	d, err := safefs.MakeDir(dir, 0o755)
 	if err != nil {
+		return nil, fmt.Errorf("ctf: trace %w", err)
+	}
+	f, err := d.Create(StreamFile, 0o644)
+	if err != nil {
+		d.Close()
 		return nil, fmt.Errorf("ctf: trace %s: %w", dir, err)
 	}
-	w.stream = f
-	w.meta = func(b []byte) error { return replaceFile(dir, MetadataFile, b) }
+	w.out, w.stream = d, f
+	w.meta = func(b []byte) error { return d.WriteFile(MetadataFile, b, 0o644) }
 	if err := w.writeMetadata(); err != nil {
 		f.Close()
+		d.Close()
 		return nil, err
 	}
 	return w, nil
@@ -355,6 +366,9 @@ func (w *Writer) Close() error {
 	if cerr := w.stream.Close(); cerr != nil && err == nil {
 		err = fmt.Errorf("ctf: trace %s: %w", w.dir, cerr)
 	}
+	if w.out != nil {
+		w.out.Close()
+	}
 	w.packet = nil
 	return err
 }
@@ -367,22 +381,6 @@ func (w *Writer) Dir() string { return w.dir }
 func (w *Writer) writeMetadata() error {
 	if err := w.meta(metadata(&w.info, w.classes)); err != nil {
 		return fmt.Errorf("ctf: trace %s: metadata: %w", w.dir, err)
-	}
-	return nil
-}
-
-// replaceFile replaces the file dir/name with one holding b: written aside
-// and renamed, so that a reader never sees half of it.
-// The temporary file's name starts with a dot: readers take every other
-// file in a trace directory for a stream.
-func replaceFile(dir, name string, b []byte) error {
-	path, tmp := filepath.Join(dir, name), filepath.Join(dir, "."+name+".tmp")
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return err
 	}
 	return nil
 }

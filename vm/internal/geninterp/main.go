@@ -11,8 +11,9 @@ import (
 	"fmt"
 	"go/format"
 	"log"
-	"os"
 	"strings"
+
+	"github.com/uebpf/uebpf/internal/safefs"
 )
 
 const (
@@ -129,7 +130,7 @@ func write(name string, src []byte) {
 	if err != nil {
 		log.Fatalf("formatting generated code: %v\n%s", err, src)
 	}
-	if err := os.WriteFile(name, formatted, 0o644); err != nil {
+	if err := safefs.WriteFile(name, formatted, 0o644); err != nil {
 		log.Fatal(err)
 	}
 }

@@ -18,6 +18,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/uebpf/uebpf/internal/safefs"
 )
 
 func main() {
@@ -33,7 +35,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	if err := os.WriteFile(*out, src, 0o644); err != nil {
+	if err := safefs.WriteFile(*out, src, 0o644); err != nil {
 		log.Fatal(err)
 	}
 }
