@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
-
 )
 
 // benchEvent is the payload of the HTTP example: 96 bytes.

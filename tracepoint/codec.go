@@ -58,7 +58,7 @@ type Event struct {
 	// Shard is the channel ring the record was in (one per P).
 	Shard int
 	// Index is its tracepoint's index in the channel's layouts; Info its
-	// layout.
+	// layout, the same pointer for every record of the channel's reader.
 	Index uint32
 	Info  *Info
 	// TimestampNs is CLOCK_MONOTONIC when the event was recorded.
@@ -82,7 +82,7 @@ var ErrRecord = errors.New("record does not match its layout")
 // decodeRecord decodes a record's tag and body with the channel's layouts.
 // Everything is checked: body may be shared memory another process writes,
 // so each field is read once.
-func decodeRecord(layouts []Info, tag uint32, body []byte, ev *Event) error {
+func decodeRecord(layouts []*Info, tag uint32, body []byte, ev *Event) error {
 	index, cf := tag&(maxLayouts-1), Collected(tag>>tagIndexBits)
 	if int(index) >= len(layouts) {
 		return fmt.Errorf("record of layout %d (the channel has %d): %w", index, len(layouts), ErrRecord)
@@ -90,7 +90,7 @@ func decodeRecord(layouts []Info, tag uint32, body []byte, ev *Event) error {
 	if cf&^knownContext != 0 {
 		return fmt.Errorf("record with context fields %#x: %w", uint8(cf), ErrRecord)
 	}
-	info := &layouts[index]
+	info := layouts[index]
 	n := cf.contextSize()
 	if len(body) != n+info.Size {
 		return fmt.Errorf("record of %s with %d bytes, want %d: %w", info.FullName(), len(body), n+info.Size, ErrRecord)
@@ -197,7 +197,7 @@ var ErrLayout = errors.New("bad tracepoint layout in channel")
 // which they must extend in index order. It returns the bytes it read:
 // an entry still being written (it is published whole, so only a hostile
 // producer leaves one half) stays for later.
-func parseLayouts(b []byte, layouts []Info) ([]Info, int, error) {
+func parseLayouts(b []byte, layouts []*Info) ([]*Info, int, error) {
 	le := binary.LittleEndian
 	read := 0
 	for len(b)-read >= 4 {
@@ -219,7 +219,7 @@ func parseLayouts(b []byte, layouts []Info) ([]Info, int, error) {
 		if len(layouts) >= maxLayouts {
 			return layouts, read, fmt.Errorf("more than %d layouts: %w", maxLayouts, ErrLayout)
 		}
-		layouts = append(layouts, info)
+		layouts = append(layouts, &info)
 		read += n
 	}
 	return layouts, read, nil

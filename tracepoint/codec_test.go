@@ -74,7 +74,7 @@ func TestLayoutRefused(t *testing.T) {
 
 func TestDecodeRecord(t *testing.T) {
 	info := declare[testEvent](t).Info()
-	layouts := []Info{info}
+	layouts := []*Info{&info}
 	body := make([]byte, 8+8+info.Size)
 	binary.LittleEndian.PutUint64(body, 12345)
 	binary.LittleEndian.PutUint64(body[8:], 77)

@@ -17,7 +17,7 @@ import (
 type ChannelReader struct {
 	r        *channel.Reader
 	hdr      channel.Header
-	layouts  []Info
+	layouts  []*Info
 	metaRead uint64
 	bad      uint64
 	ev       Event
@@ -84,7 +84,7 @@ func (cr *ChannelReader) Shards() int { return cr.r.Shards() }
 
 // Layouts returns the layouts of the tracepoints the channel's records
 // come from, by index: an Event's Info is one of them.
-func (cr *ChannelReader) Layouts() []Info { return cr.layouts }
+func (cr *ChannelReader) Layouts() []*Info { return cr.layouts }
 
 // Read hands fn the records of ring shard, up to max (0: no bound), each
 // decoded; the Event and its byte slices are valid only during the call.

@@ -305,12 +305,8 @@ const maxBatch = 256
 func (s *Session) Next() (Record, error) {
 	s.rmu.Lock()
 	defer s.rmu.Unlock()
-	if s.reader == nil {
-		r, err := newChannelReader(s.ch.Reader())
-		if err != nil {
-			return Record{}, err
-		}
-		s.reader = r
+	if _, err := s.readerLocked(); err != nil {
+		return Record{}, err
 	}
 	for len(s.batch) == 0 {
 		if err := s.fill(); err != nil {
@@ -340,6 +336,27 @@ func (s *Session) Next() (Record, error) {
 	r := s.batch[0]
 	s.batch = s.batch[1:]
 	return r, nil
+}
+
+// Reader returns the session's consumer in this process: what Next reads
+// with, for code that writes records out as they are (package ctf). A
+// session has one consumer at a time: use either Reader or Next, from one
+// goroutine.
+func (s *Session) Reader() (*ChannelReader, error) {
+	s.rmu.Lock()
+	defer s.rmu.Unlock()
+	return s.readerLocked()
+}
+
+func (s *Session) readerLocked() (*ChannelReader, error) {
+	if s.reader == nil {
+		r, err := newChannelReader(s.ch.Reader())
+		if err != nil {
+			return nil, err
+		}
+		s.reader = r
+	}
+	return s.reader, nil
 }
 
 // fill takes what the rings hold, up to maxBatch records each, copied out

@@ -4,7 +4,6 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
-
 )
 
 // Stats are the counters of a tracepoint, an attachment or a session.

@@ -2,8 +2,8 @@ package tracepoint
 
 import (
 	"fmt"
-	"slices"
 	"reflect"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"unsafe"

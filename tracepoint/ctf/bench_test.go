@@ -22,14 +22,14 @@ func BenchmarkWrite(b *testing.B) {
 				}
 			} else {
 				w, _ = newMemWriter(b)
-				w.stream = struct {
+				w.streams[0].f = struct {
 					io.Writer
 					io.Closer
 				}{io.Discard, io.NopCloser(nil)}
 			}
 			payload := make([]byte, 32)
 			r := rec(&layoutTP.Point, 1, payload)
-			b.SetBytes(88) // an event and its padding
+			b.SetBytes(48) // an event and its padding
 			b.ReportAllocs()
 			for i := 0; b.Loop(); i++ {
 				r.Context.TimestampNs = uint64(i)

@@ -93,7 +93,7 @@ func TestCreateKeepsItsDirectory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := w.WriteEvent(info, &tracepoint.Context{TimestampNs: 1}, make([]byte, 4)); err != nil {
+	if err := w.WriteEvent(&tracepoint.Event{Info: &info, TimestampNs: 1, Body: make([]byte, 8+4), Payload: make([]byte, 4)}); err != nil {
 		t.Fatal(err)
 	}
 	if err := w.Close(); err != nil {

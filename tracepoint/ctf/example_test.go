@@ -41,7 +41,7 @@ func Example() {
 	// Record until cancel; the trace is complete when Record returns.
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
-	go func() { done <- ctf.Record(ctx, s, dir) }()
+	go func() { _, err := ctf.Record(ctx, s, dir); done <- err }()
 	for i, status := range []uint16{200, 503, 404, 500} {
 		ev := Request{Status: status, DurationUs: uint64(100 * i)}
 		copy(ev.Method[:], "GET")
@@ -52,12 +52,9 @@ func Example() {
 		panic(err)
 	}
 
-	// babeltrace2 dir prints the two events kept; the metadata declares
-	// the tracepoint as:
-	entries, _ := os.ReadDir(dir)
-	for _, e := range entries {
-		fmt.Println(e.Name())
-	}
+	// babeltrace2 dir prints the two events kept, from the stream files
+	// of the rings they were in (stream_0, stream_1, ...); the metadata
+	// declares the tracepoint as:
 	f, _ := os.Open(filepath.Join(dir, ctf.MetadataFile))
 	defer f.Close()
 	print := false
@@ -68,8 +65,6 @@ func Example() {
 		}
 	}
 	// Output:
-	// metadata
-	// stream_0
 	// event {
 	//   name = "ctfexample:request_done";
 	//   id = 0;

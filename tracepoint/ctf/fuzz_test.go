@@ -46,7 +46,8 @@ func FuzzEventLayout(f *testing.F) {
 	f.Add("p q", "e\"", "a b", []byte{5, 3, 1, 0, 9}, []byte{0xff})
 	f.Fuzz(func(t *testing.T, provider, name, names string, layout, payload []byte) {
 		info := fuzzInfo(provider, name, names, layout)
-		c, err := newEventClass(0, info)
+		has := tracepoint.Collected(len(names) % 4)
+		c, err := newEventClass(0, info, has)
 		if err != nil {
 			if !errors.Is(err, ErrLayout) {
 				t.Fatalf("error %v is not ErrLayout", err)
@@ -54,7 +55,7 @@ func FuzzEventLayout(f *testing.F) {
 			return
 		}
 		w, m := newMemWriter(t, PacketSize(MinPacketSize)) // events of up to 4 KiB in several packets
-		if _, err := w.declare(info); err != nil {
+		if _, err := w.declare(info, has); err != nil {
 			if !errors.Is(err, ErrLayout) {
 				t.Fatalf("declare: %v", err)
 			}
@@ -71,20 +72,20 @@ func FuzzEventLayout(f *testing.F) {
 			p[i] = byte(i)
 		}
 		copy(p, payload)
-		ctx := tracepoint.Context{Vtid: -5, Vpid: 6, Goid: 7, Procname: [16]byte{'x'}}
 		const n = 5
 		for i := range n {
-			ctx.TimestampNs = uint64(i * 10)
-			if err := w.write(c, &ctx, p); err != nil {
+			b, ts, err := w.room(0, c, uint64(i*10))
+			if err != nil {
 				t.Fatal(err)
 			}
+			c.encode(b, ts, -5, 7, p)
 			switch {
 			case i == 1 && len(layout)%2 == 1:
 				if err := w.Flush(); err != nil {
 					t.Fatal(err)
 				}
 			case i == 2:
-				w.AddDiscarded(uint64(len(payload)))
+				w.SetDiscarded(0, uint64(len(payload)))
 			}
 		}
 		if err := w.Close(); err != nil {
@@ -102,8 +103,21 @@ func FuzzEventLayout(f *testing.F) {
 			t.Fatalf("read back %d events, wrote %d", len(events), n)
 		}
 		for i, e := range events {
-			if e.id != 0 || e.ts != uint64(i*10) || e.vtid != -5 || e.goid != 7 {
+			if e.id != 0 || e.ts != uint64(i*10) {
 				t.Fatalf("event %d read back as %+v", i, e)
+			}
+			ctxWords := b[e.offset+evHeaderSize : e.offset+evHeaderSize+c.ctx]
+			want := []uint64{}
+			if has&tracepoint.HasVtid != 0 {
+				want = append(want, uint64(1<<64-5))
+			}
+			if has&tracepoint.HasGoid != 0 {
+				want = append(want, 7)
+			}
+			for k, v := range want {
+				if got := order.Uint64(ctxWords[8*k:]); got != v {
+					t.Fatalf("event %d: context word %d is %d, want %d", i, k, got, v)
+				}
 			}
 			for _, f := range c.fields {
 				if got, want := b[e.offset+f.dst:][:f.size], p[f.src:][:f.size]; !bytes.Equal(got, want) {

@@ -32,23 +32,21 @@ const (
 	packetHeaderSize  = 72 // where the first event starts
 )
 
-// The event header and the stream event context, in front of every
-// event's payload. An event starts 8-byte aligned (the header's alignment,
-// its timestamp's), so these offsets from the event's start hold for every
-// event.
+// The event header, in front of every event: its context (the context
+// fields its record collected) and its payload follow. An event starts
+// 8-byte aligned (its timestamp's alignment), so these offsets from the
+// event's start hold for every event, and so does the header's shape as
+// a session's record has it: the timestamp, the context words, then the
+// payload, as a record's body (tracepoint.Event.Body) lays them out.
 const (
 	evOffID        = 0  // uint32_t id (then 4 bytes of padding)
 	evOffTimestamp = 8  // uint64_clock_monotonic_t timestamp
-	evOffVtid      = 16 // int64_t _vtid
-	evOffVpid      = 24 // int64_t _vpid
-	evOffGoid      = 32 // uint64_t _goid
-	evOffProcname  = 40 // char _procname[16]
-	eventFixedSize = 56 // where the payload's fields start
+	evHeaderSize   = 16 // where the event context starts
 	eventAlign     = 8
 )
 
 // DefaultPacketSize is the size of a packet, what the writer holds in
-// memory: 64 KiB, as LTTng's default sub-buffers.
+// memory per stream: 64 KiB, as LTTng's default sub-buffers.
 const DefaultPacketSize = 64 << 10
 
 // MinPacketSize is the smallest packet: a header and one small event.
@@ -67,26 +65,38 @@ type field struct {
 	src, dst int // offsets in the payload and from the event's start
 }
 
-// eventClass is one tracepoint as the trace describes it.
+// eventClass is one tracepoint, with one set of context fields, as the
+// trace describes it.
 type eventClass struct {
-	id     uint32
-	name   string // "provider:name"
+	id   uint32
+	name string // "provider:name"
+	has  tracepoint.Collected
+	// ctx is the size of the event context: the vtid and goid words the
+	// class's records carry.
+	ctx    int
 	fields []field
-	// payloadSize is the payload's size in the tracepoint.Record.
+	// payloadSize is the payload's size in the records.
 	payloadSize int
-	// size is the event's size when it starts 8-byte aligned: headers,
+	// size is the event's size when it starts 8-byte aligned: header,
 	// context and fields, without padding after the last field.
 	size int
+	// direct: every field lies in the event where it lies in the
+	// payload, from the end of the context: a record's body is the
+	// event after its id, as it is (up to the last field's end).
+	direct bool
+	// info is the layout WriteEvent's records have (nil for Write's).
+	info *tracepoint.Info
 }
 
 // ErrLayout reports a payload description the writer cannot write.
 var ErrLayout = errors.New("payload layout not writable as CTF")
 
-// newEventClass lays out the event of tracepoint info: its payload's fields
-// in order, each naturally aligned, after the event header and context.
-// It checks info as a reader of the trace would need it to be: C names,
-// sizes of the field's kind, fields inside the payload.
-func newEventClass(id uint32, info tracepoint.Info) (*eventClass, error) {
+// newEventClass lays out the event of tracepoint info with context fields
+// has: its payload's fields in order, each naturally aligned, after the
+// event header and context. It checks info as a reader of the trace would
+// need it to be: C names, sizes of the field's kind, fields inside the
+// payload.
+func newEventClass(id uint32, info tracepoint.Info, has tracepoint.Collected) (*eventClass, error) {
 	name := info.FullName()
 	if !cName(info.Provider) || !cName(info.Name) {
 		return nil, fmt.Errorf("event %q: provider and name must be C identifiers: %w", name, ErrLayout)
@@ -94,8 +104,18 @@ func newEventClass(id uint32, info tracepoint.Info) (*eventClass, error) {
 	if info.Size < 0 || info.Size > math.MaxInt32 {
 		return nil, fmt.Errorf("event %s: payload size %d: %w", name, info.Size, ErrLayout)
 	}
-	c := &eventClass{id: id, name: name, payloadSize: info.Size}
-	pos := eventFixedSize
+	if has&^(tracepoint.HasVtid|tracepoint.HasGoid) != 0 {
+		return nil, fmt.Errorf("event %s: context fields %#x: %w", name, uint8(has), ErrLayout)
+	}
+	c := &eventClass{id: id, name: name, has: has, payloadSize: info.Size, direct: true}
+	if has&tracepoint.HasVtid != 0 {
+		c.ctx += 8
+	}
+	if has&tracepoint.HasGoid != 0 {
+		c.ctx += 8
+	}
+	base := evHeaderSize + c.ctx
+	pos := base
 	seen := map[string]bool{}
 	for _, f := range info.Fields {
 		if !cName(f.Name) || seen[f.Name] {
@@ -112,6 +132,7 @@ func newEventClass(id uint32, info tracepoint.Info) (*eventClass, error) {
 		}
 		pos = align(pos, a)
 		c.fields = append(c.fields, field{name: "_" + f.Name, kind: f.Kind, size: f.Size, align: a, src: f.Offset, dst: pos})
+		c.direct = c.direct && pos-base == f.Offset
 		pos += f.Size
 		if pos > math.MaxInt32 {
 			return nil, fmt.Errorf("event %s: %d bytes: %w", name, pos, ErrLayout)
@@ -145,20 +166,53 @@ func fieldAlign(f tracepoint.Field) (int, error) {
 	return 0, fmt.Errorf("%d-byte %v: %w", f.Size, f.Kind, ErrLayout)
 }
 
-// encode writes an event of class c at b[0:c.size], b zeroed, from a
-// record's context and payload (len(payload) >= c.payloadSize).
-func (c *eventClass) encode(b []byte, ts uint64, ctx *tracepoint.Context, payload []byte) {
+// encode writes an event of class c at b[0:c.size], b zeroed, from its
+// context words and a payload (len(payload) >= c.payloadSize).
+func (c *eventClass) encode(b []byte, ts uint64, vtid int64, goid uint64, payload []byte) {
 	_ = b[c.size-1]
 	order.PutUint32(b[evOffID:], c.id)
 	order.PutUint64(b[evOffTimestamp:], ts)
-	order.PutUint64(b[evOffVtid:], uint64(ctx.Vtid))
-	order.PutUint64(b[evOffVpid:], uint64(ctx.Vpid))
-	order.PutUint64(b[evOffGoid:], ctx.Goid)
-	copy(b[evOffProcname:evOffProcname+16], ctx.Procname[:])
+	off := evHeaderSize
+	if c.has&tracepoint.HasVtid != 0 {
+		order.PutUint64(b[off:], uint64(vtid))
+		off += 8
+	}
+	if c.has&tracepoint.HasGoid != 0 {
+		order.PutUint64(b[off:], goid)
+	}
+	if c.direct {
+		copy(b[evHeaderSize+c.ctx:c.size], payload)
+		return
+	}
 	for i := range c.fields {
 		f := &c.fields[i]
 		copy(b[f.dst:f.dst+f.size], payload[f.src:f.src+f.size])
 	}
+}
+
+// encodeBody writes an event of class c from a record's body: the
+// timestamp, context words and payload, in the event's order already (a
+// direct class copies it as it is). ts is the timestamp to write, which
+// may be later than the body's.
+func (c *eventClass) encodeBody(b []byte, ts uint64, body []byte) {
+	_ = b[c.size-1]
+	if !c.direct {
+		var vtid int64
+		var goid uint64
+		off := 8
+		if c.has&tracepoint.HasVtid != 0 {
+			vtid = int64(order.Uint64(body[off:]))
+			off += 8
+		}
+		if c.has&tracepoint.HasGoid != 0 {
+			goid = order.Uint64(body[off:])
+		}
+		c.encode(b, ts, vtid, goid, body[8+c.ctx:])
+		return
+	}
+	order.PutUint32(b[evOffID:], c.id)
+	copy(b[evOffTimestamp:c.size], body)
+	order.PutUint64(b[evOffTimestamp:], ts)
 }
 
 // packetHeader is what a packet's header and context say.

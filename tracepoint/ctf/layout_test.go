@@ -13,9 +13,11 @@ import (
 	"github.com/uebpf/uebpf/tracepoint"
 )
 
-// memTrace is a trace written in memory.
+// memTrace is a trace written in memory: stream is the first stream,
+// others the rest by index.
 type memTrace struct {
 	stream   bytes.Buffer
+	others   map[int]*bytes.Buffer
 	metadata []byte
 }
 
@@ -28,11 +30,18 @@ func newMemWriter(t testing.TB, opts ...Option) (*Writer, *memTrace) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := &memTrace{}
-	w.stream = struct {
-		io.Writer
-		io.Closer
-	}{&m.stream, m}
+	m := &memTrace{others: map[int]*bytes.Buffer{}}
+	w.create = func(i int) (io.WriteCloser, error) {
+		b := &m.stream
+		if i > 0 {
+			b = new(bytes.Buffer)
+			m.others[i] = b
+		}
+		return struct {
+			io.Writer
+			io.Closer
+		}{b, m}, nil
+	}
 	w.meta = func(b []byte) error { m.metadata = bytes.Clone(b); return nil }
 	if err := w.writeMetadata(); err != nil {
 		t.Fatal(err)
@@ -44,14 +53,12 @@ func newMemWriter(t testing.TB, opts ...Option) (*Writer, *memTrace) {
 type readEvent struct {
 	id     uint32
 	ts     uint64
-	vtid   int64
-	goid   uint64
 	offset int // in the stream
 }
 
 // readStream reads a stream back as a reader would, given the size of
 // each event class (by id): every packet's header, and every event's
-// header and context.
+// header.
 func readStream(b []byte, sizes []int) ([]packetHeader, []readEvent, error) {
 	var (
 		packets []packetHeader
@@ -73,14 +80,12 @@ func readStream(b []byte, sizes []int) ([]packetHeader, []readEvent, error) {
 		}
 		for pos := packetHeaderSize; pos < content; {
 			pos = align(pos, eventAlign)
-			if pos+eventFixedSize > content {
+			if pos+evHeaderSize > content {
 				return packets, events, fmt.Errorf("event at %d: header past the content", off+pos)
 			}
 			e := readEvent{
 				id:     order.Uint32(p[pos+evOffID:]),
 				ts:     order.Uint64(p[pos+evOffTimestamp:]),
-				vtid:   int64(order.Uint64(p[pos+evOffVtid:])),
-				goid:   order.Uint64(p[pos+evOffGoid:]),
 				offset: off + pos,
 			}
 			if int(e.id) >= len(sizes) {
@@ -130,24 +135,17 @@ func TestPacketHeaderOffsets(t *testing.T) {
 	if pos != packetHeaderSize {
 		t.Errorf("header and context end at %d, writer starts events at %d", pos, packetHeaderSize)
 	}
-	// Event header and context, from an 8-byte aligned start.
+	// The event header, from an 8-byte aligned start.
 	pos = 0
-	for _, d := range []decl{
-		{"id", 4, evOffID}, {"timestamp", 8, evOffTimestamp}, {"_vtid", 8, evOffVtid},
-		{"_vpid", 8, evOffVpid}, {"_goid", 8, evOffGoid}, {"_procname", 16, evOffProcname},
-	} {
-		a := d.size
-		if d.name == "_procname" {
-			a = 1
-		}
-		pos = align(pos, a)
+	for _, d := range []decl{{"id", 4, evOffID}, {"timestamp", 8, evOffTimestamp}} {
+		pos = align(pos, d.size)
 		if pos != d.want {
 			t.Errorf("%s at %d, writer puts it at %d", d.name, pos, d.want)
 		}
 		pos += d.size
 	}
-	if pos != eventFixedSize {
-		t.Errorf("event header and context end at %d, writer starts payloads at %d", pos, eventFixedSize)
+	if pos != evHeaderSize {
+		t.Errorf("event header ends at %d, writer starts contexts at %d", pos, evHeaderSize)
 	}
 }
 
@@ -190,24 +188,33 @@ func TestEventClassLayout(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		info   tracepoint.Info
+		has    tracepoint.Collected
 		dst    []int // payload field offsets from the event's start
 		size   int
+		direct bool // copied as the record has it
 		errSub string
 	}{
-		{name: "empty", info: tracepoint.Info{Provider: "p", Name: "e"}, size: eventFixedSize},
+		{name: "empty", info: tracepoint.Info{Provider: "p", Name: "e"}, size: evHeaderSize, direct: true},
 		{name: "bytes packed", info: tracepoint.Info{Provider: "p", Name: "e", Size: 19, Fields: []tracepoint.Field{
 			f("s", tracepoint.String, 17, 0), f("b", tracepoint.Bool, 1, 17), f("u", tracepoint.Unsigned, 1, 18)}},
-			dst: []int{56, 73, 74}, size: 75},
+			dst: []int{16, 33, 34}, size: 35, direct: true},
 		{name: "natural alignment", info: tracepoint.Info{Provider: "p", Name: "e", Size: 32, Fields: []tracepoint.Field{
 			f("a", tracepoint.Unsigned, 1, 0), f("b", tracepoint.Signed, 2, 2), f("c", tracepoint.Float, 4, 4),
 			f("d", tracepoint.Signed, 1, 8), f("e", tracepoint.Float, 8, 16), f("f", tracepoint.Unsigned, 8, 24)}},
-			dst: []int{56, 58, 60, 64, 72, 80}, size: 88},
+			dst: []int{16, 18, 20, 24, 32, 40}, size: 48, direct: true},
+		{name: "after vtid and goid", has: tracepoint.HasVtid | tracepoint.HasGoid, info: tracepoint.Info{Provider: "p", Name: "e", Size: 16, Fields: []tracepoint.Field{
+			f("a", tracepoint.Unsigned, 1, 0), f("b", tracepoint.Unsigned, 8, 8)}},
+			dst: []int{32, 40}, size: 48, direct: true},
+		{name: "after goid", has: tracepoint.HasGoid, info: tracepoint.Info{Provider: "p", Name: "e", Size: 4, Fields: []tracepoint.Field{
+			f("a", tracepoint.Unsigned, 4, 0)}},
+			dst: []int{24}, size: 28, direct: true},
 		{name: "padding in the payload is not written", info: tracepoint.Info{Provider: "p", Name: "e", Size: 32, Fields: []tracepoint.Field{
 			f("a", tracepoint.Unsigned, 1, 0), f("b", tracepoint.Unsigned, 1, 31)}},
-			dst: []int{56, 57}, size: 58},
+			dst: []int{16, 17}, size: 18},
 		{name: "keyword names", info: tracepoint.Info{Provider: "p", Name: "e", Size: 2, Fields: []tracepoint.Field{
 			f("string", tracepoint.Unsigned, 1, 0), f("align", tracepoint.Unsigned, 1, 1)}},
-			dst: []int{56, 57}, size: 58},
+			dst: []int{16, 17}, size: 18, direct: true},
+		{name: "bad context", has: 4, info: tracepoint.Info{Provider: "p", Name: "e"}, errSub: "context fields"},
 		{name: "bad provider", info: tracepoint.Info{Provider: "p-q", Name: "e"}, errSub: "C identifiers"},
 		{name: "3-byte integer", info: tracepoint.Info{Provider: "p", Name: "e", Size: 4, Fields: []tracepoint.Field{
 			f("a", tracepoint.Unsigned, 3, 0)}}, errSub: "3-byte unsigned"},
@@ -225,7 +232,7 @@ func TestEventClassLayout(t *testing.T) {
 			f("a b", tracepoint.Unsigned, 1, 0)}}, errSub: "C identifier"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, err := newEventClass(3, tc.info)
+			c, err := newEventClass(3, tc.info, tc.has)
 			if tc.errSub != "" {
 				if !errors.Is(err, ErrLayout) || !strings.Contains(err.Error(), tc.errSub) {
 					t.Fatalf("err %v, want ErrLayout saying %q", err, tc.errSub)
@@ -242,8 +249,8 @@ func TestEventClassLayout(t *testing.T) {
 					t.Errorf("field %s at %d is not %d-aligned", f.name, f.dst, f.align)
 				}
 			}
-			if fmt.Sprint(dst) != fmt.Sprint(tc.dst) || c.size != tc.size {
-				t.Errorf("fields at %v, size %d; want %v, %d", dst, c.size, tc.dst, tc.size)
+			if fmt.Sprint(dst) != fmt.Sprint(tc.dst) || c.size != tc.size || c.direct != tc.direct {
+				t.Errorf("fields at %v, size %d, direct %t; want %v, %d, %t", dst, c.size, c.direct, tc.dst, tc.size, tc.direct)
 			}
 		})
 	}
@@ -264,10 +271,10 @@ var layoutTP = tracepoint.New[layoutEv]("ctftest_layout", "ev")
 
 func TestPacketTrimming(t *testing.T) {
 	const packetSize = MinPacketSize
-	// Each event is 56 + 8 + 21 = 85 bytes, 88 with the padding to the
-	// next: 45 fit in a packet after its 72-byte header (72 + 44*88 + 85 =
-	// 4029; one more would end at 4117).
-	const perPacket = 45
+	// Each event is 16 + 8 + 21 = 45 bytes, 48 with the padding to the
+	// next: 83 fit in a packet after its 72-byte header (72 + 82*48 + 45 =
+	// 4053; one more would end at 4101).
+	const perPacket = 83
 	for _, n := range []int{0, 1, perPacket - 1, perPacket, perPacket + 1, 3*perPacket + 7} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
 			w, m := newMemWriter(t, PacketSize(packetSize))
@@ -277,15 +284,15 @@ func TestPacketTrimming(t *testing.T) {
 				if err := w.Write(rec(&layoutTP.Point, uint64(1000+i), payload)); err != nil {
 					t.Fatal(err)
 				}
-				if len(w.packet) != packetSize {
-					t.Fatalf("writer holds a %d-byte packet, want %d", len(w.packet), packetSize)
+				if len(w.streams[0].packet) != packetSize {
+					t.Fatalf("writer holds a %d-byte packet, want %d", len(w.streams[0].packet), packetSize)
 				}
 			}
 			if err := w.Close(); err != nil {
 				t.Fatal(err)
 			}
 			b := m.stream.Bytes()
-			packets, events, err := readStream(b, []int{85})
+			packets, events, err := readStream(b, []int{45})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -298,7 +305,7 @@ func TestPacketTrimming(t *testing.T) {
 			}
 			for i, h := range packets {
 				inPacket := min(perPacket, n-i*perPacket)
-				content := uint64(packetHeaderSize+(inPacket-1)*88+85) * 8
+				content := uint64(packetHeaderSize+(inPacket-1)*48+45) * 8
 				if h.ContentSize != content {
 					t.Errorf("packet %d: content size %d bits, want %d", i, h.ContentSize, content)
 				}
@@ -328,7 +335,7 @@ func TestTimestampsNeverGoBack(t *testing.T) {
 		}
 	}
 	w.Close()
-	_, events, err := readStream(m.stream.Bytes(), []int{85})
+	_, events, err := readStream(m.stream.Bytes(), []int{45})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -92,16 +92,21 @@ stream {
 		uint32_t id;
 		uint64_clock_monotonic_t timestamp;
 	};
-	event.context := struct {
-		integer { size = 64; align = 64; signed = true; } _vtid;
-		integer { size = 64; align = 64; signed = true; } _vpid;
-		uint64_t _goid;
-		integer { size = 8; align = 8; signed = false; encoding = UTF8; } _procname[16];
-	};
 };
 `, u, quote(t.clockDesc), sec, ns, t.streamID)
 	for _, c := range classes {
-		fmt.Fprintf(&b, "\nevent {\n\tname = %s;\n\tid = %d;\n\tstream_id = %d;\n\tfields := struct {\n", quote(c.name), c.id, t.streamID)
+		fmt.Fprintf(&b, "\nevent {\n\tname = %s;\n\tid = %d;\n\tstream_id = %d;\n", quote(c.name), c.id, t.streamID)
+		if c.has != 0 {
+			b.WriteString("\tcontext := struct {\n")
+			if c.has&tracepoint.HasVtid != 0 {
+				b.WriteString("\t\tinteger { size = 64; align = 64; signed = true; } _vtid;\n")
+			}
+			if c.has&tracepoint.HasGoid != 0 {
+				b.WriteString("\t\tuint64_t _goid;\n")
+			}
+			b.WriteString("\t};\n")
+		}
+		b.WriteString("\tfields := struct {\n")
 		for _, f := range c.fields {
 			fmt.Fprintf(&b, "\t\t%s;\n", fieldDecl(f))
 		}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/uebpf/uebpf/internal/clock"
@@ -14,11 +15,17 @@ import (
 	"github.com/uebpf/uebpf/tracepoint"
 )
 
-// File names in a trace directory.
+// File names in a trace directory: the metadata, and one stream file per
+// ring of the session the events come from, StreamFile for the first
+// (the only one of a Writer given only Records).
 const (
 	MetadataFile = "metadata"
 	StreamFile   = "stream_0"
+	streamPrefix = "stream_"
 )
+
+// MaxStreams bounds the streams of a trace (one per ring of a session).
+const MaxStreams = 1024
 
 // Option configures a Writer.
 type Option func(*config)
@@ -29,8 +36,10 @@ type config struct {
 	procname   string
 	vpid       int64
 	clockOff   int64
-	// flushInterval is for Record.
+	// flushInterval and the rotation are for Record.
 	flushInterval time.Duration
+	rotateSize    int64
+	rotateEvery   time.Duration
 }
 
 // PacketSize sets the size of a packet in bytes (DefaultPacketSize unless
@@ -62,10 +71,24 @@ type Writer struct {
 	out  *safefs.Dir
 	cfg  config
 	info traceInfo
-	// stream is the stream file; meta replaces the metadata file (tests
+	// create makes stream file i, meta replaces the metadata file (tests
 	// write both in memory).
-	stream io.WriteCloser
-	meta   func([]byte) error
+	create  func(i int) (io.WriteCloser, error)
+	meta    func([]byte) error
+	streams []*stream
+	written int64 // bytes in the stream files
+
+	classes []*eventClass
+	byPoint map[*tracepoint.Point]*[4]*eventClass // for Write, by context fields
+	byTag   []*eventClass                         // for WriteEvent, by layout index and context fields
+
+	err    error // sticky: a failed write leaves the stream unreadable past it
+	closed bool
+}
+
+// stream is one stream file and the packet being filled for it.
+type stream struct {
+	f      io.WriteCloser
 	packet []byte // the packet being filled, PacketSize bytes
 	pos    int    // where the next event goes in packet
 	events int    // in packet
@@ -76,44 +99,46 @@ type Writer struct {
 	discarded  uint64
 	// flushedDiscarded is discarded as the last packet written says.
 	flushedDiscarded uint64
-
-	classes []*eventClass
-	byPoint map[*tracepoint.Point]*eventClass
-	byName  map[string]*eventClass // for WriteEvent
-
-	err    error // sticky: a failed write leaves the stream unreadable past it
-	closed bool
 }
 
 // ErrClosed reports a write to a closed Writer.
 var ErrClosed = errors.New("ctf: writer closed")
 
 // Create makes the trace directory dir (and its parents) and starts a
-// trace in it: the metadata file and one stream file, which must not
-// exist. An existing dir must be the caller's and writable by no one
-// else, and not a symbolic link: a trace in a directory another user
+// trace in it: the metadata file and the first stream file, which must
+// not exist; the stream files of other rings are made when their first
+// event comes. An existing dir must be the caller's and writable by no
+// one else, and not a symbolic link: a trace in a directory another user
 // could write (as /tmp) would let them plant links the files are written
 // through. The files are made through the directory's descriptor, held
 // until Close, never by following a link.
 func Create(dir string, opts ...Option) (*Writer, error) {
-	w, err := newWriter(dir, opts)
-	if err != nil {
-		return nil, err
-	}
 	d, err := safefs.MakeDir(dir, 0o755)
 	if err != nil {
 		return nil, fmt.Errorf("ctf: trace %w", err)
 	}
-	f, err := d.Create(StreamFile, 0o644)
+	w, err := createIn(d, dir, opts)
 	if err != nil {
 		d.Close()
-		return nil, fmt.Errorf("ctf: trace %s: %w", dir, err)
+		return nil, err
 	}
-	w.out, w.stream = d, f
+	return w, nil
+}
+
+// createIn starts a trace in the open directory d (at path dir).
+func createIn(d *safefs.Dir, dir string, opts []Option) (*Writer, error) {
+	w, err := newWriter(dir, opts)
+	if err != nil {
+		return nil, err
+	}
+	w.out = d
+	w.create = func(i int) (io.WriteCloser, error) { return d.Create(streamPrefix+strconv.Itoa(i), 0o644) }
 	w.meta = func(b []byte) error { return d.WriteFile(MetadataFile, b, 0o644) }
+	if _, err := w.stream(0); err != nil {
+		return nil, err
+	}
 	if err := w.writeMetadata(); err != nil {
-		f.Close()
-		d.Close()
+		w.streams[0].f.Close()
 		return nil, err
 	}
 	return w, nil
@@ -139,7 +164,7 @@ func newWriter(dir string, opts []Option) (*Writer, error) {
 		cfg.vpid = int64(os.Getpid())
 	}
 	if cfg.clockOff == 0 {
-		cfg.clockOff = realtimeOffset()
+		cfg.clockOff = clock.RealtimeOffset()
 	}
 	w := &Writer{
 		dir: dir,
@@ -151,10 +176,7 @@ func newWriter(dir string, opts []Option) (*Writer, error) {
 			clockOff:  cfg.clockOff,
 			clockDesc: "Monotonic Clock",
 		},
-		packet:  make([]byte, cfg.packetSize),
-		pos:     packetHeaderSize,
-		byPoint: map[*tracepoint.Point]*eventClass{},
-		byName:  map[string]*eventClass{},
+		byPoint: map[*tracepoint.Point]*[4]*eventClass{},
 	}
 	if _, err := rand.Read(w.info.uuid[:]); err != nil {
 		return nil, fmt.Errorf("ctf: trace %s: uuid: %w", dir, err)
@@ -164,74 +186,110 @@ func newWriter(dir string, opts []Option) (*Writer, error) {
 	return w, nil
 }
 
-// Write adds the event rec to the trace, declaring its tracepoint in the
-// metadata the first time. Events get rec.Context.TimestampNs, or the
-// previous event's timestamp if that is later: a stream's events must be
-// in time order, and firing goroutines can reach a session's ring in
-// another order than they read the clock.
+// stream returns stream i, making its file on first use.
+func (w *Writer) stream(i int) (*stream, error) {
+	if i < len(w.streams) && w.streams[i] != nil {
+		return w.streams[i], nil
+	}
+	if i < 0 || i >= MaxStreams {
+		return nil, fmt.Errorf("ctf: trace %s: stream %d (at most %d)", w.dir, i, MaxStreams)
+	}
+	f, err := w.create(i)
+	if err != nil {
+		return nil, fmt.Errorf("ctf: trace %s: %w", w.dir, err)
+	}
+	for len(w.streams) <= i {
+		w.streams = append(w.streams, nil)
+	}
+	s := &stream{f: f, packet: make([]byte, w.cfg.packetSize), pos: packetHeaderSize}
+	w.streams[i] = s
+	return s, nil
+}
+
+// Write adds the event rec to the trace's first stream, declaring its
+// tracepoint in the metadata the first time. Events get
+// rec.Context.TimestampNs, or the previous event's timestamp if that is
+// later: a stream's events must be in time order, and firing goroutines
+// can reach a session's ring in another order than they read the clock.
 func (w *Writer) Write(rec tracepoint.Record) error {
 	if rec.Tracepoint == nil {
 		return fmt.Errorf("ctf: trace %s: record of no tracepoint", w.dir)
 	}
-	c, err := w.class(rec.Tracepoint)
-	if err != nil {
-		return err
+	has := rec.Has & (tracepoint.HasVtid | tracepoint.HasGoid)
+	cs := w.byPoint[rec.Tracepoint]
+	if cs == nil || cs[has] == nil {
+		c, err := w.declare(rec.Tracepoint.Info(), has)
+		if err != nil {
+			return err
+		}
+		if cs == nil {
+			cs = new([4]*eventClass)
+			w.byPoint[rec.Tracepoint] = cs
+		}
+		cs[has] = c
 	}
+	c := cs[has]
 	if len(rec.Payload) < c.payloadSize {
 		return fmt.Errorf("ctf: trace %s: event %s: %d-byte payload, want %d", w.dir, c.name, len(rec.Payload), c.payloadSize)
 	}
-	return w.write(c, &rec.Context, rec.Payload)
+	b, ts, err := w.room(0, c, rec.Context.TimestampNs)
+	if err != nil {
+		return err
+	}
+	c.encode(b, ts, rec.Context.Vtid, rec.Context.Goid, rec.Payload)
+	return nil
 }
 
-// WriteEvent adds an event of the tracepoint info describes, with context
-// ctx and payload bytes laid out as info says: for a tool that writes the
-// events of another process (which it knows by their description, not by
-// a *tracepoint.Point), as Write does for this one's. The first event of
-// a name declares it; later events of that name must have the same info.
-func (w *Writer) WriteEvent(info tracepoint.Info, ctx *tracepoint.Context, payload []byte) error {
-	c := w.byName[info.FullName()]
-	if c == nil {
-		if err := w.usable(); err != nil {
-			return err
+// WriteEvent adds an event a ChannelReader decoded to the stream of its
+// ring, declaring its layout the first time: for a tool that writes the
+// records of another process's session, with payload bytes copied as
+// they are. The events of one Writer must come from one channel (their
+// layout indexes are that channel's).
+func (w *Writer) WriteEvent(ev *tracepoint.Event) error {
+	tag := int(ev.Index)<<2 | int(ev.Has&3)
+	var c *eventClass
+	if tag < len(w.byTag) {
+		c = w.byTag[tag]
+	}
+	if c == nil || c.info != ev.Info {
+		if ev.Info == nil {
+			return fmt.Errorf("ctf: trace %s: event of no layout", w.dir)
 		}
 		var err error
-		if c, err = w.declare(info); err != nil {
+		if c, err = w.declare(*ev.Info, ev.Has); err != nil {
 			return err
 		}
-		w.byName[info.FullName()] = c
+		c.info = ev.Info
+		for len(w.byTag) <= tag {
+			w.byTag = append(w.byTag, nil)
+		}
+		w.byTag[tag] = c
 	}
-	if len(payload) < c.payloadSize {
-		return fmt.Errorf("ctf: trace %s: event %s: %d-byte payload, want %d", w.dir, c.name, len(payload), c.payloadSize)
+	if len(ev.Body) != 8+c.ctx+c.payloadSize {
+		return fmt.Errorf("ctf: trace %s: event %s: %d-byte record, want %d", w.dir, c.name, len(ev.Body), 8+c.ctx+c.payloadSize)
 	}
-	return w.write(c, ctx, payload)
+	b, ts, err := w.room(ev.Shard, c, ev.TimestampNs)
+	if err != nil {
+		return err
+	}
+	c.encodeBody(b, ts, ev.Body)
+	return nil
 }
 
-// class returns the event class of p, declaring it on first use.
-func (w *Writer) class(p *tracepoint.Point) (*eventClass, error) {
-	if c := w.byPoint[p]; c != nil {
-		return c, nil
-	}
+// declare adds an event class for info with context fields has and
+// rewrites the metadata, so that packets written from now on, which may
+// hold its events, are readable.
+func (w *Writer) declare(info tracepoint.Info, has tracepoint.Collected) (*eventClass, error) {
 	if err := w.usable(); err != nil {
 		return nil, err
 	}
-	c, err := w.declare(p.Info())
-	if err != nil {
-		return nil, err
-	}
-	w.byPoint[p] = c
-	return c, nil
-}
-
-// declare adds an event class for info and rewrites the metadata, so that
-// packets written from now on, which may hold its events, are readable.
-func (w *Writer) declare(info tracepoint.Info) (*eventClass, error) {
-	c, err := newEventClass(uint32(len(w.classes)), info)
+	c, err := newEventClass(uint32(len(w.classes)), info, has)
 	if err != nil {
 		return nil, fmt.Errorf("ctf: trace %s: %w", w.dir, err)
 	}
-	if c.size > len(w.packet)-packetHeaderSize {
+	if c.size > w.cfg.packetSize-packetHeaderSize {
 		return nil, fmt.Errorf("ctf: trace %s: event %s: %d bytes do not fit in a %d-byte packet (see PacketSize): %w",
-			w.dir, c.name, c.size, len(w.packet), ErrLayout)
+			w.dir, c.name, c.size, w.cfg.packetSize, ErrLayout)
 	}
 	w.classes = append(w.classes, c)
 	if err := w.writeMetadata(); err != nil {
@@ -241,70 +299,91 @@ func (w *Writer) declare(info tracepoint.Info) (*eventClass, error) {
 	return c, nil
 }
 
-// write adds an event of class c to the packet, flushing it first when
-// the event does not fit.
-func (w *Writer) write(c *eventClass, ctx *tracepoint.Context, payload []byte) error {
+// room returns the zeroed bytes of the next event of class c in stream i,
+// flushing the packet first when the event does not fit, and the
+// timestamp it gets (ts, or the stream's last if that is later).
+func (w *Writer) room(i int, c *eventClass, ts uint64) ([]byte, uint64, error) {
 	if err := w.usable(); err != nil {
+		return nil, 0, err
+	}
+	s, err := w.stream(i)
+	if err != nil {
+		return nil, 0, err
+	}
+	at := align(s.pos, eventAlign)
+	if at+c.size > len(s.packet) {
+		if err := w.flush(s, true); err != nil {
+			return nil, 0, err
+		}
+		at = s.pos
+	}
+	ts = max(ts, s.last)
+	if s.events == 0 {
+		s.begin = ts
+	}
+	s.end, s.last = ts, ts
+	s.events++
+	s.pos = at + c.size
+	return s.packet[at:s.pos], ts, nil
+}
+
+// SetDiscarded says that total events meant for stream i were lost before
+// they reached the writer (a ring's drops): readers report them between
+// the packet written last and the one being filled. Totals only grow.
+func (w *Writer) SetDiscarded(i int, total uint64) error {
+	s, err := w.stream(i)
+	if err != nil {
 		return err
 	}
-	at := align(w.pos, eventAlign)
-	if at+c.size > len(w.packet) {
-		if err := w.flush(true); err != nil {
-			return err
-		}
-		at = w.pos
-	}
-	ts := max(ctx.TimestampNs, w.last)
-	c.encode(w.packet[at:at+c.size], ts, ctx, payload)
-	if w.events == 0 {
-		w.begin = ts
-	}
-	w.end, w.last = ts, ts
-	w.events++
-	w.pos = at + c.size
+	s.discarded = max(s.discarded, total)
 	return nil
 }
 
-// AddDiscarded counts n events lost before they reached the writer (a
-// session's Stats().Dropped): readers report them between the packet
-// written last and the one being filled.
-func (w *Writer) AddDiscarded(n uint64) { w.discarded += n }
+// Written is the size of the stream files so far, in bytes.
+func (w *Writer) Written() int64 { return w.written }
 
-// Flush writes the packet being filled, if it holds events, trimmed to
-// its content: the trace on disk then holds every event written so far.
+// Flush writes the packets being filled, if they hold events, trimmed to
+// their content: the trace on disk then holds every event written so far.
 // A writer flushes by itself as packets fill.
 func (w *Writer) Flush() error {
 	if err := w.usable(); err != nil {
 		return err
 	}
-	return w.flush(false)
+	for _, s := range w.streams {
+		if s != nil {
+			if err := w.flush(s, false); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
-// flush writes the packet out: full-size (padded with zeros) when full,
-// else trimmed to its content, and starts the next one.
-func (w *Writer) flush(full bool) error {
-	if w.events == 0 && w.discarded == w.flushedDiscarded {
+// flush writes a stream's packet out: full-size (padded with zeros) when
+// full, else trimmed to its content, and starts the next one.
+func (w *Writer) flush(s *stream, full bool) error {
+	if s.events == 0 && s.discarded == s.flushedDiscarded {
 		return nil
 	}
-	size := w.pos
+	size := s.pos
 	if full {
-		size = len(w.packet)
+		size = len(s.packet)
 	}
 	h := packetHeader{
 		Magic:          Magic,
 		UUID:           w.info.uuid,
 		StreamID:       w.info.streamID,
-		TimestampBegin: w.begin,
-		TimestampEnd:   w.end,
-		ContentSize:    uint64(w.pos) * 8,
+		TimestampBegin: s.begin,
+		TimestampEnd:   s.end,
+		ContentSize:    uint64(s.pos) * 8,
 		PacketSize:     uint64(size) * 8,
-		SeqNum:         w.seq,
-		Discarded:      w.discarded,
+		SeqNum:         s.seq,
+		Discarded:      s.discarded,
 	}
-	if w.events == 0 { // a packet only to report discarded events
-		h.TimestampBegin, h.TimestampEnd = w.last, w.last
+	if s.events == 0 { // a packet only to report discarded events
+		h.TimestampBegin, h.TimestampEnd = s.last, s.last
 	}
-	if w.seq == 0 && w.discarded > 0 {
+	if s.seq == 0 && s.discarded > 0 {
 		// Readers count the events lost before a packet from the
 		// previous packet's count: with none, they say only that
 		// events may have been lost. An empty packet first, which lost
@@ -314,29 +393,30 @@ func (w *Writer) flush(full bool) error {
 		e.TimestampEnd = e.TimestampBegin
 		e.ContentSize, e.PacketSize, e.Discarded = packetHeaderSize*8, packetHeaderSize*8, 0
 		e.put(empty[:])
-		if err := w.writePacket(empty[:]); err != nil {
+		if err := w.writePacket(s, empty[:]); err != nil {
 			return err
 		}
-		h.SeqNum = w.seq
+		h.SeqNum = s.seq
 	}
-	h.put(w.packet)
-	if err := w.writePacket(w.packet[:size]); err != nil {
+	h.put(s.packet)
+	if err := w.writePacket(s, s.packet[:size]); err != nil {
 		return err
 	}
-	w.flushedDiscarded = w.discarded
-	clear(w.packet[:w.pos])
-	w.pos, w.events = packetHeaderSize, 0
+	s.flushedDiscarded = s.discarded
+	clear(s.packet[:s.pos])
+	s.pos, s.events = packetHeaderSize, 0
 	return nil
 }
 
-// writePacket writes packet number w.seq to the stream file. A failed
+// writePacket writes packet number s.seq to the stream's file. A failed
 // write leaves the file unreadable past it: the writer stops.
-func (w *Writer) writePacket(b []byte) error {
-	if _, err := w.stream.Write(b); err != nil {
-		w.err = fmt.Errorf("ctf: trace %s: packet %d: %w", w.dir, w.seq, err)
+func (w *Writer) writePacket(s *stream, b []byte) error {
+	if _, err := s.f.Write(b); err != nil {
+		w.err = fmt.Errorf("ctf: trace %s: packet %d: %w", w.dir, s.seq, err)
 		return w.err
 	}
-	w.seq++
+	s.seq++
+	w.written += int64(len(b))
 	return nil
 }
 
@@ -348,8 +428,8 @@ func (w *Writer) usable() error {
 	return w.err
 }
 
-// Close writes the last packet, trimmed to its content, and the final
-// metadata, and closes the stream file. The trace is then complete.
+// Close writes the last packets, trimmed to their content, and the final
+// metadata, and closes the stream files. The trace is then complete.
 // Close is idempotent.
 func (w *Writer) Close() error {
 	if w.closed {
@@ -357,19 +437,24 @@ func (w *Writer) Close() error {
 	}
 	err := w.err
 	if err == nil {
-		err = w.flush(false)
+		err = w.Flush()
 	}
 	if err == nil {
 		err = w.writeMetadata()
 	}
 	w.closed = true
-	if cerr := w.stream.Close(); cerr != nil && err == nil {
-		err = fmt.Errorf("ctf: trace %s: %w", w.dir, cerr)
+	for _, s := range w.streams {
+		if s == nil {
+			continue
+		}
+		if cerr := s.f.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("ctf: trace %s: %w", w.dir, cerr)
+		}
+		s.packet = nil
 	}
 	if w.out != nil {
 		w.out.Close()
 	}
-	w.packet = nil
 	return err
 }
 
@@ -383,23 +468,6 @@ func (w *Writer) writeMetadata() error {
 		return fmt.Errorf("ctf: trace %s: metadata: %w", w.dir, err)
 	}
 	return nil
-}
-
-// realtimeOffset returns CLOCK_REALTIME - CLOCK_MONOTONIC in nanoseconds,
-// the clock's offset from the Unix epoch: read between two monotonic
-// readings, the closest pair of a few tries.
-func realtimeOffset() int64 {
-	var off int64
-	best := int64(-1)
-	for range 5 {
-		m0 := clock.Now()
-		r := time.Now().UnixNano()
-		m1 := clock.Now()
-		if d := m1 - m0; best < 0 || d < best {
-			best, off = d, r-(m0+(m1-m0)/2)
-		}
-	}
-	return off
 }
 
 // processName is the name of the process, as in its records' context.
