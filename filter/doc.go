@@ -42,6 +42,43 @@
 // or shift on a float or string, an unknown field, a wildcard with an
 // ordering comparison, ! && || - + or a bare string at the top.
 //
+// # Limits
+//
+// A filter may come from anyone who can send a request to a traced
+// application, and its code is unrolled over string fields: a 51 KB
+// expression over a string[1024] once made 4.6 GB of code. Compile
+// therefore refuses, before doing the work each bounds, an expression
+// over one of its Limits, with an *Error that wraps ErrLimit, names the
+// column and the field of Limits that raises it:
+//
+//	limit            default  checked
+//	MaxBytes         65536    before lexing
+//	MaxDepth         100      while parsing: parentheses and unary operators
+//	                          around an operand (at most 1000)
+//	MaxNodes         16384    while parsing: operands and operators
+//	                          (at most 262144)
+//	MaxGlobStars     32       while decoding a literal: stars in one pattern
+//	MaxLiteralBytes  4096     while decoding a literal: bytes after escapes
+//	MaxInstructions  32767    after parsing, on an estimate of the code
+//	                          (also its ceiling: jumps reach 32767 slots)
+//
+// The estimate follows the code generator: a comparison of a string with
+// a literal costs 3 instructions per byte of the shorter, two string
+// fields 5 per byte of the longer, and a pattern a block of about twice
+// its piece's length per piece and starting position in the field, so a
+// glob costs field size times pattern length. It bounds the code the
+// generator emits and is within a few percent of it for filters that
+// come near the limit.
+//
+// LTTng refuses bytecode over 65536 bytes: about 32 KB of
+// "a == 1 || ...", 3,300 comparisons and 13,000 nodes, which the
+// defaults accept. They refuse what LTTng takes but costs code here: a
+// literal over 4096 bytes, nesting over 100, a pattern unrolled over a
+// long field past the instruction limit. A refusal costs a small part
+// of what compiling costs, and the verifier's work on what is accepted
+// grows with the code (BenchmarkRefuse, BenchmarkWorstAccepted). Eval
+// applies the same limits but MaxInstructions.
+//
 // # Where LTTng-UST 2.13 goes wrong
 //
 // The bytecode interpreter of LTTng-UST 2.13 does not always do what the
@@ -83,7 +120,9 @@
 // their IEEE bit patterns, and integers with floats by splitting the
 // float into its integer part and the sign of its fraction, which is
 // exact. String comparisons and patterns are unrolled over the field's
-// bytes, so the verifier sees only constant offsets.
+// bytes, so the verifier sees only constant offsets. Code is straight
+// where the verifier would otherwise follow many paths: a binary32
+// field widens to binary64 without a branch per bit of a subnormal.
 //
 // Eval walks the syntax tree instead: it is the reference the code is
 // tested against, on the interpreter and the JIT.

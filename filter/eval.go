@@ -10,9 +10,11 @@ import (
 
 // Eval evaluates expr on record by walking its syntax tree: the reference
 // the generated code is tested against. It reports whether the event is
-// kept.
+// kept. The default Limits apply, but for MaxInstructions: Eval
+// generates no code.
 func Eval(expr string, fields []Field, record []byte) (bool, error) {
-	n, err := parse(expr, fields)
+	lim, _ := Limits{}.resolve()
+	n, err := parse(expr, fields, &lim)
 	if err != nil {
 		return false, err
 	}

@@ -16,15 +16,29 @@ type Filter struct {
 }
 
 // Compile parses expr, checks its types against fields and generates its
-// eBPF code. Syntax and type errors are *Error values naming the column.
+// eBPF code, within the default Limits. Syntax and type errors, and
+// expressions over a limit, are *Error values naming the column.
 func Compile(expr string, fields []Field) (*Filter, error) {
-	n, err := parse(expr, fields)
+	return CompileLimits(expr, fields, Limits{})
+}
+
+// CompileLimits is Compile within lim.
+func CompileLimits(expr string, fields []Field, lim Limits) (*Filter, error) {
+	lim, err := lim.resolve()
 	if err != nil {
 		return nil, err
 	}
-	insns, err := generate(n)
+	n, err := parse(expr, fields, &lim)
 	if err != nil {
-		return nil, fmt.Errorf("filter %q: %w", expr, err)
+		return nil, err
+	}
+	size, err := checkCost(n, lim.MaxInstructions)
+	if err != nil {
+		return nil, err
+	}
+	insns, err := generate(n, size)
+	if err != nil {
+		return nil, fmt.Errorf("filter: %w", err)
 	}
 	f := &Filter{expr: expr, insns: insns, size: recordSize(n)}
 	walk(n, func(n *node) {

@@ -14,7 +14,8 @@ const (
 )
 
 // widen turns the binary32 bits in r (zero-extended) into the binary64
-// bits of the same number, exactly: subnormals become normal doubles.
+// bits of the same number, exactly: subnormals become normal doubles. It
+// uses r0 too.
 func (g *gen) widen(r uint8) {
 	sign, exp := uint8(asm.R6), uint8(asm.R7)
 	pack, special, small := g.newLabel(), g.newLabel(), g.newLabel()
@@ -35,14 +36,19 @@ func (g *gen) widen(r uint8) {
 	g.place(small)
 	g.jump(asm.JmpJEQ, r, 0, pack) // ±0
 	// A subnormal m·2^-149: shift m until its bit 23 is set, k places in
-	// all; the double's exponent is then -126-k.
+	// all; the double's exponent is then -126-k. Each step of the binary
+	// search shifts by s or 0 without a branch, (m - 2^(24-s)) >> 63
+	// being all ones exactly when m is below 2^(24-s): with branches,
+	// the verifier would follow 32 paths through every binary32 read.
+	const t = asm.R0
 	g.alu(asm.AluMOV, exp, expBias-126)
 	for _, s := range []int32{16, 8, 4, 2, 1} {
-		next := g.newLabel()
-		g.jump(asm.JmpJGE, r, 1<<(24-s), next)
-		g.alu(asm.AluLSH, r, s)
-		g.alu(asm.AluSUB, exp, s)
-		g.place(next)
+		g.mov(t, r)
+		g.alu(asm.AluSUB, t, 1<<(24-s))
+		g.alu(asm.AluARSH, t, 63)
+		g.alu(asm.AluAND, t, s)
+		g.aluReg(asm.AluLSH, r, t)
+		g.aluReg(asm.AluSUB, exp, t)
 	}
 	g.alu(asm.AluAND, r, 0x7fffff)
 	g.place(pack)

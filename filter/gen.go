@@ -27,14 +27,13 @@ type gen struct {
 	err  error
 }
 
-// generate compiles a type-checked expression.
-func generate(n *node) ([]asm.Instruction, error) {
+// generate compiles a type-checked expression whose code takes at most
+// size instructions (its estimate): the slices are made that large once
+// rather than grown (filters are compiled on every attach).
+func generate(n *node, size int) ([]asm.Instruction, error) {
 	g := &gen{}
-	// Room for a few predicates, so that the usual filter's code does
-	// not grow the slices five times over (filters are compiled on every
-	// attach).
-	g.emitter.code = make([]asm.Instruction, 0, 32)
-	g.emitter.target = make([]label, 0, 32)
+	g.emitter.code = make([]asm.Instruction, 0, size)
+	g.emitter.target = make([]label, 0, size)
 	g.emitter.labels = make([]int, 0, 8)
 	g.drop = g.newLabel()
 	g.jumpIf(n, 0, g.drop, false)
@@ -194,11 +193,12 @@ func (g *gen) field(f *Field, d int) {
 	case f.Kind == Float && f.Size == 4:
 		g.load(asm.R9, rCtx, f.Offset, 4)
 		g.widen(asm.R9)
-		// The verifier follows widen's ~35 paths with the double's exact
-		// range on each, so they stay apart where they meet, and a few
-		// pending floats multiply their paths past its limit. XOR with a
-		// number it cannot know, twice (a no-op), leaves every path the
-		// same unknown double: they merge at the next pruning point.
+		// The verifier follows widen's paths (normal, subnormal, zero,
+		// Inf and NaN) with the double's exact range on each, so they
+		// stay apart where they meet, and a few pending floats multiply
+		// their paths past its limit. XOR with a number it cannot know,
+		// twice (a no-op), leaves every path the same unknown double:
+		// they merge at the next pruning point.
 		g.load(asm.R7, rCtx, f.Offset, 1)
 		g.alu(asm.AluNEG, asm.R7, 0)
 		g.aluReg(asm.AluXOR, asm.R9, asm.R7)

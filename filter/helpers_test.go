@@ -45,8 +45,14 @@ func load(t testing.TB, f *filter.Filter) engines {
 	if err != nil {
 		t.Fatalf("%q: load: %v", f.Expr(), err)
 	}
-	if _, err := verifier.Verify(p, &verifier.Options{ContextSize: f.RecordSize()}); err != nil {
+	r, err := verifier.Verify(p, &verifier.Options{ContextSize: f.RecordSize()})
+	if err != nil {
 		t.Fatalf("%q: verify with a %d-byte context: %v", f.Expr(), f.RecordSize(), err)
+	}
+	// The verifier's work grows with the code, never with its paths:
+	// what keeps the largest filters the limits accept cheap to prove.
+	if n := len(f.Instructions()); r.InstructionsProcessed > maxProcessed(n) {
+		t.Fatalf("%q: the verifier processed %d instructions for %d", f.Expr(), r.InstructionsProcessed, n)
 	}
 	e := engines{interp: p}
 	if jit.Supported {
@@ -56,6 +62,9 @@ func load(t testing.TB, f *filter.Filter) engines {
 	}
 	return e
 }
+
+// maxProcessed bounds the verifier's work on a filter of n instructions.
+func maxProcessed(n int) int { return 20_000 + 4*n }
 
 // check runs f on record on both engines and compares with Eval.
 func (e engines) check(t testing.TB, f *filter.Filter, fields []filter.Field, record []byte) {

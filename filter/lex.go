@@ -33,84 +33,87 @@ var operators = []string{
 	"=",
 }
 
-// lex splits expr into tokens.
-func lex(expr string) ([]token, error) {
-	// A token per 4 bytes or so (a comparison of a field with a number
-	// is 3 tokens in about 15): one allocation for the usual filter.
-	toks := make([]token, 0, len(expr)/4+4)
-	i := 0
-	for i < len(expr) {
-		c := expr[i]
-		col := i + 1
-		switch {
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
-			i++
-		case c == '(':
-			toks = append(toks, token{tLParen, "(", col})
-			i++
-		case c == ')':
-			toks = append(toks, token{tRParen, ")", col})
-			i++
-		case isIdentStart(c) || c == '$':
-			j := i + 1
-			for j < len(expr) && (isIdentChar(expr[j]) || expr[j] == '.' && j+1 < len(expr) && isIdentStart(expr[j+1])) {
+// lexer splits an expression into tokens as the parser asks for them, so
+// that an expression refused early is not lexed to its end.
+type lexer struct {
+	expr string
+	i    int
+}
+
+// next returns the next token, tEOF at the end.
+func (lx *lexer) next() (token, error) {
+	expr, i := lx.expr, lx.i
+	for i < len(expr) && (expr[i] == ' ' || expr[i] == '\t' || expr[i] == '\n' || expr[i] == '\r') {
+		i++
+	}
+	if i == len(expr) {
+		lx.i = i
+		return token{tEOF, "", len(expr) + 1}, nil
+	}
+	c := expr[i]
+	col := i + 1
+	var t token
+	switch {
+	case c == '(':
+		t, i = token{tLParen, "(", col}, i+1
+	case c == ')':
+		t, i = token{tRParen, ")", col}, i+1
+	case isIdentStart(c) || c == '$':
+		j := i + 1
+		for j < len(expr) && (isIdentChar(expr[j]) || expr[j] == '.' && j+1 < len(expr) && isIdentStart(expr[j+1])) {
+			j++
+		}
+		if c == '$' && (j == i+1 || !strings.Contains(expr[i:j], ".")) {
+			return token{}, errorf(col, "a context field is written $ctx.name")
+		}
+		t, i = token{tIdent, expr[i:j], col}, j
+	case isDigit(c) || c == '.' && i+1 < len(expr) && isDigit(expr[i+1]):
+		j := i + 1
+		for j < len(expr) {
+			d := expr[j]
+			if isIdentChar(d) || d == '.' {
 				j++
+				continue
 			}
-			if c == '$' && (j == i+1 || !strings.Contains(expr[i:j], ".")) {
-				return nil, errorf(col, "a context field is written $ctx.name")
+			// An exponent's sign: 1e-5, but not 0xe-5 (hex).
+			if (d == '+' || d == '-') && (expr[j-1] == 'e' || expr[j-1] == 'E') && !isHex(expr[i:j]) {
+				j++
+				continue
 			}
-			toks = append(toks, token{tIdent, expr[i:j], col})
-			i = j
-		case isDigit(c) || c == '.' && i+1 < len(expr) && isDigit(expr[i+1]):
-			j := i + 1
-			for j < len(expr) {
-				d := expr[j]
-				if isIdentChar(d) || d == '.' {
-					j++
-					continue
-				}
-				// An exponent's sign: 1e-5, but not 0xe-5 (hex).
-				if (d == '+' || d == '-') && (expr[j-1] == 'e' || expr[j-1] == 'E') && !isHex(expr[i:j]) {
-					j++
-					continue
-				}
+			break
+		}
+		t, i = token{tNumber, expr[i:j], col}, j
+	case c == '"':
+		j := i + 1
+		for {
+			if j >= len(expr) {
+				return token{}, errorf(col, "unterminated string")
+			}
+			if expr[j] == '\\' {
+				j += 2
+				continue
+			}
+			if expr[j] == '"' {
 				break
 			}
-			toks = append(toks, token{tNumber, expr[i:j], col})
-			i = j
-		case c == '"':
-			j := i + 1
-			for {
-				if j >= len(expr) {
-					return nil, errorf(col, "unterminated string")
-				}
-				if expr[j] == '\\' {
-					j += 2
-					continue
-				}
-				if expr[j] == '"' {
-					break
-				}
-				j++
-			}
-			toks = append(toks, token{tString, expr[i : j+1], col})
-			i = j + 1
-		default:
-			op := ""
-			for _, o := range operators {
-				if strings.HasPrefix(expr[i:], o) {
-					op = o
-					break
-				}
-			}
-			if op == "" {
-				return nil, errorf(col, "unexpected character %q", rune(c))
-			}
-			toks = append(toks, token{tOp, op, col})
-			i += len(op)
+			j++
 		}
+		t, i = token{tString, expr[i : j+1], col}, j+1
+	default:
+		op := ""
+		for _, o := range operators {
+			if strings.HasPrefix(expr[i:], o) {
+				op = o
+				break
+			}
+		}
+		if op == "" {
+			return token{}, errorf(col, "unexpected character %q", rune(c))
+		}
+		t, i = token{tOp, op, col}, i+len(op)
 	}
-	return append(toks, token{tEOF, "", len(expr) + 1}), nil
+	lx.i = i
+	return t, nil
 }
 
 func isDigit(c byte) bool      { return c >= '0' && c <= '9' }

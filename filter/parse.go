@@ -5,31 +5,32 @@ import (
 	"strings"
 )
 
-// maxDepth bounds the nesting of expressions, so that a hostile
-// expression cannot exhaust the parser's stack or the program's.
-const maxDepth = 100
-
 // parser is a recursive descent parser over LTTng's precedence levels,
 // which are not C's: comparisons bind looser than the bitwise operators.
 type parser struct {
-	toks   []token
-	pos    int
+	lx     lexer
+	tok    token // the next token
 	fields []Field
-	depth  int
+	lim    *Limits
+	depth  int // unary operators and parentheses around the token: the recursion
+	nodes  int
 }
 
-// parse parses and type-checks expr.
-func parse(expr string, fields []Field) (*node, error) {
-	toks, err := lex(expr)
-	if err != nil {
-		return nil, err
+// parse parses and type-checks expr within the parsing limits of lim,
+// which has its defaults filled in.
+func parse(expr string, fields []Field, lim *Limits) (*node, error) {
+	if len(expr) > lim.MaxBytes {
+		return nil, limitf(lim.MaxBytes+1, "expression of %d bytes (at most %d: filter.Limits.MaxBytes)", len(expr), lim.MaxBytes)
 	}
 	for i := range fields {
 		if err := fields[i].check(); err != nil {
 			return nil, err
 		}
 	}
-	p := &parser{toks: toks, fields: fields}
+	p := &parser{lx: lexer{expr: expr}, fields: fields, lim: lim}
+	if _, err := p.next(); err != nil {
+		return nil, err
+	}
 	n, err := p.binary(0)
 	if err != nil {
 		return nil, err
@@ -55,8 +56,23 @@ func (p *parser) field(name string) *Field {
 	return nil
 }
 
-func (p *parser) peek() token { return p.toks[p.pos] }
-func (p *parser) next() token { t := p.toks[p.pos]; p.pos++; return t }
+// count counts the node that token t makes.
+func (p *parser) count(t token) error {
+	if p.nodes++; p.nodes > p.lim.MaxNodes {
+		return limitf(t.col, "more than %d operands and operators (filter.Limits.MaxNodes)", p.lim.MaxNodes)
+	}
+	return nil
+}
+
+func (p *parser) peek() token { return p.tok }
+
+// next returns the next token and lexes the one after it.
+func (p *parser) next() (token, error) {
+	t := p.tok
+	var err error
+	p.tok, err = p.lx.next()
+	return t, err
+}
 
 func describe(t token) string {
 	if t.kind == tEOF {
@@ -110,7 +126,12 @@ func (p *parser) binary(level int) (*node, error) {
 		if !ok {
 			return l, nil
 		}
-		p.next()
+		if err := p.count(t); err != nil {
+			return nil, err
+		}
+		if _, err := p.next(); err != nil {
+			return nil, err
+		}
 		r, err := p.binary(level + 1)
 		if err != nil {
 			return nil, err
@@ -123,12 +144,19 @@ func (p *parser) binary(level int) (*node, error) {
 
 // unary parses unary operators and primaries.
 func (p *parser) unary() (*node, error) {
-	p.depth++
-	defer func() { p.depth-- }()
-	if p.depth > maxDepth {
-		return nil, errorf(p.peek().col, "expression nests more than %d deep", maxDepth)
-	}
 	t := p.peek()
+	if t.kind == tOp || t.kind == tLParen {
+		p.depth++
+		defer func() { p.depth-- }()
+		if p.depth > p.lim.MaxDepth {
+			return nil, limitf(t.col, "expression nests more than %d deep (filter.Limits.MaxDepth)", p.lim.MaxDepth)
+		}
+	}
+	if t.kind != tLParen {
+		if err := p.count(t); err != nil {
+			return nil, err
+		}
+	}
 	if t.kind == tOp {
 		var o op
 		switch t.text {
@@ -143,7 +171,9 @@ func (p *parser) unary() (*node, error) {
 		default:
 			return nil, errorf(t.col, "unexpected %s", describe(t))
 		}
-		p.next()
+		if _, err := p.next(); err != nil {
+			return nil, err
+		}
 		x, err := p.unary()
 		if err != nil {
 			return nil, err
@@ -154,14 +184,21 @@ func (p *parser) unary() (*node, error) {
 }
 
 func (p *parser) primary() (*node, error) {
-	t := p.next()
+	t, err := p.next()
+	if err != nil {
+		return nil, err
+	}
 	switch t.kind {
 	case tLParen:
 		n, err := p.binary(0)
 		if err != nil {
 			return nil, err
 		}
-		if c := p.next(); c.kind != tRParen {
+		c, err := p.next()
+		if err != nil {
+			return nil, err
+		}
+		if c.kind != tRParen {
 			return nil, errorf(c.col, "want ) to close the ( at column %d, got %s", t.col, describe(c))
 		}
 		return n, nil
@@ -181,7 +218,7 @@ func (p *parser) primary() (*node, error) {
 	case tNumber:
 		return number(t)
 	case tString:
-		s, err := stringLiteral(t)
+		s, err := stringLiteral(t, p.lim)
 		if err != nil {
 			return nil, err
 		}
@@ -224,9 +261,10 @@ func number(t token) (*node, error) {
 // stringLiteral decodes a quoted literal: a backslash takes the next
 // byte literally (\\, \", and \* for a star that is not a wildcard); an
 // unescaped * is a wildcard.
-func stringLiteral(t token) (*strLit, error) {
+func stringLiteral(t token, lim *Limits) (*strLit, error) {
 	body := t.text[1 : len(t.text)-1]
 	s := &strLit{segs: [][]byte{{}}}
+	n := 0 // bytes, stars excluded
 	for i := 0; i < len(body); i++ {
 		c := body[i]
 		switch c {
@@ -239,8 +277,14 @@ func stringLiteral(t token) (*strLit, error) {
 				return nil, errorf(t.col+1+i, "NUL byte in a string literal")
 			}
 		case '*':
+			if len(s.segs) > lim.MaxGlobStars {
+				return nil, limitf(t.col+1+i, "pattern with more than %d stars (filter.Limits.MaxGlobStars)", lim.MaxGlobStars)
+			}
 			s.segs = append(s.segs, []byte{})
 			continue
+		}
+		if n++; n > lim.MaxLiteralBytes {
+			return nil, limitf(t.col+1+i, "string literal longer than %d bytes (filter.Limits.MaxLiteralBytes)", lim.MaxLiteralBytes)
 		}
 		last := len(s.segs) - 1
 		s.segs[last] = append(s.segs[last], c)

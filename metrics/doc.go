@@ -17,5 +17,16 @@
 //	reg.MustRegister(metrics.Tracepoints())
 //	c, err := metrics.NewMapCollector(metrics.Map{...})
 //	reg.MustRegister(c)
-//	http.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+//	http.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{
+//		ErrorHandling: promhttp.ContinueOnError,
+//	}))
+//
+// Map keys are written by programs, often from data any process controls
+// (a comm set with prctl), so no key fails a scrape. Prometheus refuses
+// label values that are not valid UTF-8: String escapes them, reversibly
+// (a backslash as \\, a byte outside valid UTF-8 as \xNN; UnescapeString
+// undoes it), and the value of any other Decoder that is not UTF-8 is
+// escaped the same way. A map that cannot be read, or a key a Decoder
+// refuses, makes that map's metric invalid, with the reason: Handler, or
+// promhttp with ContinueOnError as above, serves the other metrics.
 package metrics

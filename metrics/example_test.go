@@ -45,3 +45,15 @@ func Example() {
 	// http_responses_total{status="200"} 42
 	// http_responses_total{status="503"} 3
 }
+
+// A comm in Latin-1, as any process may name itself: the label is valid
+// UTF-8, and the bytes come back from it.
+func ExampleString() {
+	label, _ := metrics.String([]byte("caf\xe9\x00\x00\x00\x00"))
+	fmt.Println(label)
+	b, _ := metrics.UnescapeString(label)
+	fmt.Printf("%q\n", b)
+	// Output:
+	// caf\xe9
+	// "caf\xe9"
+}

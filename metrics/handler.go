@@ -10,7 +10,9 @@ import (
 )
 
 // Handler returns an http.Handler serving the collectors, with the Go
-// runtime's and the process's own metrics, in a registry of their own.
+// runtime's and the process's own metrics, in a registry of their own. A
+// collector that fails loses its own metrics only: the scrape serves the
+// others, and promhttp_metric_handler_errors_total counts the failure.
 func Handler(cs ...prometheus.Collector) (http.Handler, error) {
 	reg := prometheus.NewRegistry()
 	cs = append([]prometheus.Collector{
@@ -22,7 +24,7 @@ func Handler(cs ...prometheus.Collector) (http.Handler, error) {
 			return nil, fmt.Errorf("metrics: %w", err)
 		}
 	}
-	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}), nil
+	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg, ErrorHandling: promhttp.ContinueOnError}), nil
 }
 
 // Serve serves the collectors (see Handler) at addr/metrics in the

@@ -8,6 +8,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -69,7 +70,9 @@ type Label struct {
 	Decode Decoder
 }
 
-// A Decoder turns a key part into a label value.
+// A Decoder turns a key part into a label value. A value that is not
+// valid UTF-8, which Prometheus refuses, is escaped as String escapes
+// it.
 type Decoder func(b []byte) (string, error)
 
 // Uint decodes a little-endian unsigned integer of 1, 2, 4 or 8 bytes.
@@ -78,12 +81,64 @@ func Uint(b []byte) (string, error) {
 	return strconv.FormatUint(v, 10), err
 }
 
-// String decodes a NUL-terminated string (a comm, a path).
+// String decodes a NUL-terminated string (a comm, a path). Any process
+// can name itself with bytes that are not UTF-8, which Prometheus
+// refuses in a label, so the value is escaped, reversibly: a backslash
+// becomes \\ and each byte that is not part of valid UTF-8 \xNN (two
+// lower-case hex digits); all else is kept. Distinct strings give
+// distinct labels, and UnescapeString gives the bytes back.
 func String(b []byte) (string, error) {
 	if i := bytes.IndexByte(b, 0); i >= 0 {
 		b = b[:i]
 	}
-	return string(b), nil
+	return escape(b), nil
+}
+
+// escape writes b as valid UTF-8, as String documents.
+func escape(b []byte) string {
+	if utf8.Valid(b) && bytes.IndexByte(b, '\\') < 0 {
+		return string(b)
+	}
+	const hex = "0123456789abcdef"
+	out := make([]byte, 0, len(b)+8)
+	for len(b) > 0 {
+		r, n := utf8.DecodeRune(b)
+		switch {
+		case r == utf8.RuneError && n == 1:
+			out = append(out, '\\', 'x', hex[b[0]>>4], hex[b[0]&15])
+		case r == '\\':
+			out = append(out, '\\', '\\')
+		default:
+			out = append(out, b[:n]...)
+		}
+		b = b[n:]
+	}
+	return string(out)
+}
+
+// UnescapeString returns the bytes of a label String made.
+func UnescapeString(label string) ([]byte, error) {
+	out := make([]byte, 0, len(label))
+	for i := 0; i < len(label); i++ {
+		c := label[i]
+		switch {
+		case c != '\\':
+			out = append(out, c)
+		case i+1 < len(label) && label[i+1] == '\\':
+			out = append(out, '\\')
+			i++
+		case i+3 < len(label) && label[i+1] == 'x':
+			v, err := strconv.ParseUint(label[i+2:i+4], 16, 8)
+			if err != nil {
+				return nil, fmt.Errorf("label %q: bad escape at byte %d", label, i)
+			}
+			out = append(out, byte(v))
+			i += 3
+		default:
+			return nil, fmt.Errorf("label %q: bad escape at byte %d", label, i)
+		}
+	}
+	return out, nil
 }
 
 // Names decodes an unsigned integer through a table (syscall numbers,
@@ -174,6 +229,11 @@ func (m *Map) check() error {
 			return fmt.Errorf("bucket label: %w", err)
 		}
 	}
+	for _, l := range m.labels() {
+		if _, err := uintOf(make([]byte, l.Size)); l.Decode == nil && err != nil {
+			return fmt.Errorf("label %q: %w", l.Name, err) // Uint would refuse every key
+		}
+	}
 	if vs := m.Map.ValueSize(); vs != 8 {
 		return fmt.Errorf("map %q: values of %d bytes, want a u64 count", m.Map.Name(), vs)
 	}
@@ -195,7 +255,8 @@ func (c *MapCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 // Collect reads every map. A map that cannot be read, or a key a decoder
-// refuses, becomes an invalid metric that tells Prometheus why.
+// refuses, becomes an invalid metric that tells Prometheus why (Handler
+// serves the other metrics all the same).
 func (c *MapCollector) Collect(ch chan<- prometheus.Metric) {
 	for i := range c.maps {
 		if err := c.collect(&c.maps[i], c.descs[i], ch); err != nil {
@@ -228,7 +289,7 @@ func (c *MapCollector) collect(m *Map, desc *prometheus.Desc, ch chan<- promethe
 		if err != nil {
 			return fmt.Errorf("map %q key %x: %w", m.Map.Name(), key, err)
 		}
-		id := strings.Join(values, "\x00")
+		id := strings.Join(values, "\xff") // a byte valid UTF-8 has not
 		s := all[id]
 		if s == nil {
 			s = &series{labels: values}
@@ -251,19 +312,21 @@ func (c *MapCollector) collect(m *Map, desc *prometheus.Desc, ch chan<- promethe
 	}
 	for _, id := range order {
 		s := all[id]
+		var mt prometheus.Metric
+		var err error
 		switch m.Kind {
 		case Counter:
-			ch <- prometheus.MustNewConstMetric(desc, prometheus.CounterValue, float64(s.value), s.labels...)
+			mt, err = prometheus.NewConstMetric(desc, prometheus.CounterValue, float64(s.value), s.labels...)
 		case Gauge:
-			ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, float64(s.value), s.labels...)
+			mt, err = prometheus.NewConstMetric(desc, prometheus.GaugeValue, float64(s.value), s.labels...)
 		case Histogram:
 			count, sum, cum := m.histogram(s.buckets)
-			h, err := prometheus.NewConstHistogram(desc, count, sum, cum, s.labels...)
-			if err != nil {
-				return err
-			}
-			ch <- h
+			mt, err = prometheus.NewConstHistogram(desc, count, sum, cum, s.labels...)
 		}
+		if err != nil {
+			return fmt.Errorf("map %q: %w", m.Map.Name(), err)
+		}
+		ch <- mt
 	}
 	return nil
 }
@@ -321,6 +384,9 @@ func decodeKey(labels []Label, key []byte) ([]string, error) {
 		v, err := decode(key[off : off+l.Size])
 		if err != nil {
 			return nil, fmt.Errorf("label %q: %w", l.Name, err)
+		}
+		if !utf8.ValidString(v) {
+			v = escape([]byte(v))
 		}
 		values[i], off = v, off+l.Size
 	}

@@ -2,8 +2,12 @@ package metrics_test
 
 import (
 	"encoding/binary"
+	"errors"
+	"io"
 	"math"
+	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
@@ -208,6 +212,7 @@ func TestMapDeclarationErrors(t *testing.T) {
 		{"short labels", metrics.Map{Name: "x", Map: m, Labels: []metrics.Label{{Name: "k", Size: 4}}}, "labels cover 4 bytes of its 8-byte key"},
 		{"value size", metrics.Map{Name: "x", Map: wide, Labels: []metrics.Label{{Name: "k", Size: 4}}}, "values of 16 bytes"},
 		{"odd bucket", metrics.Map{Name: "x", Map: m, Kind: metrics.Histogram, Labels: []metrics.Label{{Name: "k", Size: 5}, {Name: "b", Size: 3}}}, "bucket label"},
+		{"odd uint", metrics.Map{Name: "x", Map: m, Labels: []metrics.Label{{Name: "k", Size: 3}, {Name: "s", Size: 5, Decode: metrics.String}}}, `label "k": an integer of 3 bytes`},
 		{"bad kind", metrics.Map{Name: "x", Map: m, Kind: 9, Labels: []metrics.Label{{Name: "k", Size: 8}}}, "unknown kind"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -219,20 +224,156 @@ func TestMapDeclarationErrors(t *testing.T) {
 	}
 }
 
-// A key a decoder refuses fails that metric's scrape with the reason, and
-// not the others.
-func TestMapDecodeError(t *testing.T) {
-	m := newMap(t, &maps.Spec{Name: "m", Type: maps.Hash, KeySize: 3, ValueSize: 8, MaxEntries: 4})
-	if err := m.Update([]byte{1, 2, 3}, make([]byte, 8), maps.UpdateAny); err != nil {
+// handler is metrics.Handler of cs.
+func handler(t *testing.T, cs ...prometheus.Collector) http.Handler {
+	t.Helper()
+	h, err := metrics.Handler(cs...)
+	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := metrics.NewMapCollector(metrics.Map{Name: "x_total", Help: "x", Map: m, Labels: []metrics.Label{{Name: "k", Size: 3}}})
+	return h
+}
+
+// serve scrapes h over HTTP, as Prometheus does, and parses what it
+// reads. Any status but 200 fails the test.
+func serve(t *testing.T, h http.Handler) map[string]*dto.MetricFamily {
+	t.Helper()
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	resp, err := srv.Client().Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		body, _ := io.ReadAll(resp.Body)
+		t.Fatalf("scrape: %s: %.500s", resp.Status, body)
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := parser.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fams
+}
+
+// A comm any process can set (prctl PR_SET_NAME) that is not UTF-8 is
+// escaped, reversibly, and the scrape succeeds: through Handler and
+// through a pedantic registry that fails on any error.
+func TestLabelsNotUTF8(t *testing.T) {
+	m := newMap(t, &maps.Spec{Name: "by_comm", Type: maps.Hash, KeySize: 16, ValueSize: 8, MaxEntries: 16})
+	h := newMap(t, &maps.Spec{Name: "lat_by_comm", Type: maps.Hash, KeySize: 20, ValueSize: 8, MaxEntries: 16})
+	comms := map[string]string{ // the key's bytes: the label
+		"nginx":         "nginx",
+		"ab\xffcd":      `ab\xffcd`,
+		`ab\xffcd`:      `ab\\xffcd`,    // the same text, as bytes, stays apart
+		"\xc3\xa9t\xc3": `ét\xc3`,       // a sequence cut short
+		"\xed\xa0\x80":  `\xed\xa0\x80`, // a surrogate, which UTF-8 leaves out
+		"\xef\xbf\xbd":  "\ufffd",       // U+FFFD itself is valid
+		"x\x00\xff\xfe": "x",            // what follows the NUL is not the string
+	}
+	n := uint64(0)
+	for comm := range comms {
+		n++
+		key := make([]byte, 16)
+		copy(key, comm)
+		if err := m.Update(key, binary.LittleEndian.AppendUint64(nil, n), maps.UpdateAny); err != nil {
+			t.Fatal(err)
+		}
+		if err := h.Update(append(key, 3, 0, 0, 0), binary.LittleEndian.AppendUint64(nil, n), maps.UpdateAny); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A decoder of its own that returns bytes as they are.
+	raw := func(b []byte) (string, error) { return string(b[:3]), nil }
+	c, err := metrics.NewMapCollector(
+		metrics.Map{Name: "events_total", Help: "Events by comm.", Map: m, Kind: metrics.Counter,
+			Labels: []metrics.Label{{Name: "comm", Size: 16, Decode: metrics.String}}},
+		metrics.Map{Name: "latency", Help: "Latency by comm.", Map: h, Kind: metrics.Histogram,
+			Labels: []metrics.Label{{Name: "comm", Size: 16, Decode: metrics.String}, {Name: "bucket", Size: 4}}},
+		metrics.Map{Name: "raw_total", Help: "Events by raw prefix.", Map: m, Kind: metrics.Gauge,
+			Labels: []metrics.Label{{Name: "p", Size: 16, Decode: raw}}},
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, fams := range map[string]map[string]*dto.MetricFamily{"Handler": serve(t, handler(t, c)), "pedantic": scrape(t, c)} {
+		got := map[string]float64{}
+		for _, mt := range fams["events_total"].GetMetric() {
+			got[mt.GetLabel()[0].GetValue()] = mt.GetCounter().GetValue()
+		}
+		hist := map[string]uint64{}
+		for _, mt := range fams["latency"].GetMetric() {
+			hist[mt.GetLabel()[0].GetValue()] = mt.GetHistogram().GetSampleCount()
+		}
+		if len(got) != len(comms) || len(hist) != len(comms) {
+			t.Errorf("%s: series %v and %v, want %d each", name, got, hist, len(comms))
+		}
+		for comm, label := range comms {
+			if got[label] == 0 || uint64(got[label]) != hist[label] {
+				t.Errorf("%s: %q: label %q missing (counter %v, histogram %d)", name, comm, label, got[label], hist[label])
+			}
+			back, err := metrics.UnescapeString(label)
+			if want, _, _ := strings.Cut(comm, "\x00"); err != nil || string(back) != want {
+				t.Errorf("UnescapeString(%q) = %q, %v; want %q", label, back, err, want)
+			}
+		}
+		// What other decoders return is escaped only when it is not
+		// UTF-8.
+		var raws []string
+		for _, mt := range fams["raw_total"].GetMetric() {
+			raws = append(raws, mt.GetLabel()[0].GetValue())
+		}
+		for _, want := range []string{"ngi", `ab\xff`, `ab\`, "ét", `\xed\xa0\x80`, "\ufffd", "x\x00\\xff"} {
+			if !slices.Contains(raws, want) {
+				t.Errorf("%s: raw_total labels %q, want %q among them", name, raws, want)
+			}
+		}
+		if name == "Handler" && fams["go_goroutines"] == nil {
+			t.Errorf("Handler: the Go runtime's metrics are missing")
+		}
+	}
+}
+
+// A key a decoder refuses makes that metric invalid, with the reason;
+// Handler still serves every other metric, and counts the failure.
+func TestMapDecodeError(t *testing.T) {
+	m := newMap(t, &maps.Spec{Name: "m", Type: maps.Hash, KeySize: 4, ValueSize: 8, MaxEntries: 4})
+	for _, k := range []uint32{1, 13} {
+		if err := m.Update(k, uint64(k), maps.UpdateAny); err != nil {
+			t.Fatal(err)
+		}
+	}
+	picky := func(b []byte) (string, error) {
+		if b[0] == 13 {
+			return "", errors.New("unlucky key")
+		}
+		return metrics.Uint(b)
+	}
+	c, err := metrics.NewMapCollector(
+		metrics.Map{Name: "x_total", Help: "x", Map: m, Labels: []metrics.Label{{Name: "k", Size: 4, Decode: picky}}},
+		metrics.Map{Name: "y_total", Help: "y", Map: m, Labels: []metrics.Label{{Name: "k", Size: 4}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(c)
-	if _, err := reg.Gather(); err == nil || !strings.Contains(err.Error(), "an integer of 3 bytes") {
+	if _, err := reg.Gather(); err == nil || !strings.Contains(err.Error(), `map "m" key 0d000000: label "k": unlucky key`) {
 		t.Errorf("gather: %v", err)
+	}
+	h := handler(t, c)
+	serve(t, h)
+	fams := serve(t, h) // the count of the first scrape's failure
+	if fams["x_total"] != nil || len(fams["y_total"].GetMetric()) != 2 {
+		t.Errorf("x_total %v, y_total %v: want only y_total's two series", fams["x_total"], fams["y_total"])
+	}
+	var failed float64
+	for _, mt := range fams["promhttp_metric_handler_errors_total"].GetMetric() {
+		if labelsOf(mt) == "cause=gathering" {
+			failed = mt.GetCounter().GetValue()
+		}
+	}
+	if failed != 1 {
+		t.Errorf("promhttp_metric_handler_errors_total{cause=gathering} = %v, want 1", failed)
 	}
 }

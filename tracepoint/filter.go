@@ -2,6 +2,7 @@ package tracepoint
 
 import (
 	"fmt"
+	"strconv"
 
 	"github.com/uebpf/uebpf/filter"
 	"github.com/uebpf/uebpf/vm"
@@ -17,24 +18,33 @@ func Filter(expr string) Option {
 		c.sources = append(c.sources, func(p *Point, a *Attachment, cfg *config) error {
 			f, err := filter.Compile(expr, p.filterFields())
 			if err != nil {
-				return fmt.Errorf("filter %q: %w", expr, err)
+				return fmt.Errorf("filter %s: %w", quoteShort(expr), err)
 			}
 			prog, err := vm.Load(&vm.ProgramSpec{Name: "filter", Instructions: f.Instructions()}, nil)
 			if err != nil {
-				return fmt.Errorf("filter %q: loading: %w", expr, err)
+				return fmt.Errorf("filter %s: loading: %w", quoteShort(expr), err)
 			}
 			// A filter that reads no context field and nothing past the
 			// payload runs on the caller's payload, saving the copy of it.
 			uses := needsOf(f.Uses())
 			payloadOnly := uses == 0 && f.RecordSize() <= p.info.Size && p.info.Size > 0
 			if err := prepare(p, a, prog, cfg.interpreted, payloadOnly); err != nil {
-				return fmt.Errorf("filter %q: %w", expr, err)
+				return fmt.Errorf("filter %s: %w", quoteShort(expr), err)
 			}
 			a.expr = expr // String quotes it: one Sprintf less per attach
 			a.needs |= uses
 			return nil
 		})
 	}
+}
+
+// quoteShort quotes a filter expression for an error, cut after 100
+// bytes: a refused expression may be as long as a control request.
+func quoteShort(expr string) string {
+	if len(expr) <= 100 {
+		return strconv.Quote(expr)
+	}
+	return fmt.Sprintf("%q... (%d bytes)", expr[:100], len(expr))
 }
 
 // FilterFields are the fields of a tracepoint's record, the payload's and
