@@ -1,12 +1,12 @@
 package control
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"sync"
 	"time"
 )
@@ -22,11 +22,15 @@ type Client struct {
 
 	wmu sync.Mutex
 
+	// fdc is rw when it is a unix connection, which can carry a
+	// channel's descriptors.
+	fdc *fdConn
+
 	mu      sync.Mutex
 	nextID  uint64
 	pending map[uint64]chan *Response
-	streams map[uint64]*Stream
-	err     error // why the connection ended
+	remotes map[uint64]*remoteChannel // relayed channels, by request id
+	err     error                     // why the connection ended
 	done    chan struct{}
 
 	closeOnce sync.Once
@@ -53,7 +57,11 @@ func Dial(path string) (*Client, error) {
 // (through ServeStdio over ssh, say), and closes it when the client is
 // closed.
 func NewClient(rw io.ReadWriteCloser) (*Client, error) {
-	c := &Client{rw: rw, nextID: 1, pending: map[uint64]chan *Response{}, streams: map[uint64]*Stream{}, done: make(chan struct{}), closing: make(chan struct{})}
+	c := &Client{rw: rw, nextID: 1, pending: map[uint64]chan *Response{}, remotes: map[uint64]*remoteChannel{}, done: make(chan struct{}), closing: make(chan struct{})}
+	if uc, ok := rw.(*net.UnixConn); ok {
+		c.fdc = newFDConn(uc)
+		c.rw = c.fdc
+	}
 	f, err := encodeFrame(&Request{ID: 1, Op: OpHello, Version: Version})
 	if err == nil {
 		_, err = rw.Write(f)
@@ -78,12 +86,12 @@ func NewClient(rw io.ReadWriteCloser) (*Client, error) {
 }
 
 func readResponse(r io.Reader, resp *Response, buf []byte) error {
-	body, err := readFrame(r, buf)
+	body, binary, err := readFrameFlag(r, buf)
 	if err != nil {
 		return err
 	}
-	if scanEventsFrame(body, resp) {
-		return nil
+	if binary {
+		return errors.New("control: a binary frame where a reply was due")
 	}
 	*resp = Response{}
 	if err := json.Unmarshal(body, resp); err != nil {
@@ -114,6 +122,10 @@ func (c *Client) Close() error {
 	return nil
 }
 
+// Done is closed when the connection has ended (Close, or the server
+// went: the application exited).
+func (c *Client) Done() <-chan struct{} { return c.done }
+
 func (c *Client) readLoop() {
 	var err error
 	defer func() {
@@ -125,76 +137,103 @@ func (c *Client) readLoop() {
 			close(ch)
 			delete(c.pending, id)
 		}
-		for _, s := range c.streams {
-			close(s.ch)
+		for _, rc := range c.remotes {
+			rc.gone()
 		}
-		c.streams = nil
+		c.remotes = nil
 		c.mu.Unlock()
 		c.rw.Close()
 		close(c.done)
 	}()
 	var buf []byte
 	for {
-		resp := new(Response)
-		if err = readResponse(c.rw, resp, buf); err != nil {
+		body, binary, rerr := readFrameFlag(c.rw, buf)
+		if err = rerr; err != nil {
 			if errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) {
 				err = ErrClientClosed
 			}
 			return
 		}
-		c.mu.Lock()
-		if ch := c.pending[resp.ID]; ch != nil {
-			delete(c.pending, resp.ID)
+		if binary {
+			// A relayed channel's records: the channel keeps the body.
+			kind, shard, id, payload, perr := parseRelayFrame(body)
+			if err = perr; err != nil {
+				return
+			}
+			c.mu.Lock()
+			rc := c.remotes[id]
 			c.mu.Unlock()
-			ch <- resp
+			if rc != nil {
+				rc.deliver(kind, shard, payload)
+			}
+			buf = nil
 			continue
 		}
-		s := c.streams[resp.ID]
-		if s != nil && resp.End {
-			delete(c.streams, resp.ID)
+		if cap(body) <= 64<<10 {
+			buf = body
+		}
+		resp := new(Response)
+		if err = json.Unmarshal(body, resp); err != nil {
+			err = fmt.Errorf("control: decoding a response: %w", err)
+			return
+		}
+		var fds []*os.File
+		if c.fdc != nil {
+			fds = c.fdc.take()
+		}
+		c.mu.Lock()
+		ch := c.pending[resp.ID]
+		rc := c.remotes[resp.ID]
+		if ch != nil {
+			delete(c.pending, resp.ID)
 		}
 		c.mu.Unlock()
 		switch {
-		case s != nil:
-			// A stream nobody reads holds up the connection, until
-			// Close.
-			select {
-			case s.ch <- resp:
-			case <-c.closing:
-				err = ErrClientClosed
-				return
+		case ch != nil:
+			if resp.Channel != nil {
+				resp.fds, fds = fds, nil
 			}
-			if resp.End {
-				close(s.ch)
-			}
+			ch <- resp
+		case rc != nil && resp.Relay != nil:
+			rc.relayed(resp.Relay)
 		case resp.ID == 0 && resp.Error != "":
 			// A connection-level error: the server hangs up after it.
 			err = &RemoteError{Op: "connection", Code: resp.Code, Message: resp.Error}
+		}
+		closeFiles(fds) // descriptors nobody asked for
+		if err != nil {
 			return
 		}
 	}
 }
 
-// call sends a request and waits for its reply. stream, if not nil, is
-// registered to receive the request's later frames.
-func (c *Client) call(req *Request, stream *Stream) (*Response, error) {
+// call sends a request and waits for its reply.
+func (c *Client) call(req *Request, _ any) (*Response, error) {
+	resp, fds, err := c.callFDs(req, nil)
+	closeFiles(fds)
+	return resp, err
+}
+
+// callFDs sends a request and waits for its reply, and returns the
+// descriptors that came with it. registered, if not nil, is called with
+// the request's id before it is sent, and whether the connection relays
+// channels (a transport that carries no descriptors), so that frames
+// that follow the reply find their channel.
+func (c *Client) callFDs(req *Request, registered func(id uint64, remote bool)) (*Response, []*os.File, error) {
 	ch := make(chan *Response, 1)
 	c.mu.Lock()
-	if c.streams == nil {
+	if c.remotes == nil {
 		err := c.err
 		c.mu.Unlock()
-		return nil, fmt.Errorf("control: %s: %w", req.Op, err)
+		return nil, nil, fmt.Errorf("control: %s: %w", req.Op, err)
 	}
 	c.nextID++
 	req.ID = c.nextID
 	c.pending[req.ID] = ch
-	if stream != nil {
-		// Registered before its frames can arrive; the first frame, the
-		// reply, goes to pending.
-		stream.id = req.ID
-		c.streams[req.ID] = stream
-	}
 	c.mu.Unlock()
+	if registered != nil {
+		registered(req.ID, c.fdc == nil)
+	}
 	f, err := encodeFrame(req)
 	if err == nil {
 		c.wmu.Lock()
@@ -205,19 +244,41 @@ func (c *Client) call(req *Request, stream *Stream) (*Response, error) {
 		c.mu.Lock()
 		delete(c.pending, req.ID)
 		c.mu.Unlock()
-		return nil, fmt.Errorf("control: %s: %w", req.Op, err)
+		return nil, nil, fmt.Errorf("control: %s: %w", req.Op, err)
 	}
 	resp, ok := <-ch
 	if !ok {
 		c.mu.Lock()
 		err := c.err
 		c.mu.Unlock()
-		return nil, fmt.Errorf("control: %s: %w", req.Op, err)
+		return nil, nil, fmt.Errorf("control: %s: %w", req.Op, err)
 	}
 	if resp.Error != "" {
-		return nil, &RemoteError{Op: req.Op, Code: resp.Code, Message: resp.Error}
+		closeFiles(resp.fds)
+		return nil, nil, &RemoteError{Op: req.Op, Code: resp.Code, Message: resp.Error}
 	}
-	return resp, nil
+	return resp, resp.fds, nil
+}
+
+// addRemote registers a relayed channel for the request id.
+func (c *Client) addRemote(id uint64) *remoteChannel {
+	rc := newRemoteChannel(id)
+	c.mu.Lock()
+	if c.remotes != nil {
+		c.remotes[id] = rc
+	} else {
+		rc.gone()
+	}
+	c.mu.Unlock()
+	return rc
+}
+
+func (c *Client) dropRemote(id uint64) {
+	c.mu.Lock()
+	if c.remotes != nil {
+		delete(c.remotes, id)
+	}
+	c.mu.Unlock()
 }
 
 // List describes the tracepoints whose name matches pattern (a name or a
@@ -250,8 +311,15 @@ type EnableOptions struct {
 	Program     string
 	ContextSize int
 	Context     []string
-	// BufferSize is a new session's ring size (default: the server's).
-	BufferSize int
+	// BufferSize is the size of a new session's rings (default: the
+	// server's); Mode its channel's mode ("discard", "overwrite",
+	// "block"), BlockTimeout a firing's wait in block mode (0: 1 s;
+	// negative: none); FileBacked puts the channel in a file that outlives
+	// a crash.
+	BufferSize   int
+	Mode         string
+	BlockTimeout time.Duration
+	FileBacked   bool
 	// Session adds the attachments to an existing session instead of a
 	// new one.
 	Session uint64
@@ -264,6 +332,7 @@ func (c *Client) Enable(o EnableOptions) (SessionInfo, error) {
 	resp, err := c.call(&Request{
 		Op: OpEnable, Tracepoint: o.Tracepoint, Filter: o.Filter, Object: o.Object, Program: o.Program,
 		ContextSize: o.ContextSize, Context: o.Context, BufferSize: o.BufferSize, Session: o.Session,
+		Mode: o.Mode, BlockTimeout: int64(o.BlockTimeout), FileBacked: o.FileBacked,
 	}, nil)
 	if err != nil {
 		return SessionInfo{}, err
@@ -274,16 +343,23 @@ func (c *Client) Enable(o EnableOptions) (SessionInfo, error) {
 	return resp.Sessions[0], nil
 }
 
-// Disable closes a session: its attachments, its ring and its objects.
-func (c *Client) Disable(session uint64) error {
-	_, err := c.call(&Request{Op: OpDisable, Session: session}, nil)
-	return err
+// Disable closes a session: its attachments, its channel and its
+// objects. It returns the attachments it closed.
+func (c *Client) Disable(session uint64) ([]AttachmentInfo, error) {
+	resp, err := c.call(&Request{Op: OpDisable, Session: session}, nil)
+	if err != nil {
+		return nil, err
+	}
+	return resp.Disabled, nil
 }
 
 // DisableAttachment closes one attachment; its session stays.
-func (c *Client) DisableAttachment(id uint64) error {
-	_, err := c.call(&Request{Op: OpDisable, Attachment: id}, nil)
-	return err
+func (c *Client) DisableAttachment(id uint64) (AttachmentInfo, error) {
+	resp, err := c.call(&Request{Op: OpDisable, Attachment: id}, nil)
+	if err != nil || len(resp.Disabled) != 1 {
+		return AttachmentInfo{}, err
+	}
+	return resp.Disabled[0], nil
 }
 
 // MapLookup returns the value under key in a map of the session's
@@ -317,91 +393,4 @@ func (c *Client) MapIterate(session uint64, mapName string, max int) ([]Entry, b
 		return nil, false, err
 	}
 	return resp.Entries, resp.End, nil
-}
-
-// Stream is the stream of a session's recorded events to one client.
-type Stream struct {
-	c       *Client
-	id      uint64
-	session uint64
-	ch      chan *Response
-
-	events []Event
-	stats  Stats
-	reason string
-	ended  bool
-}
-
-// Stream starts streaming a session's events. A session streams to one
-// client at a time (ErrBusy); events the ring buffer had no room for are
-// counted in Stats().Dropped. Read the stream promptly: replies to other
-// calls on the client wait behind its frames.
-func (c *Client) Stream(session uint64) (*Stream, error) {
-	s := &Stream{c: c, session: session, ch: make(chan *Response, 64)}
-	resp, err := c.call(&Request{Op: OpStream, Session: session}, s)
-	if err != nil {
-		c.mu.Lock()
-		if c.streams != nil {
-			delete(c.streams, s.id)
-		}
-		c.mu.Unlock()
-		return nil, err
-	}
-	if resp.Stats != nil {
-		s.stats = *resp.Stats
-	}
-	return s, nil
-}
-
-// Next returns the next event. After the stream ends (Stop, the session
-// disabled) it returns io.EOF, and Reason says why.
-func (s *Stream) Next(ctx context.Context) (Event, error) {
-	for len(s.events) == 0 {
-		if s.ended {
-			return Event{}, io.EOF
-		}
-		var resp *Response
-		var ok bool
-		select {
-		case resp, ok = <-s.ch:
-		case <-ctx.Done():
-			return Event{}, fmt.Errorf("control: stream: %w", ctx.Err())
-		}
-		if !ok {
-			s.ended = true
-			if s.reason == "" {
-				s.c.mu.Lock()
-				err := s.c.err
-				s.c.mu.Unlock()
-				return Event{}, fmt.Errorf("control: stream: %w", err)
-			}
-			return Event{}, io.EOF
-		}
-		if resp.Stats != nil {
-			s.stats = *resp.Stats
-		}
-		if resp.Error != "" {
-			return Event{}, &RemoteError{Op: OpStream, Code: resp.Code, Message: resp.Error}
-		}
-		if resp.End {
-			s.reason = resp.Reason
-		}
-		s.events = resp.Events
-	}
-	e := s.events[0]
-	s.events = s.events[1:]
-	return e, nil
-}
-
-// Stats are the session's counters as of the last frame read.
-func (s *Stream) Stats() Stats { return s.stats }
-
-// Reason says why the stream ended.
-func (s *Stream) Reason() string { return s.reason }
-
-// Stop asks the server to end the stream; Next returns the events sent
-// before, then io.EOF. The session's records not streamed stay in it.
-func (s *Stream) Stop() error {
-	_, err := s.c.call(&Request{Op: OpStop, Session: s.session}, nil)
-	return err
 }

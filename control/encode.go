@@ -1,106 +1,177 @@
 package control
 
 import (
-	"bytes"
-	"encoding/binary"
-	"math"
 	"strconv"
+	"time"
 	"unicode/utf8"
 
 	"github.com/uebpf/uebpf/tracepoint"
 )
 
-// Events are encoded by hand, not with encoding/json: streaming is the one
-// path where the server's cost per event matters, and reflection over
-// []FieldValue of interfaces costs several times more. The output is what
+// Events are written as JSON lines and as text by hand, straight from the
+// decoded record (tracepoint.Event): streaming is where a consumer's cost
+// per event matters, and encoding/json's reflection over a value of
+// interfaces costs several times more. JSON lines are what
 // json.Marshal(Event) writes, which the tests check.
 
-// appendEvent appends rec as an Event's JSON.
-func appendEvent(b []byte, rec *tracepoint.Record, name string, fields []tracepoint.Field) []byte {
-	b = append(b, `{"tp":`...)
-	b = appendString(b, name)
+// origin is what a channel says of its records: the session, and the
+// process, whose pid, name and clock are the same for every record.
+type origin struct {
+	session     uint64
+	pid         int64
+	procname    string
+	clockOffset int64 // CLOCK_REALTIME - CLOCK_MONOTONIC there
+}
+
+// appendEventJSON appends ev as an Event's JSON: "ts" is the event's wall
+// time in ns since the Unix epoch (the application's clock), the context
+// fields not collected are absent, and so is the session unless session
+// is set.
+func appendEventJSON(b []byte, o *origin, ev *tracepoint.Event, session bool) []byte {
+	b = append(b, '{')
+	if session {
+		b = append(b, `"session":`...)
+		b = strconv.AppendUint(b, o.session, 10)
+		b = append(b, ',')
+	}
+	b = append(b, `"tp":`...)
+	b = appendString(b, ev.Info.FullName())
 	b = append(b, `,"ts":`...)
-	b = strconv.AppendUint(b, rec.Context.TimestampNs, 10)
-	b = append(b, `,"vtid":`...)
-	b = strconv.AppendInt(b, rec.Context.Vtid, 10)
+	b = strconv.AppendInt(b, int64(ev.TimestampNs)+o.clockOffset, 10)
 	b = append(b, `,"vpid":`...)
-	b = strconv.AppendInt(b, rec.Context.Vpid, 10)
-	b = append(b, `,"goid":`...)
-	b = strconv.AppendUint(b, rec.Context.Goid, 10)
+	b = strconv.AppendInt(b, o.pid, 10)
 	b = append(b, `,"procname":`...)
-	b = appendString(b, cString(rec.Context.Procname[:]))
+	b = appendString(b, o.procname)
+	if ev.Has&tracepoint.HasVtid != 0 {
+		b = append(b, `,"vtid":`...)
+		b = strconv.AppendInt(b, ev.Vtid, 10)
+	}
+	if ev.Has&tracepoint.HasGoid != 0 {
+		b = append(b, `,"goid":`...)
+		b = strconv.AppendUint(b, ev.Goid, 10)
+	}
 	b = append(b, `,"fields":{`...)
-	for i, f := range fields {
+	for i, f := range ev.Info.Fields {
 		if i > 0 {
 			b = append(b, ',')
 		}
 		b = appendString(b, f.Name)
 		b = append(b, ':')
-		b = appendField(b, rec.Payload, f)
+		b = appendFieldJSON(b, tracepoint.ReadField(f, ev.Payload))
 	}
 	return append(b, "}}"...)
 }
 
-// appendField appends the JSON value of field f of payload. Fields come
-// from the tracepoint's own description, so they lie inside the payload;
-// a short payload is still checked rather than trusted.
-func appendField(b, payload []byte, f tracepoint.Field) []byte {
-	if f.Offset < 0 || f.Size <= 0 || f.Offset+f.Size > len(payload) {
+// appendFieldJSON appends a field's value as JSON: integers exact, floats
+// JSON cannot hold as the strings "NaN", "+Inf", "-Inf".
+func appendFieldJSON(b []byte, v tracepoint.Scalar) []byte {
+	if !v.Valid {
 		return append(b, "null"...)
 	}
-	v := payload[f.Offset : f.Offset+f.Size]
-	switch f.Kind {
+	switch v.Kind {
 	case tracepoint.Unsigned:
-		return strconv.AppendUint(b, readUint(v), 10)
+		return strconv.AppendUint(b, v.Uint, 10)
 	case tracepoint.Signed:
-		u := readUint(v)
-		shift := 64 - 8*uint(len(v))
-		return strconv.AppendInt(b, int64(u<<shift)>>shift, 10)
+		return strconv.AppendInt(b, v.Int, 10)
 	case tracepoint.Float:
-		var x float64
-		bits := 64
-		if len(v) == 4 {
-			x, bits = float64(math.Float32frombits(binary.LittleEndian.Uint32(v))), 32
-		} else if len(v) == 8 {
-			x = math.Float64frombits(binary.LittleEndian.Uint64(v))
-		} else {
-			return append(b, "null"...)
+		if s := nonFinite(v.Float); s != "" {
+			return append(append(append(b, '"'), s...), '"')
 		}
-		switch {
-		case math.IsNaN(x):
-			return append(b, `"NaN"`...)
-		case math.IsInf(x, 1):
-			return append(b, `"+Inf"`...)
-		case math.IsInf(x, -1):
-			return append(b, `"-Inf"`...)
-		}
-		return strconv.AppendFloat(b, x, 'g', -1, bits)
+		return strconv.AppendFloat(b, v.Float, 'g', -1, 64)
 	case tracepoint.Bool:
-		if v[0] != 0 {
-			return append(b, "true"...)
+		return strconv.AppendBool(b, v.Bool)
+	}
+	return appendString(b, v.Str)
+}
+
+// nonFinite names the floats JSON has no number for.
+func nonFinite(f float64) string {
+	switch {
+	case f != f:
+		return "NaN"
+	case f > 1.7976931348623157e308:
+		return "+Inf"
+	case f < -1.7976931348623157e308:
+		return "-Inf"
+	}
+	return ""
+}
+
+// textClock caches the wall time's part that changes once a second.
+type textClock struct {
+	sec    int64
+	prefix []byte // "[15:04:05."
+}
+
+// appendEventTime appends an event's wall time (the application's clock)
+// as 'lttng view' shows it: "[15:04:05.123456789] ".
+func appendEventTime(b []byte, tc *textClock, o *origin, ts uint64) []byte {
+	wall := int64(ts) + o.clockOffset
+	sec, ns := wall/1e9, wall%1e9
+	if ns < 0 {
+		sec, ns = sec-1, ns+1e9
+	}
+	if sec != tc.sec || tc.prefix == nil {
+		tc.sec = sec
+		tc.prefix = time.Unix(sec, 0).AppendFormat(tc.prefix[:0], "[15:04:05.")
+	}
+	b = append(b, tc.prefix...)
+	b = appendPadded(b, uint64(ns), 9)
+	return append(b, "] "...)
+}
+
+// appendEventText appends the rest of ev's text line, after its time and
+// the time since the one before: the session if session is set, name,
+// context and fields.
+func appendEventText(b []byte, o *origin, ev *tracepoint.Event, session bool) []byte {
+	if session {
+		b = append(b, "session "...)
+		b = strconv.AppendUint(b, o.session, 10)
+		b = append(b, ' ')
+	}
+	b = append(b, ev.Info.FullName()...)
+	b = append(b, ": { vpid = "...)
+	b = strconv.AppendInt(b, o.pid, 10)
+	b = append(b, ", procname = "...)
+	b = strconv.AppendQuote(b, o.procname)
+	if ev.Has&tracepoint.HasVtid != 0 {
+		b = append(b, ", vtid = "...)
+		b = strconv.AppendInt(b, ev.Vtid, 10)
+	}
+	if ev.Has&tracepoint.HasGoid != 0 {
+		b = append(b, ", goid = "...)
+		b = strconv.AppendUint(b, ev.Goid, 10)
+	}
+	b = append(b, " }, { "...)
+	for i, f := range ev.Info.Fields {
+		if i > 0 {
+			b = append(b, ", "...)
 		}
-		return append(b, "false"...)
-	case tracepoint.String:
-		return appendString(b, cString(v))
+		b = append(b, f.Name...)
+		b = append(b, " = "...)
+		v := tracepoint.ReadField(f, ev.Payload)
+		switch {
+		case !v.Valid:
+			b = append(b, '?')
+		case v.Kind == tracepoint.String:
+			b = strconv.AppendQuote(b, string(v.Str))
+		default:
+			b = appendFieldJSON(b, v)
+		}
 	}
-	return append(b, "null"...)
+	return append(b, " }"...)
 }
 
-// readUint reads a little-endian unsigned integer of 1 to 8 bytes.
-func readUint(v []byte) uint64 {
-	var u uint64
-	for i := len(v) - 1; i >= 0; i-- {
-		u = u<<8 | uint64(v[i])
+// appendPadded appends n in decimal with at least width digits.
+func appendPadded(b []byte, n uint64, width int) []byte {
+	var d [20]byte
+	i := len(d)
+	for n > 0 || len(d)-i < width {
+		i--
+		d[i] = byte('0' + n%10)
+		n /= 10
 	}
-	return u
-}
-
-// cString is v up to its first NUL.
-func cString(v []byte) []byte {
-	if i := bytes.IndexByte(v, 0); i >= 0 {
-		return v[:i]
-	}
-	return v
+	return append(b, d[i:]...)
 }
 
 // appendString appends s as a JSON string: invalid UTF-8 becomes U+FFFD,

@@ -8,10 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
-	"sync"
-	"unicode/utf8"
 )
 
 // Version is the protocol version this package speaks.
@@ -27,8 +26,9 @@ const (
 	OpList       = "list"
 	OpEnable     = "enable"
 	OpDisable    = "disable"
-	OpStream     = "stream"
-	OpStop       = "stop"
+	OpChannel    = "channel"
+	OpSnapshot   = "snapshot"
+	OpRelease    = "release"
 	OpStats      = "stats"
 	OpMapLookup  = "map_lookup"
 	OpMapUpdate  = "map_update"
@@ -119,11 +119,22 @@ type Request struct {
 	// Context names context fields to fill for a program: "timestamp",
 	// "vtid", "goid".
 	Context []string `json:"context,omitempty"`
-	// BufferSize is the ring buffer size of a new session, in bytes.
+	// BufferSize is the size of a new session's rings in all, in bytes.
 	BufferSize int `json:"buffer_size,omitempty"`
+	// Mode is a new session's channel mode: "discard" (the default),
+	// "overwrite" (a flight recorder) or "block"; BlockTimeout bounds a
+	// firing's wait in block mode, in ns (0: the default, 1 s; negative:
+	// no bound).
+	Mode         string `json:"mode,omitempty"`
+	BlockTimeout int64  `json:"block_timeout_ns,omitempty"`
+	// FileBacked backs a new session's channel with a file in the
+	// application's socket directory, which outlives a crash (uebpf
+	// trace recover).
+	FileBacked bool `json:"file_backed,omitempty"`
 
 	// Session is the session to enable into (0: a new one), disable,
-	// stream, stop, or whose object's maps to use.
+	// open the channel of (channel, snapshot), release, or whose object's
+	// maps to use.
 	Session uint64 `json:"session,omitempty"`
 	// Attachment is the attachment to disable.
 	Attachment uint64 `json:"attachment,omitempty"`
@@ -139,7 +150,7 @@ type Request struct {
 }
 
 // Response is the server's message: a reply to a request, or a frame of a
-// stream.
+// relayed channel.
 type Response struct {
 	ID uint64 `json:"id"`
 	// Error, if not empty, is why the request failed; Code classifies it.
@@ -156,18 +167,36 @@ type Response struct {
 
 	Tracepoints []TracepointInfo `json:"tracepoints,omitempty"`
 	Sessions    []SessionInfo    `json:"sessions,omitempty"`
+	// Disabled lists what a disable closed.
+	Disabled []AttachmentInfo `json:"disabled,omitempty"`
 
 	Value   Hex     `json:"value,omitempty"`
 	Entries []Entry `json:"entries,omitempty"`
+	// End says a map iteration's entries are all of them.
+	End bool `json:"end,omitempty"`
 
-	// Events of a stream's frame, and the session's counters as of that
-	// frame (Matched = Recorded + Dropped: a stream that fell behind
-	// says exactly how many events it lost).
-	Events []Event `json:"events,omitempty"`
-	Stats  *Stats  `json:"stats,omitempty"`
-	// End marks a stream's last frame; Reason says why it ended.
-	End    bool   `json:"end,omitempty"`
-	Reason string `json:"reason,omitempty"`
+	// Channel describes the channel a channel or snapshot request
+	// opened; its descriptors come with the frame (SCM_RIGHTS).
+	Channel *ChannelInfo `json:"channel,omitempty"`
+	// Relay is a relayed channel's counters and end (a stdio transport).
+	Relay *RelayInfo `json:"relay,omitempty"`
+
+	// fds are the descriptors that came with the frame.
+	fds []*os.File
+}
+
+// ChannelInfo describes a session's channel.
+type ChannelInfo struct {
+	Session    uint64 `json:"session"`
+	Shards     int    `json:"shards"`
+	BufferSize int    `json:"buffer_size"`
+	Mode       string `json:"mode"`
+	// Remote: the channel's records are relayed in frames by the far end
+	// of a stdio transport, which says whose they are.
+	Remote      bool   `json:"remote,omitempty"`
+	PID         int    `json:"pid,omitempty"`
+	Process     string `json:"process,omitempty"`
+	ClockOffset int64  `json:"clock_offset,omitempty"`
 }
 
 // TracepointInfo describes a tracepoint of the application.
@@ -201,13 +230,19 @@ type Stats struct {
 
 // SessionInfo describes a session of the server.
 type SessionInfo struct {
-	ID          uint64           `json:"id"`
-	BufferSize  int              `json:"buffer_size"`
+	ID uint64 `json:"id"`
+	// BufferSize is the size of the session's rings in all, as they are
+	// (a request's size rounds up to whole rings).
+	BufferSize int    `json:"buffer_size"`
+	Mode       string `json:"mode"`
+	// File is the file that backs the channel, if any.
+	File        string           `json:"file,omitempty"`
 	Stats       Stats            `json:"stats"`
 	Attachments []AttachmentInfo `json:"attachments"`
 	// Maps are the maps of the objects loaded into the session.
-	Maps      []string `json:"maps,omitempty"`
-	Streaming bool     `json:"streaming,omitempty"`
+	Maps []string `json:"maps,omitempty"`
+	// Consumed: a client holds the session's channel.
+	Consumed bool `json:"consumed,omitempty"`
 }
 
 // AttachmentInfo describes one attachment of a session.
@@ -222,19 +257,6 @@ type AttachmentInfo struct {
 type Entry struct {
 	Key   Hex `json:"key"`
 	Value Hex `json:"value"`
-}
-
-// Event is one recorded event.
-type Event struct {
-	Tracepoint string `json:"tp"`
-	// TimestampNs is CLOCK_MONOTONIC, as tracepoint.Context has it.
-	TimestampNs uint64 `json:"ts"`
-	Vtid        int64  `json:"vtid"`
-	Vpid        int64  `json:"vpid"`
-	Goid        uint64 `json:"goid"`
-	Procname    string `json:"procname"`
-	// Fields are the payload's, in declaration order.
-	Fields Fields `json:"fields"`
 }
 
 // Fields are a payload's fields in order; in JSON, an object.
@@ -297,12 +319,6 @@ func (fs Fields) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON reads an object, keeping its order. Integers become
 // int64 (uint64 above its range), other numbers float64.
 func (fs *Fields) UnmarshalJSON(b []byte) error {
-	// Events' fields are flat: a scanner for them costs a tenth of
-	// json.Decoder's tokens. Anything else takes the general path.
-	if out, ok := scanFlat(b); ok {
-		*fs = out
-		return nil
-	}
 	out, err := decodeFields(b)
 	if err != nil {
 		return err
@@ -311,7 +327,6 @@ func (fs *Fields) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// decodeFields is the general path of Fields.UnmarshalJSON.
 func decodeFields(b []byte) (Fields, error) {
 	d := json.NewDecoder(bytes.NewReader(b))
 	d.UseNumber()
@@ -393,13 +408,30 @@ var ErrFrameTooLarge = errors.New("frame too large")
 
 // readFrame reads one frame's body into buf (grown as needed) and returns
 // it. The length is checked before the body is read, so that a hostile
-// prefix costs nothing.
+// prefix costs nothing. A binary frame (relayed records) is refused: only
+// a client reads those (readFrameFlag).
 func readFrame(r io.Reader, buf []byte) ([]byte, error) {
 	var hdr [4]byte
 	if _, err := io.ReadFull(r, hdr[:]); err != nil {
 		return nil, err
 	}
+	return readBody(r, binary.LittleEndian.Uint32(hdr[:]), buf)
+}
+
+// readFrameFlag is readFrame for a client: it also reads binary frames,
+// and says which it read.
+func readFrameFlag(r io.Reader, buf []byte) ([]byte, bool, error) {
+	var hdr [4]byte
+	if _, err := io.ReadFull(r, hdr[:]); err != nil {
+		return nil, false, err
+	}
 	n := binary.LittleEndian.Uint32(hdr[:])
+	body, err := readBody(r, n&^binaryFrame, buf)
+	return body, n&binaryFrame != 0, err
+}
+
+// readBody reads a frame's body of n bytes.
+func readBody(r io.Reader, n uint32, buf []byte) ([]byte, error) {
 	if n > MaxFrameSize {
 		return nil, fmt.Errorf("frame of %d bytes (at most %d): %w", n, MaxFrameSize, ErrFrameTooLarge)
 	}
@@ -449,350 +481,4 @@ func decodeRequest(body []byte) (*Request, error) {
 		return &req, errors.New("request without an op")
 	}
 	return &req, nil
-}
-
-// scanFlat reads a JSON object whose values are all strings, numbers,
-// booleans or null; false if b is anything else.
-func scanFlat(b []byte) (Fields, bool) {
-	out, i, ok := scanFlatAt(b, skipSpace(b, 0))
-	return out, ok && skipSpace(b, i) == len(b)
-}
-
-// scanFlatAt reads a flat object at b[i] and returns the index after it.
-func scanFlatAt(b []byte, i int) (Fields, int, bool) {
-	out := make(Fields, 0, 8)
-	ok := scanObject(b, &i, func(name string, b []byte, i int) (int, bool) {
-		v, j, ok := scanScalar(b, i)
-		out = append(out, FieldValue{Name: name, Value: v})
-		return j, ok
-	})
-	return out, i, ok
-}
-
-// scanObject reads the object at b[*i], calling value for each member
-// with the index of its value, which returns the index after it. *i ends
-// after the object.
-func scanObject(b []byte, i *int, value func(name string, b []byte, i int) (int, bool)) bool {
-	j := *i
-	if j >= len(b) || b[j] != '{' {
-		return false
-	}
-	j = skipSpace(b, j+1)
-	if j < len(b) && b[j] == '}' {
-		*i = j + 1
-		return true
-	}
-	for {
-		name, k, ok := scanName(b, j)
-		if !ok {
-			return false
-		}
-		j = skipSpace(b, k)
-		if j >= len(b) || b[j] != ':' {
-			return false
-		}
-		if j, ok = value(name, b, skipSpace(b, j+1)); !ok {
-			return false
-		}
-		j = skipSpace(b, j)
-		if j >= len(b) {
-			return false
-		}
-		switch b[j] {
-		case ',':
-			j = skipSpace(b, j+1)
-		case '}':
-			*i = j + 1
-			return true
-		default:
-			return false
-		}
-	}
-}
-
-// scanScalar reads the string, number, boolean or null at b[i].
-func scanScalar(b []byte, i int) (any, int, bool) {
-	if i >= len(b) {
-		return nil, i, false
-	}
-	switch c := b[i]; {
-	case c == '"':
-		return scanString(b, i)
-	case c == 't' && bytes.HasPrefix(b[i:], []byte("true")):
-		return true, i + 4, true
-	case c == 'f' && bytes.HasPrefix(b[i:], []byte("false")):
-		return false, i + 5, true
-	case c == 'n' && bytes.HasPrefix(b[i:], []byte("null")):
-		return nil, i + 4, true
-	case c == '-' || '0' <= c && c <= '9':
-		if v, j, ok := scanInt(b, i); ok {
-			return v, j, true
-		}
-		j := i + 1
-		for j < len(b) && strings.IndexByte("0123456789.eE+-", b[j]) >= 0 {
-			j++
-		}
-		if !json.Valid(b[i:j]) {
-			return nil, i, false
-		}
-		return number(json.Number(b[i:j])), j, true
-	}
-	return nil, i, false
-}
-
-// scanInt reads the common number, an integer of up to 18 digits, which
-// cannot overflow an int64; false leaves the others to the general path
-// (which refuses leading zeros, as JSON does).
-func scanInt(b []byte, i int) (int64, int, bool) {
-	neg := b[i] == '-'
-	j := i
-	if neg {
-		j++
-	}
-	start := j
-	var n int64
-	for j < len(b) && '0' <= b[j] && b[j] <= '9' {
-		n = n*10 + int64(b[j]-'0')
-		j++
-	}
-	digits := j - start
-	if digits == 0 || digits > 18 || digits > 1 && b[start] == '0' {
-		return 0, i, false
-	}
-	if j < len(b) && (b[j] == '.' || b[j] == 'e' || b[j] == 'E') {
-		return 0, i, false
-	}
-	if neg {
-		n = -n
-	}
-	return n, j, true
-}
-
-// UnmarshalJSON reads an event with a scanner when it has the shape the
-// server writes (the client's cost per event is most of a stream's), and
-// with encoding/json otherwise. Unknown members are ignored.
-func (e *Event) UnmarshalJSON(b []byte) error {
-	if scanEvent(b, e) {
-		return nil
-	}
-	type plain Event // without this method
-	*e = Event{}
-	return json.Unmarshal(b, (*plain)(e))
-}
-
-func scanEvent(b []byte, e *Event) bool {
-	i, ok := scanEventAt(b, skipSpace(b, 0), e)
-	return ok && skipSpace(b, i) == len(b)
-}
-
-// scanEventAt reads the event at b[i] and returns the index after it.
-func scanEventAt(b []byte, i int, e *Event) (int, bool) {
-	*e = Event{}
-	ok := scanObject(b, &i, func(name string, b []byte, i int) (int, bool) {
-		if name == "fields" {
-			if i+4 <= len(b) && string(b[i:i+4]) == "null" {
-				e.Fields = nil
-				return i + 4, true
-			}
-			fs, j, ok := scanFlatAt(b, i)
-			e.Fields = fs
-			return j, ok
-		}
-		v, j, ok := scanScalar(b, i)
-		if !ok {
-			return j, false
-		}
-		switch name {
-		case "tp":
-			e.Tracepoint, ok = v.(string)
-			e.Tracepoint = intern(e.Tracepoint)
-		case "procname":
-			e.Procname, ok = v.(string)
-			e.Procname = intern(e.Procname)
-		case "ts":
-			e.TimestampNs, ok = toUint(v)
-		case "goid":
-			e.Goid, ok = toUint(v)
-		case "vtid":
-			e.Vtid, ok = v.(int64)
-		case "vpid":
-			e.Vpid, ok = v.(int64)
-		}
-		return j, ok
-	})
-	return i, ok
-}
-
-// scanEventsFrame reads a frame of a stream as the server writes it,
-// {"id":N,"events":[...],"stats":{...}}, without encoding/json's
-// reflection and its validation of the whole frame first. Anything else
-// is left to encoding/json (false).
-func scanEventsFrame(b []byte, r *Response) bool {
-	*r = Response{}
-	i := skipSpace(b, 0)
-	ok := scanObject(b, &i, func(name string, b []byte, i int) (int, bool) {
-		switch name {
-		case "id":
-			v, j, ok := scanScalar(b, i)
-			var okU bool
-			r.ID, okU = toUint(v)
-			return j, ok && okU
-		case "events":
-			return scanEvents(b, i, &r.Events)
-		case "stats":
-			if r.Stats == nil {
-				r.Stats = new(Stats)
-			}
-			return scanStats(b, i, r.Stats)
-		}
-		return i, false
-	})
-	return ok && skipSpace(b, i) == len(b)
-}
-
-func scanEvents(b []byte, i int, out *[]Event) (int, bool) {
-	if i >= len(b) || b[i] != '[' {
-		return i, false
-	}
-	evs := (*out)[:0]
-	i = skipSpace(b, i+1)
-	if i < len(b) && b[i] == ']' {
-		*out = evs
-		return i + 1, true
-	}
-	for {
-		evs = append(evs, Event{})
-		var ok bool
-		if i, ok = scanEventAt(b, i, &evs[len(evs)-1]); !ok {
-			return i, false
-		}
-		i = skipSpace(b, i)
-		if i >= len(b) {
-			return i, false
-		}
-		switch b[i] {
-		case ',':
-			i = skipSpace(b, i+1)
-		case ']':
-			*out = evs
-			return i + 1, true
-		default:
-			return i, false
-		}
-	}
-}
-
-func scanStats(b []byte, i int, st *Stats) (int, bool) {
-	ok := scanObject(b, &i, func(name string, b []byte, i int) (int, bool) {
-		v, j, ok := scanScalar(b, i)
-		u, okU := toUint(v)
-		switch name {
-		case "fired":
-			st.Fired = u
-		case "matched":
-			st.Matched = u
-		case "recorded":
-			st.Recorded = u
-		case "dropped":
-			st.Dropped = u
-		case "errors":
-			st.Errors = u
-		default:
-			return j, false
-		}
-		return j, ok && okU
-	})
-	return i, ok
-}
-
-func toUint(v any) (uint64, bool) {
-	switch x := v.(type) {
-	case int64:
-		return uint64(x), x >= 0
-	case uint64:
-		return x, true
-	}
-	return 0, false
-}
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// names interns the strings every event repeats (member names, the
-// tracepoint's and process's names), which would otherwise be most of a
-// client's allocations per event. It is bounded: names do not grow
-// without end, but a hostile stream could try.
-var names struct {
-	sync.Mutex
-	m map[string]string
-}
-
-const maxNames = 4096
-
-func intern(s string) string {
-	names.Lock()
-	defer names.Unlock()
-	if v, ok := names.m[s]; ok {
-		return v
-	}
-	if names.m == nil || len(names.m) >= maxNames {
-		names.m = map[string]string{}
-	}
-	names.m[s] = s
-	return s
-}
-
-// scanName is scanString for member names: interned, without allocating
-// for one seen before.
-func scanName(b []byte, i int) (string, int, bool) {
-	if i < len(b) && b[i] == '"' {
-		if j := bytes.IndexByte(b[i+1:], '"'); j >= 0 {
-			raw := b[i+1 : i+1+j]
-			if bytes.IndexByte(raw, '\\') < 0 {
-				names.Lock()
-				v, ok := names.m[string(raw)]
-				names.Unlock()
-				if ok {
-					return v, i + j + 2, true
-				}
-			}
-		}
-	}
-	v, j, ok := scanString(b, i)
-	if !ok {
-		return "", i, false
-	}
-	return intern(v.(string)), j, true
-}
-
-// scanString reads the JSON string at b[i]: as is when it has no escape
-// and is valid UTF-8, else through encoding/json.
-func scanString(b []byte, i int) (any, int, bool) {
-	if i >= len(b) || b[i] != '"' {
-		return nil, i, false
-	}
-	plain := true
-	for j := i + 1; j < len(b); j++ {
-		switch c := b[j]; {
-		case c == '\\':
-			plain = false
-			j++
-		case c < 0x20:
-			return nil, i, false
-		case c == '"':
-			if plain && utf8.Valid(b[i+1:j]) {
-				return string(b[i+1 : j]), j + 1, true
-			}
-			var s string
-			if json.Unmarshal(b[i:j+1], &s) != nil {
-				return nil, i, false
-			}
-			return s, j + 1, true
-		}
-	}
-	return nil, i, false
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/uebpf/uebpf"
 	"github.com/uebpf/uebpf/internal/clock"
+	"github.com/uebpf/uebpf/tracepoint"
 )
 
 // Options configure a control server. The zero value (or nil) serves the
@@ -33,11 +34,15 @@ type Options struct {
 	MaxSessions int
 	// MaxConns bounds the connections served at once (default 32).
 	MaxConns int
-	// BufferSize is the ring buffer size of a session whose client asks
+	// BufferSize is the size of the rings of a session whose client asks
 	// for none (default 1 MiB); MaxBufferSize the largest a client may
-	// ask for (default 64 MiB).
+	// ask for (default 64 MiB); MaxRingMemory bounds the rings of all
+	// sessions together (default 256 MiB).
 	BufferSize    int
 	MaxBufferSize int
+	MaxRingMemory int
+	// MaxAttachments bounds the attachments of one session (default 256).
+	MaxAttachments int
 	// WriteTimeout bounds each write to a client (default 10s): a client
 	// that stops reading is disconnected, its sessions kept.
 	WriteTimeout time.Duration
@@ -67,6 +72,12 @@ func (o *Options) withDefaults() Options {
 		c.MaxBufferSize = 64 << 20
 	}
 	c.BufferSize = min(c.BufferSize, c.MaxBufferSize)
+	if c.MaxRingMemory <= 0 {
+		c.MaxRingMemory = 256 << 20
+	}
+	if c.MaxAttachments <= 0 {
+		c.MaxAttachments = tracepoint.DefaultMaxAttachments
+	}
 	if c.WriteTimeout <= 0 {
 		c.WriteTimeout = 10 * time.Second
 	}
@@ -88,6 +99,8 @@ type Server struct {
 	conns    map[*conn]struct{}
 	sessions map[uint64]*session
 	nextID   uint64 // of sessions and attachments
+	rings    int    // bytes of rings of the sessions alive, or being made
+	files    int    // file-backed channels made
 	closed   bool
 
 	wg        sync.WaitGroup // the accept loop and connections
@@ -221,7 +234,7 @@ func (s *Server) accept() {
 			c.Close()
 			return
 		}
-		cn := &conn{s: s, c: c, streams: map[uint64]*stream{}}
+		cn := &conn{s: s, c: c, channels: map[uint64]*session{}}
 		full := len(s.conns) >= s.opts.MaxConns
 		if !full {
 			s.conns[cn] = struct{}{}
@@ -245,9 +258,10 @@ type conn struct {
 
 	wmu sync.Mutex // whole frames
 
-	mu      sync.Mutex
-	streams map[uint64]*stream // by session id
-	swg     sync.WaitGroup
+	mu sync.Mutex
+	// channels are the sessions whose channel the connection holds, by
+	// id: it is their consumer until it releases them or closes.
+	channels map[uint64]*session
 }
 
 // refuse sends a connection an error and closes it. It runs on the accept
@@ -266,7 +280,7 @@ func (c *conn) serve() {
 	defer s.wg.Done()
 	defer func() {
 		c.c.Close()
-		c.stopStreams()
+		c.releaseAll()
 		s.mu.Lock()
 		delete(s.conns, c)
 		s.mu.Unlock()
@@ -418,15 +432,15 @@ func (c *conn) handle(req *Request) (resp *Response) {
 			c.log.Info("enabled", "session", info.ID, "tracepoint", req.Tracepoint, "filter", req.Filter, "program", req.Program)
 		}
 	case OpDisable:
-		if err = s.disable(req); err == nil {
+		if resp.Disabled, err = s.disable(req); err == nil {
 			c.log.Info("disabled", "session", req.Session, "attachment", req.Attachment)
 		}
-	case OpStream:
-		if err = c.startStream(req); err == nil {
-			return nil
+	case OpChannel, OpSnapshot:
+		if err = c.openChannel(req); err == nil {
+			return nil // the reply went with its descriptors
 		}
-	case OpStop:
-		err = c.stopStream(req.Session)
+	case OpRelease:
+		err = c.release(req.Session)
 	case OpMapLookup, OpMapUpdate, OpMapDelete, OpMapIterate:
 		err = s.mapOp(req, resp)
 	default:

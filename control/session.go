@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os"
 	"path"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,6 +15,7 @@ import (
 	"time"
 
 	"github.com/uebpf/uebpf"
+	"github.com/uebpf/uebpf/internal/safefs"
 	uemaps "github.com/uebpf/uebpf/maps"
 	"github.com/uebpf/uebpf/tracepoint"
 )
@@ -22,34 +25,20 @@ import (
 type session struct {
 	id   uint64
 	ts   *tracepoint.Session
-	size int
+	size int    // the rings' bytes, as counted in Server.rings
+	file string // the file backing its channel, if any
 
 	mu    sync.Mutex
 	atts  []attachment
 	colls []*uebpf.Collection // closed after the attachments
-
-	// The stream reading the session, if any: records go to one reader.
-	// stopped makes Next fail at once, and stays set until the stream
-	// is gone, so that the stream's own deadline changes cannot undo a
-	// stop.
-	streaming *stream
-	stopped   bool
-	closed    bool
+	// consumer is the connection that holds the session's channel.
+	consumer *conn
+	closed   bool
 }
 
 type attachment struct {
 	id uint64
 	a  *tracepoint.Attachment
-}
-
-// setDeadline sets the session's read deadline unless its stream was
-// stopped.
-func (ss *session) setDeadline(t time.Time) {
-	ss.mu.Lock()
-	if !ss.stopped {
-		ss.ts.SetDeadline(t)
-	}
-	ss.mu.Unlock()
 }
 
 func (ss *session) close() {
@@ -64,16 +53,20 @@ func (ss *session) close() {
 	for _, c := range colls {
 		c.Close()
 	}
+	if ss.file != "" {
+		// Closed cleanly: nothing to recover. (A consumer that maps the
+		// channel keeps reading it.)
+		os.Remove(ss.file)
+	}
 }
 
 func (ss *session) info() SessionInfo {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	si := SessionInfo{ID: ss.id, BufferSize: ss.size, Stats: stats(ss.ts.Stats()), Streaming: ss.streaming != nil, Attachments: []AttachmentInfo{}}
+	si := SessionInfo{ID: ss.id, BufferSize: ss.ts.BufferSize(), Mode: ss.ts.Mode().String(), File: ss.file,
+		Stats: stats(ss.ts.Stats()), Consumed: ss.consumer != nil, Attachments: []AttachmentInfo{}}
 	for _, a := range ss.atts {
-		si.Attachments = append(si.Attachments, AttachmentInfo{
-			ID: a.id, Tracepoint: a.a.Tracepoint().Name(), Description: a.a.String(), Stats: stats(a.a.Stats()),
-		})
+		si.Attachments = append(si.Attachments, a.info())
 	}
 	for _, c := range ss.colls {
 		si.Maps = append(si.Maps, slices.Sorted(maps.Keys(c.Maps))...)
@@ -92,6 +85,10 @@ func (ss *session) findMap(name string) uemaps.Map {
 		}
 	}
 	return nil
+}
+
+func (a attachment) info() AttachmentInfo {
+	return AttachmentInfo{ID: a.id, Tracepoint: a.a.Tracepoint().Name(), Description: a.a.String(), Stats: stats(a.a.Stats())}
 }
 
 func stats(s tracepoint.Stats) Stats {
@@ -215,7 +212,9 @@ func (s *Server) enable(req *Request) (SessionInfo, error) {
 	case req.Object == nil && req.Tracepoint == "":
 		return SessionInfo{}, fail(CodeBadRequest, "enable: no tracepoint")
 	case req.BufferSize < 0 || req.BufferSize > s.opts.MaxBufferSize:
-		return SessionInfo{}, fail(CodeLimit, "enable: buffer of %d bytes (at most %d)", req.BufferSize, s.opts.MaxBufferSize)
+		return SessionInfo{}, fail(CodeLimit, "enable: buffer of %d bytes (at most %d: control.Options.MaxBufferSize)", req.BufferSize, s.opts.MaxBufferSize)
+	case req.Session != 0 && (req.BufferSize != 0 || req.Mode != "" || req.BlockTimeout != 0 || req.FileBacked):
+		return SessionInfo{}, fail(CodeBadRequest, "enable: buffer size, mode and file backing are a new session's: not with session %d", req.Session)
 	case req.ContextSize < 0 || req.ContextSize > 1<<20:
 		return SessionInfo{}, fail(CodeBadRequest, "enable: context size %d", req.ContextSize)
 	}
@@ -284,13 +283,21 @@ func (s *Server) enable(req *Request) (SessionInfo, error) {
 		a, err := ss.ts.Enable(t.p, o...)
 		if err != nil {
 			undo()
-			code := CodeRefused
-			if errors.Is(err, tracepoint.ErrSessionClosed) {
-				code = CodeNotFound
+			switch {
+			case errors.Is(err, tracepoint.ErrSessionClosed):
+				return SessionInfo{}, &codedError{CodeNotFound, fmt.Errorf("enable: %w", err)}
+			case errors.Is(err, tracepoint.ErrTooManyAttachments):
+				return SessionInfo{}, fail(CodeLimit, "enable: session has %d attachments (at most %d: control.Options.MaxAttachments)", ss.ts.Attachments(), s.opts.MaxAttachments)
 			}
-			return SessionInfo{}, &codedError{code, fmt.Errorf("enable: %w", err)}
+			return SessionInfo{}, &codedError{CodeRefused, fmt.Errorf("enable: %w", err)}
 		}
 		made = append(made, a)
+	}
+	if created {
+		if err := s.register(ss); err != nil {
+			undo()
+			return SessionInfo{}, fmt.Errorf("enable: %w", err)
+		}
 	}
 	s.mu.Lock()
 	ids := make([]uint64, len(made))
@@ -350,60 +357,121 @@ func programTargets(coll *uebpf.Collection, name string, targets []target) ([]ta
 }
 
 // sessionFor returns the session a request enables into: the one it
-// names, or a new one.
+// names, or a new one, which enable registers (register) once its
+// attachments are made, so that a failed enable uses up no session id.
 func (s *Server) sessionFor(req *Request) (ss *session, created bool, err error) {
 	if req.Session != 0 {
 		ss, err := s.session(req.Session)
 		return ss, false, err
 	}
+	o := tracepoint.SessionOptions{BufferSize: req.BufferSize, MaxAttachments: s.opts.MaxAttachments, BlockTimeout: time.Duration(req.BlockTimeout)}
+	if o.BufferSize == 0 {
+		o.BufferSize = s.opts.BufferSize
+	}
+	if req.Mode != "" {
+		if o.Mode, err = tracepoint.ParseMode(req.Mode); err != nil {
+			return nil, false, &codedError{CodeBadRequest, err}
+		}
+	}
 	s.mu.Lock()
 	n := len(s.sessions)
-	s.mu.Unlock()
 	if n >= s.opts.MaxSessions {
-		return nil, false, fail(CodeLimit, "%d sessions already (at most %d): disable some", n, s.opts.MaxSessions)
+		s.mu.Unlock()
+		return nil, false, fail(CodeLimit, "%d sessions already (at most %d: control.Options.MaxSessions): disable some", n, s.opts.MaxSessions)
 	}
-	size := req.BufferSize
-	if size == 0 {
-		size = s.opts.BufferSize
+	// Reserved before the rings are made, as they will be: rounded up to
+	// whole rings per P.
+	size := tracepoint.BufferSizeFor(o.BufferSize)
+	if s.rings+size > s.opts.MaxRingMemory {
+		used := s.rings
+		s.mu.Unlock()
+		return nil, false, fail(CodeLimit, "a session of %d bytes of rings: %d of %d bytes in use (control.Options.MaxRingMemory): disable a session, or ask for a smaller buffer", size, used, s.opts.MaxRingMemory)
 	}
-	ts, err := tracepoint.NewSession(&tracepoint.SessionOptions{BufferSize: size})
-	if err != nil {
+	s.rings += size
+	s.files++
+	nfile := s.files
+	s.mu.Unlock()
+	ss = &session{size: size}
+	if req.FileBacked {
+		f, path, err := s.ringFile(nfile)
+		if err != nil {
+			s.unreserve(size)
+			return nil, false, &codedError{CodeInternal, err}
+		}
+		o.File, ss.file = f, path
+	}
+	if ss.ts, err = tracepoint.NewSession(&o); err != nil {
+		s.unreserve(size)
+		if ss.file != "" {
+			os.Remove(ss.file)
+		}
 		return nil, false, &codedError{CodeInternal, err}
 	}
+	return ss, true, nil
+}
+
+// ringFile makes the file of a file-backed session, in the socket's
+// directory.
+func (s *Server) ringFile(n int) (*os.File, string, error) {
+	d, err := safefs.MakeDir(filepath.Dir(s.path), 0o700)
+	if err != nil {
+		return nil, "", fmt.Errorf("session file: %w", err)
+	}
+	defer d.Close()
+	name := fmt.Sprintf("%d-session-%d.ring", os.Getpid(), n)
+	f, err := d.Create(name, 0o600)
+	if err != nil {
+		return nil, "", fmt.Errorf("session file: %w", err)
+	}
+	return f, filepath.Join(d.Path(), name), nil
+}
+
+func (s *Server) unreserve(size int) {
+	s.mu.Lock()
+	s.rings -= size
+	s.mu.Unlock()
+}
+
+// register gives a session made for an enable its id, unless the server
+// closed or reached its limit meanwhile.
+func (s *Server) register(ss *session) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed {
-		ts.Close()
-		return nil, false, fail(CodeNotFound, "server closed")
-	}
-	if len(s.sessions) >= s.opts.MaxSessions {
-		ts.Close()
-		return nil, false, fail(CodeLimit, "%d sessions already (at most %d): disable some", len(s.sessions), s.opts.MaxSessions)
+	switch {
+	case s.closed:
+		return fail(CodeNotFound, "server closed")
+	case len(s.sessions) >= s.opts.MaxSessions:
+		return fail(CodeLimit, "%d sessions already (at most %d: control.Options.MaxSessions): disable some", len(s.sessions), s.opts.MaxSessions)
 	}
 	s.nextID++
-	ss = &session{id: s.nextID, ts: ts, size: size}
+	ss.id = s.nextID
 	s.sessions[ss.id] = ss
-	return ss, true, nil
+	return nil
 }
 
 // dropSession removes a session from the server and closes it.
 func (s *Server) dropSession(ss *session) {
 	s.mu.Lock()
-	delete(s.sessions, ss.id)
+	if s.sessions[ss.id] == ss {
+		delete(s.sessions, ss.id)
+	}
+	s.rings -= ss.size
 	s.mu.Unlock()
 	ss.close()
 }
 
-// disable closes a session, or one attachment of one.
-func (s *Server) disable(req *Request) error {
+// disable closes a session, or one attachment of one, and says what it
+// closed.
+func (s *Server) disable(req *Request) ([]AttachmentInfo, error) {
 	switch {
 	case req.Session != 0 && req.Attachment == 0:
 		ss, err := s.session(req.Session)
 		if err != nil {
-			return fmt.Errorf("disable: %w", err)
+			return nil, fmt.Errorf("disable: %w", err)
 		}
+		info := ss.info()
 		s.dropSession(ss)
-		return nil
+		return info.Attachments, nil
 	case req.Attachment != 0:
 		s.mu.Lock()
 		ss := slices.Collect(maps.Values(s.sessions))
@@ -414,19 +482,20 @@ func (s *Server) disable(req *Request) error {
 			}
 			x.mu.Lock()
 			i := slices.IndexFunc(x.atts, func(a attachment) bool { return a.id == req.Attachment })
-			var a *tracepoint.Attachment
+			var a attachment
 			if i >= 0 {
-				a = x.atts[i].a
+				a = x.atts[i]
 				x.atts = slices.Delete(x.atts, i, i+1)
 			}
 			x.mu.Unlock()
-			if a != nil {
-				return a.Close()
+			if a.a != nil {
+				info := a.info()
+				return []AttachmentInfo{info}, a.a.Close()
 			}
 		}
-		return fail(CodeNotFound, "disable: no attachment %d", req.Attachment)
+		return nil, fail(CodeNotFound, "disable: no attachment %d", req.Attachment)
 	}
-	return fail(CodeBadRequest, "disable: no session or attachment")
+	return nil, fail(CodeBadRequest, "disable: no session or attachment")
 }
 
 // maxIterate bounds the entries of one iterate reply.

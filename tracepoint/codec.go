@@ -76,6 +76,10 @@ type Event struct {
 	Body    []byte
 }
 
+// Tag is the record's tag in its channel: its layout index and context
+// fields, as the channel's header holds it.
+func (ev *Event) Tag() uint32 { return recordTag(ev.Index, ev.Has) }
+
 // ErrRecord reports a record that does not match its channel's layouts.
 var ErrRecord = errors.New("record does not match its layout")
 
@@ -108,43 +112,75 @@ func decodeRecord(layouts []*Info, tag uint32, body []byte, ev *Event) error {
 	return nil
 }
 
+// Scalar is a field's value as ReadField read it, without an allocation:
+// Kind says which member holds it. Valid is false for a field outside
+// the payload.
+type Scalar struct {
+	Kind  Kind
+	Valid bool
+	Uint  uint64  // Unsigned
+	Int   int64   // Signed
+	Float float64 // Float (widened from float32)
+	Bool  bool
+	// Str is a String field's bytes up to the first NUL, as they are
+	// (not necessarily UTF-8), in payload.
+	Str []byte
+}
+
+// ReadField reads field f of payload.
+func ReadField(f Field, payload []byte) Scalar {
+	v := Scalar{Kind: f.Kind}
+	if f.Offset < 0 || f.Size <= 0 || f.Offset > len(payload) || f.Size > len(payload)-f.Offset {
+		return v
+	}
+	b := payload[f.Offset : f.Offset+f.Size]
+	switch f.Kind {
+	case Unsigned:
+		v.Uint, v.Valid = readUint(b), len(b) <= 8
+	case Signed:
+		shift := 64 - 8*uint(len(b))
+		v.Int, v.Valid = int64(readUint(b)<<shift)>>shift, len(b) <= 8
+	case Float:
+		switch len(b) {
+		case 4:
+			v.Float, v.Valid = float64(math.Float32frombits(binary.LittleEndian.Uint32(b))), true
+		case 8:
+			v.Float, v.Valid = math.Float64frombits(binary.LittleEndian.Uint64(b)), true
+		}
+	case Bool:
+		v.Bool, v.Valid = b[0] != 0, true
+	case String:
+		v.Str, v.Valid = b, true
+		for i, c := range b {
+			if c == 0 {
+				v.Str = b[:i]
+				break
+			}
+		}
+	}
+	return v
+}
+
 // Value reads field f of payload as a Go value: a uint64 (Unsigned), int64
 // (Signed), float64 (Float, widened from float32), bool, or string (the
 // bytes up to the first NUL, as they are: not necessarily UTF-8). It
 // returns nil for a field outside payload.
 func Value(f Field, payload []byte) any {
-	if f.Offset < 0 || f.Size <= 0 || f.Offset > len(payload) || f.Size > len(payload)-f.Offset {
+	v := ReadField(f, payload)
+	if !v.Valid {
 		return nil
 	}
-	b := payload[f.Offset : f.Offset+f.Size]
-	switch f.Kind {
+	switch v.Kind {
 	case Unsigned:
-		if len(b) <= 8 {
-			return readUint(b)
-		}
+		return v.Uint
 	case Signed:
-		if len(b) <= 8 {
-			shift := 64 - 8*uint(len(b))
-			return int64(readUint(b)<<shift) >> shift
-		}
+		return v.Int
 	case Float:
-		switch len(b) {
-		case 4:
-			return float64(math.Float32frombits(binary.LittleEndian.Uint32(b)))
-		case 8:
-			return math.Float64frombits(binary.LittleEndian.Uint64(b))
-		}
+		return v.Float
 	case Bool:
-		return b[0] != 0
-	case String:
-		for i, c := range b {
-			if c == 0 {
-				return string(b[:i])
-			}
-		}
-		return string(b)
+		return v.Bool
 	}
-	return nil
+	return string(v.Str)
 }
 
 func readUint(b []byte) uint64 {

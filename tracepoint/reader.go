@@ -17,9 +17,8 @@ import (
 type ChannelReader struct {
 	r        *channel.Reader
 	hdr      channel.Header
-	layouts  []*Info
+	dec      Decoder
 	metaRead uint64
-	bad      uint64
 	ev       Event
 }
 
@@ -60,14 +59,65 @@ func (cr *ChannelReader) refresh() error {
 	if err != nil {
 		return fmt.Errorf("tracepoint: layouts: %w", err)
 	}
-	layouts, n, err := parseLayouts(b, cr.layouts)
-	cr.layouts = layouts
-	cr.metaRead += uint64(n)
+	cr.metaRead += uint64(len(b))
+	return cr.dec.AddLayouts(b)
+}
+
+// Meta returns the channel's metadata bytes from offset from: the layouts
+// a Decoder reads (for a tool that hands records on to another process).
+func (cr *ChannelReader) Meta(from uint64) ([]byte, error) {
+	b, err := cr.r.Meta(from)
+	if err != nil {
+		return nil, fmt.Errorf("tracepoint: layouts: %w", err)
+	}
+	return b, nil
+}
+
+// Decoder decodes the records of one channel: its layouts, added as the
+// channel's metadata grows, and each record's tag and body. A
+// ChannelReader has one; a tool that receives a channel's records from
+// elsewhere (a remote consumer) keeps its own. Nothing it is given is
+// trusted.
+type Decoder struct {
+	layouts []*Info
+	pending []byte // an entry not all there yet
+	bad     uint64
+}
+
+// AddLayouts reads layout entries: the channel's metadata, in order, from
+// where the last call stopped. An entry cut at the end of b waits for the
+// rest.
+func (d *Decoder) AddLayouts(b []byte) error {
+	if len(d.pending) > 0 {
+		b = append(d.pending, b...)
+	}
+	layouts, n, err := parseLayouts(b, d.layouts)
+	d.layouts = layouts
+	d.pending = append(d.pending[:0], b[n:]...)
 	if err != nil {
 		return fmt.Errorf("tracepoint: channel layouts: %w", err)
 	}
 	return nil
 }
+
+// Decode decodes a record; an error (ErrRecord) means it does not match
+// its layout, and is counted (Bad).
+func (d *Decoder) Decode(tag uint32, body []byte, ev *Event) error {
+	if err := decodeRecord(d.layouts, tag, body, ev); err != nil {
+		d.bad++
+		return err
+	}
+	return nil
+}
+
+// Known reports whether a record's tag names a layout already added.
+func (d *Decoder) Known(tag uint32) bool { return int(tag&(maxLayouts-1)) < len(d.layouts) }
+
+// Layouts returns the layouts added so far, by index.
+func (d *Decoder) Layouts() []*Info { return d.layouts }
+
+// Bad counts the records Decode refused.
+func (d *Decoder) Bad() uint64 { return d.bad }
 
 // Process describes the producing process as the channel says: its pid,
 // name, and CLOCK_REALTIME - CLOCK_MONOTONIC there in ns (add it to a
@@ -84,7 +134,7 @@ func (cr *ChannelReader) Shards() int { return cr.r.Shards() }
 
 // Layouts returns the layouts of the tracepoints the channel's records
 // come from, by index: an Event's Info is one of them.
-func (cr *ChannelReader) Layouts() []*Info { return cr.layouts }
+func (cr *ChannelReader) Layouts() []*Info { return cr.dec.Layouts() }
 
 // Read hands fn the records of ring shard, up to max (0: no bound), each
 // decoded; the Event and its byte slices are valid only during the call.
@@ -94,12 +144,11 @@ func (cr *ChannelReader) Read(shard, max int, fn func(*Event)) (int, error) {
 	refreshed := false
 	var rerr error
 	_, err := cr.r.Read(shard, max, func(tag uint32, body []byte) {
-		if int(tag&(maxLayouts-1)) >= len(cr.layouts) && !refreshed {
+		if !cr.dec.Known(tag) && !refreshed {
 			refreshed = true
 			rerr = cr.refresh()
 		}
-		if err := decodeRecord(cr.layouts, tag, body, &cr.ev); err != nil {
-			cr.bad++
+		if cr.dec.Decode(tag, body, &cr.ev) != nil {
 			return
 		}
 		cr.ev.Shard = shard
@@ -154,7 +203,7 @@ type ChannelStats struct {
 func (cr *ChannelReader) Stats() ChannelStats {
 	st := cr.r.Stats()
 	rs := cr.r.ReaderStats()
-	return ChannelStats{Records: st.Records, Dropped: st.Dropped, Overwritten: st.Overwritten, Lost: rs.Lost, Skipped: rs.Skipped, Bad: cr.bad}
+	return ChannelStats{Records: st.Records, Dropped: st.Dropped, Overwritten: st.Overwritten, Lost: rs.Lost, Skipped: rs.Skipped, Bad: cr.dec.Bad()}
 }
 
 // ShardStats returns the counters ring i's producer published.

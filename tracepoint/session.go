@@ -146,6 +146,27 @@ func (s *Session) BufferSize() int { return s.ch.BufferSize() }
 // Mode is the session's mode.
 func (s *Session) Mode() Mode { return Mode(s.ch.Mode()) }
 
+// Shards is the number of the session's rings.
+func (s *Session) Shards() int { return s.ch.Shards() }
+
+// Attachments is the number of the session's attachments open.
+func (s *Session) Attachments() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.atts)
+}
+
+// BufferSizeFor is the size of the rings of a session asked for size
+// bytes (SessionOptions.BufferSize) in this process now: what
+// Session.BufferSize will say.
+func BufferSizeFor(size int) int {
+	if size <= 0 {
+		size = DefaultBufferSize
+	}
+	shards := runtime.GOMAXPROCS(0)
+	return channel.BufferSizeFor(shards, (size+shards-1)/shards)
+}
+
 // Files returns new descriptors of the session's channel for a consumer
 // in another process (see MapChannel): the data read-only, the consumer
 // positions writable. The caller closes them once handed over. One

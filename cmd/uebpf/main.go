@@ -11,8 +11,9 @@
 //	uebpf filter eval --fields SPEC [--engine E] [--] EXPR
 //	uebpf filter explain --fields SPEC [--] EXPR
 //	uebpf tracepoint header --name PROVIDER:NAME --fields SPEC [-o FILE]
-//	uebpf trace list|enable|disable|stream|stats|record|map (--pid PID | --socket PATH) [--ssh HOST] ...
-//	uebpf trace ps [--ssh HOST]
+//	uebpf trace list|enable|disable|stream|stats|record|snapshot|map (--pid PID | --socket PATH) [--ssh HOST] ...
+//	uebpf trace recover FILE --output DIR
+//	uebpf trace ps [--ssh HOST | --remote CMD]
 //	uebpf trace --stdio (--pid PID | --socket PATH)
 //	uebpf help [COMMAND]
 //	uebpf --version
@@ -65,7 +66,7 @@ func init() {
 		runCmd, verifyCmd, disasmCmd, asmCmd, conformanceCmd, pluginCmd, enginesCmd,
 		filterEvalCmd, filterExplainCmd, tracepointHeaderCmd,
 		traceListCmd, traceEnableCmd, traceDisableCmd, traceStreamCmd, traceStatsCmd,
-		traceRecordCmd, traceMapCmd, tracePsCmd, traceStdioCmd,
+		traceRecordCmd, traceSnapshotCmd, traceRecoverCmd, traceMapCmd, tracePsCmd, traceStdioCmd,
 	}
 }
 
@@ -224,6 +225,9 @@ func helpCommand(args []string, st streams) int {
 		c.help(st.stdout)
 		return 0
 	case c == nil && group != "" && len(args) == 1:
+		if d := groupHelp[group]; d != "" {
+			fmt.Fprintf(st.stdout, "%s\n\n", d)
+		}
 		for i, c := range commands {
 			if strings.HasPrefix(c.name, group+" ") {
 				if i > 0 {
@@ -237,6 +241,9 @@ func helpCommand(args []string, st streams) int {
 	fmt.Fprintf(st.stderr, "uebpf help %s: unknown command\nRun 'uebpf help' for the list.\n", strings.Join(args, " "))
 	return 2
 }
+
+// groupHelp is what "uebpf help GROUP" says before its subcommands.
+var groupHelp = map[string]string{"trace": traceHelp}
 
 // subcommands lists the subcommands of group.
 func subcommands(group string) []string {

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,6 +20,8 @@ import (
 	"time"
 
 	"github.com/uebpf/uebpf/control"
+	"github.com/uebpf/uebpf/tracepoint"
+	"github.com/uebpf/uebpf/tracepoint/ctf"
 )
 
 // The trace commands drive the tracepoints of a running application
@@ -142,9 +145,21 @@ func dialCommand(cmd *exec.Cmd, stderr io.Writer) (*control.Client, error) {
 	}
 	c, err := control.NewClient(conn)
 	if err != nil {
-		return nil, fmt.Errorf("trace: through %s: %w", strings.Join(cmd.Args, " "), err)
+		return nil, fmt.Errorf("trace: through %s: %w%s", strings.Join(cmd.Args, " "), err, notFoundHint(cmd))
 	}
 	return c, nil
+}
+
+// notFoundHint says what to do when the transport's command, or ssh's
+// remote one, was not found (exit status 127, the shell's).
+func notFoundHint(cmd *exec.Cmd) string {
+	if cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != 127 {
+		return ""
+	}
+	if filepath.Base(cmd.Path) == "ssh" {
+		return " (the remote shell found no uebpf command there: give its path with --ssh-uebpf)"
+	}
+	return " (the command was not found)"
 }
 
 // commandConn is a connection carried by a child process's standard
@@ -202,14 +217,37 @@ func traceCommand(name, args, summary, detail string, setup func(fs *flag.FlagSe
 			return func(pos []string, st streams) error {
 				c, err := t.dial(st)
 				if err != nil {
-					return err
+					return refusal(err)
 				}
 				defer c.Close()
-				return body(c, pos, st)
+				return refusal(body(c, pos, st))
 			}
 		},
 	}
 }
+
+// refusal makes the application's refusals of a request exit 2, as usage
+// errors do: a filter that does not compile, a program the verifier
+// refuses, a session that does not exist, a limit. Its failures (and
+// the transport's) stay 1.
+func refusal(err error) error {
+	var re *control.RemoteError
+	if errors.As(err, &re) && re.Code != control.CodeInternal {
+		return badArgument{err}
+	}
+	return err
+}
+
+// traceHelp is what "uebpf help trace" says before the subcommands.
+const traceHelp = `The trace commands drive the tracepoints of a running Go application that
+serves a control socket (control.Listen), as lttng drives LTTng's session
+daemon. Every trace command exits with status 0 when it did what was
+asked (a recording whose application exited still ends with 0 once it has
+written every event the application committed), 1 when it failed (the
+socket could not be reached, a write failed), and 2 for a usage error or
+a request the application refused (a filter that does not compile, a
+program the verifier refuses, a session that does not exist, a limit):
+the message says which.`
 
 // interrupted is a context done at SIGINT or SIGTERM, or after d when d
 // is positive.
@@ -262,6 +300,69 @@ payload fields and counters.`,
 		}
 	})
 
+// channelFlags are the flags of a new session's channel.
+type channelFlags struct {
+	size       *int
+	mode       *string
+	fileBacked *bool
+}
+
+func newChannelFlags(fs *flag.FlagSet) *channelFlags {
+	return &channelFlags{
+		size: fs.Int("buffer-size", 0, "a new session's rings in all, in `bytes` (default: the application's; rounded up to a\npower of two per ring, one ring per CPU the application runs on: the reply says the size)"),
+		mode: fs.String("mode", "", "a new session's `mode` when its rings are full: discard (drop the new events: the default),\noverwrite (drop the oldest: a flight recorder, see trace snapshot), or block[:TIMEOUT]\n(the firing goroutine waits for the consumer up to TIMEOUT, 1s by default, or inf)"),
+		fileBacked: fs.Bool("file-backed", false, "back a new session's channel with a file beside the application's socket, which\noutlives a crash of the application: uebpf trace recover reads it"),
+	}
+}
+
+// apply sets what the flags say of a new session in o.
+func (cf *channelFlags) apply(o *control.EnableOptions) error {
+	o.BufferSize, o.FileBacked = *cf.size, *cf.fileBacked
+	if *cf.size < 0 {
+		return usageError(fmt.Sprintf("--buffer-size %d: want a size in bytes", *cf.size))
+	}
+	mode, timeout, hasTimeout := strings.Cut(*cf.mode, ":")
+	switch mode {
+	case "", "discard", "overwrite", "block":
+		o.Mode = mode
+	default:
+		return usageError(fmt.Sprintf("--mode %q: want discard, overwrite or block[:TIMEOUT]", *cf.mode))
+	}
+	if hasTimeout {
+		if mode != "block" {
+			return usageError(fmt.Sprintf("--mode %q: a timeout goes with block only", *cf.mode))
+		}
+		if timeout == "inf" {
+			o.BlockTimeout = -1
+		} else if d, err := time.ParseDuration(timeout); err != nil || d <= 0 {
+			return usageError(fmt.Sprintf("--mode %q: want block:DURATION (100ms, 2s) or block:inf", *cf.mode))
+		} else {
+			o.BlockTimeout = d
+		}
+	}
+	return nil
+}
+
+// sessionText describes a session's channel.
+func sessionText(s control.SessionInfo) string {
+	t := fmt.Sprintf("%s of rings, %s mode", bytesText(s.BufferSize), s.Mode)
+	if s.File != "" {
+		t += ", backed by " + s.File
+	}
+	return t
+}
+
+// bytesText writes a size as "1 MiB", "64 KiB", or bytes.
+func bytesText(n int) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
 // statsText writes counters as the text views show them.
 func statsText(s control.Stats) string {
 	return fmt.Sprintf("fired=%d matched=%d recorded=%d dropped=%d errors=%d", s.Fired, s.Matched, s.Recorded, s.Dropped, s.Errors)
@@ -283,15 +384,17 @@ disabled or the application exits.`,
 		object := fs.String("object", "", "an ELF object `file` holding the programs to attach")
 		program := fs.String("program", "", "the `name` of the object's program to attach")
 		ctxFields := fs.String("context", "", "context `fields` to fill for programs: timestamp,vtid,goid")
-		bufSize := fs.Int("buffer-size", 0, "a new session's ring buffer size in `bytes` (default: the application's)")
+		ch := newChannelFlags(fs)
 		session := fs.Uint64("session", 0, "add to the session with this `id` instead of a new one")
 		return func(c *control.Client, pos []string, st streams) error {
 			if len(pos) > 1 {
 				return usageError("want one TRACEPOINT")
 			}
 			o := control.EnableOptions{
-				Tracepoint: strings.Join(pos, ""), Filter: *filter, Program: *program,
-				BufferSize: *bufSize, Session: *session,
+				Tracepoint: strings.Join(pos, ""), Filter: *filter, Program: *program, Session: *session,
+			}
+			if err := ch.apply(&o); err != nil {
+				return err
 			}
 			if *ctxFields != "" {
 				o.Context = strings.Split(*ctxFields, ",")
@@ -311,16 +414,13 @@ disabled or the application exits.`,
 				o.Object = b
 			}
 			s, err := c.Enable(o)
-			var re *control.RemoteError
-			if errors.As(err, &re) && (re.Code == control.CodeBadRequest || re.Code == control.CodeRefused || re.Code == control.CodeNotFound) {
-				return badArgument{err} // a filter that does not compile, a program the verifier refuses
-			}
 			if err != nil {
 				return err
 			}
 			if t.jsonMode {
 				return printJSON(st.stdout, s)
 			}
+			fmt.Fprintf(st.stdout, "session %d: %s\n", s.ID, sessionText(s))
 			for _, a := range s.Attachments {
 				fmt.Fprintf(st.stdout, "session %d: attachment %d: %s\n", s.ID, a.ID, a.Description)
 			}
@@ -331,35 +431,53 @@ disabled or the application exits.`,
 var traceDisableCmd = traceCommand("disable", "[SESSION]", "close a session or an attachment of an application",
 	`Trace disable closes session SESSION (its attachments stop and its
 records are dropped), one attachment (--attachment ID), or every session
-(--all).`,
+(--all), and prints what it closed.`,
 	func(fs *flag.FlagSet, t *target) func(*control.Client, []string, streams) error {
 		att := fs.Uint64("attachment", 0, "close only the attachment with this `id`")
 		all := fs.Bool("all", false, "close every session")
 		return func(c *control.Client, pos []string, st streams) error {
+			var ids []uint64
 			switch {
 			case *att != 0 && (len(pos) > 0 || *all):
 				return usageError("--attachment excludes SESSION and --all")
 			case *att != 0:
-				return c.DisableAttachment(*att)
+				a, err := c.DisableAttachment(*att)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(st.stdout, "disabled attachment %d: %s\n", a.ID, a.Description)
+				return nil
 			case *all && len(pos) == 0:
 				_, sessions, err := c.Stats("")
 				if err != nil {
 					return err
 				}
 				for _, s := range sessions {
-					if err := c.Disable(s.ID); err != nil {
-						return err
-					}
+					ids = append(ids, s.ID)
 				}
-				return nil
+				if len(ids) == 0 {
+					fmt.Fprintln(st.stdout, "no session to disable")
+				}
 			case len(pos) != 1 || *all:
 				return usageError("want one SESSION, --attachment ID or --all")
+			default:
+				id, err := strconv.ParseUint(pos[0], 10, 64)
+				if err != nil {
+					return usageError(fmt.Sprintf("session %q: want a session id", pos[0]))
+				}
+				ids = append(ids, id)
 			}
-			id, err := strconv.ParseUint(pos[0], 10, 64)
-			if err != nil {
-				return usageError(fmt.Sprintf("session %q: want a session id", pos[0]))
+			for _, id := range ids {
+				atts, err := c.Disable(id)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(st.stdout, "disabled session %d (%d attachments)\n", id, len(atts))
+				for _, a := range atts {
+					fmt.Fprintf(st.stdout, "  attachment %d: %s\n", a.ID, a.Description)
+				}
 			}
-			return c.Disable(id)
+			return nil
 		}
 	})
 
@@ -402,20 +520,29 @@ session with its attachments.`,
 
 var traceStreamCmd = traceCommand("stream", "", "print the events an application's sessions record",
 	`Trace stream prints the events recorded by session --session ID, or by
-every session of the application, as they come: one line per event like
-'lttng view' (wall time, time since the previous event, tracepoint,
-context, fields), or one JSON object per line with --json. It stops at
---count events, after --duration, at Ctrl-C, or when the sessions are
-disabled; then it prints to standard error how many events it printed
-and how many the sessions dropped (their rings full because the stream
-fell behind). The sessions keep recording after it stops.`,
+every session of the application (each line then says its session), as
+they come: one line per event like 'lttng view' (wall time, time since
+the previous event, tracepoint, context, fields), or one JSON object per
+line with --json ("ts" is the same wall time, in ns since the epoch; the
+context fields the session did not collect are absent). It holds the
+sessions' channels (their consumer) until it stops: at --count events,
+after --duration or at Ctrl-C (within a tenth of a second, however fast
+events come and however slowly the output takes them), or when the
+sessions are disabled or the application exits (after printing every
+event it had committed). Then it prints to standard error how many
+events it printed and how many the sessions dropped (their rings full
+because the stream fell behind). The sessions keep recording after it
+stops.`,
 	func(fs *flag.FlagSet, t *target) func(*control.Client, []string, streams) error {
 		session := fs.Uint64("session", 0, "stream only the session with this `id`")
 		count := fs.Int("count", 0, "stop after `n` events")
 		duration := fs.Duration("duration", 0, "stop after this `time`")
 		return func(c *control.Client, pos []string, st streams) error {
-			if len(pos) > 0 {
+			switch {
+			case len(pos) > 0:
 				return usageError("trace stream takes no arguments; --session ID picks a session")
+			case *count < 0 || *duration < 0:
+				return usageError("--count and --duration want positive values")
 			}
 			ids := []uint64{*session}
 			if *session == 0 {
@@ -424,7 +551,7 @@ fell behind). The sessions keep recording after it stops.`,
 					return err
 				}
 				if len(sessions) == 0 {
-					return fmt.Errorf("trace stream: the application has no session: enable a tracepoint first (uebpf trace enable)")
+					return badArgument{errors.New("the application has no session: enable a tracepoint first (uebpf trace enable)")}
 				}
 				ids = ids[:0]
 				for _, s := range sessions {
@@ -438,117 +565,138 @@ fell behind). The sessions keep recording after it stops.`,
 	})
 
 // streamSessions prints the events of sessions until ctx is done, count
-// events were printed (if count > 0) or every stream ended.
+// events were printed (if count > 0), or every channel ended.
 func streamSessions(ctx context.Context, c *control.Client, ids []uint64, count int, jsonMode bool, st streams) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var (
-		mu      sync.Mutex
-		printed int
-		prev    uint64 // the timestamp of the event printed last
-		errs    = make([]error, len(ids))
-		dropped = make([]uint64, len(ids))
-		wg      sync.WaitGroup
-	)
-	streams := make([]*control.Stream, len(ids))
-	for i, id := range ids {
-		s, err := c.Stream(id)
+	var chans []*control.Channel
+	defer func() {
+		for _, ch := range chans {
+			ch.Close()
+		}
+	}()
+	out := control.NewLines(st.stdout, jsonMode, len(ids) > 1)
+	for _, id := range ids {
+		ch, err := c.Channel(id)
 		if err != nil {
-			for _, s := range streams[:i] {
-				s.Stop()
-			}
 			return err
 		}
-		streams[i] = s
+		chans = append(chans, ch)
+		out.Add(ch, id)
 	}
-	for i, s := range streams {
-		wg.Go(func() {
-			for {
-				ev, err := s.Next(ctx)
-				if err != nil {
-					if !errors.Is(err, io.EOF) && ctx.Err() == nil {
-						errs[i] = err
-					}
-					mu.Lock()
-					dropped[i] = s.Stats().Dropped
-					mu.Unlock()
-					return
+	max := 4096
+	var (
+		why     string
+		stopped time.Time
+		pause   = 50 * time.Microsecond
+		err     error
+	)
+	for why == "" && err == nil {
+		if count > 0 {
+			max = min(4096, int(uint64(count)-out.Written()))
+		}
+		var n int
+		roundCtx, cancel := context.WithDeadline(context.Background(), stopDeadline(stopped))
+		n, err = out.Round(roundCtx, max)
+		cancel()
+		switch {
+		case err != nil:
+		case count > 0 && out.Written() >= uint64(count):
+			why = "count"
+		case !stopped.IsZero() && time.Since(stopped) >= ctf.StopBudget:
+			why = "stopped"
+		case n > 0:
+			pause = 50 * time.Microsecond
+		case ended(c, chans):
+			why = "ended"
+		default:
+			select {
+			case <-ctx.Done():
+				if stopped.IsZero() {
+					stopped = time.Now()
 				}
-				mu.Lock()
-				if count > 0 && printed >= count {
-					mu.Unlock()
-					cancel()
-					continue
-				}
-				if jsonMode {
-					errs[i] = printJSON(st.stdout, ev)
-				} else {
-					_, errs[i] = fmt.Fprintln(st.stdout, eventText(&ev, prev, c))
-				}
-				prev = ev.TimestampNs
-				printed++
-				if count > 0 && printed >= count {
-					cancel()
-				}
-				mu.Unlock()
-				if errs[i] != nil {
-					cancel()
-					return
-				}
+			case <-time.After(pause):
 			}
-		})
+			pause = min(2*pause, 10*time.Millisecond)
+		}
+		if stopped.IsZero() && ctx.Err() != nil {
+			stopped = time.Now()
+		}
 	}
-	wg.Wait()
-	for _, s := range streams {
-		s.Stop() // the sessions go on recording; a stream that ended answers not_found
+	closeCtx, cancel := context.WithDeadline(context.Background(), stopDeadline(stopped))
+	defer cancel()
+	cerr := out.Close(closeCtx)
+	var dropped uint64
+	for _, ch := range chans {
+		dropped += ch.Stats().Dropped
 	}
-	var lost uint64
-	for _, d := range dropped {
-		lost += d
+	fmt.Fprintf(st.stderr, "%d events, %d dropped by the sessions%s\n", out.Written(), dropped, endText(c, chans))
+	if err == nil || errors.Is(err, context.DeadlineExceeded) {
+		err = cerr
 	}
-	fmt.Fprintf(st.stderr, "%d events, %d dropped by the sessions\n", printed, lost)
-	return errors.Join(errs...)
+	return err
 }
 
-// eventText writes an event as 'lttng view' does: wall time (the
-// application's clock), time since the previous event, name, context and
-// fields.
-func eventText(ev *control.Event, prev uint64, c *control.Client) string {
-	var b strings.Builder
-	wall := time.Unix(0, int64(ev.TimestampNs)+c.ClockOffset())
-	fmt.Fprintf(&b, "[%s] ", wall.Format("15:04:05.000000000"))
-	if prev != 0 && ev.TimestampNs >= prev {
-		d := ev.TimestampNs - prev
-		fmt.Fprintf(&b, "(+%d.%09d) ", d/1e9, d%1e9)
-	} else {
-		b.WriteString("(+?.?????????) ")
+// stopDeadline is when a stop that began at stopped must be over: the
+// output may take what is left until then (no bound before a stop).
+func stopDeadline(stopped time.Time) time.Time {
+	if stopped.IsZero() {
+		return time.Now().Add(24 * time.Hour)
 	}
-	fmt.Fprintf(&b, "%s: { vpid = %d, vtid = %d, procname = %q }, { ", ev.Tracepoint, ev.Vpid, ev.Vtid, ev.Procname)
-	for i, f := range ev.Fields {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		if s, ok := f.Value.(string); ok {
-			fmt.Fprintf(&b, "%s = %q", f.Name, s)
-		} else {
-			fmt.Fprintf(&b, "%s = %v", f.Name, f.Value)
+	return stopped.Add(ctf.StopBudget)
+}
+
+// ended reports channels that will get nothing more: every session
+// disabled, or the application gone, and everything read.
+func ended(c *control.Client, chans []*control.Channel) bool {
+	gone := false
+	select {
+	case <-c.Done():
+		gone = true
+	default:
+	}
+	for _, ch := range chans {
+		if ch.Pending() || !gone && !ch.Closed() {
+			return false
 		}
 	}
-	b.WriteString(" }")
-	return b.String()
+	return true
+}
+
+// endText says why the channels ended, for the summary.
+func endText(c *control.Client, chans []*control.Channel) string {
+	select {
+	case <-c.Done():
+		return "; the application exited"
+	default:
+	}
+	for _, ch := range chans {
+		if !ch.Closed() {
+			return ""
+		}
+	}
+	return "; the sessions were disabled"
 }
 
 var traceRecordCmd = traceCommand("record", "[TRACEPOINT]", "write an application's events into a CTF trace (LTTng's format)",
 	`Trace record writes the events of session --session ID into a CTF 1.8
-trace in --output DIR, which babeltrace2 prints and Trace Compass opens.
-With TRACEPOINT and --filter instead of --session, it enables them in a
-new session first and disables it at the end. It records until
---duration, Ctrl-C, or the session is disabled.`,
+trace in --output DIR (one stream file per ring of the session), which
+babeltrace2 prints and Trace Compass opens. With TRACEPOINT and --filter
+instead of --session, it enables them in a new session first and
+disables it at the end. It records until --duration or Ctrl-C (then it
+writes what the session committed until then, for a tenth of a second at
+most), until the session is disabled, or until the application exits or
+dies: then it writes every event the application committed, says so, and
+exits 0. With --rotate-size or --rotate-time it writes a sequence of
+complete traces, DIR/chunk-000000, chunk-000001, ..., each readable once
+the next begins. DIR must be new, or empty and the caller's: a directory
+others may write (as /tmp) is refused.`,
 	func(fs *flag.FlagSet, t *target) func(*control.Client, []string, streams) error {
 		session := fs.Uint64("session", 0, "record the session with this `id`")
 		filter := fs.String("filter", "", "enable TRACEPOINT with this filter `expression` in a new session")
-		output := fs.String("output", "", "the trace's `directory` (created, or one of yours that others may not write; must not hold a trace)")
+		output := fs.String("output", "", "the trace's `directory` (created; the caller's own, not writable by others)")
 		duration := fs.Duration("duration", 0, "stop after this `time`")
+		rotSize := fs.Int64("rotate-size", 0, "start a new trace when the current one holds this many `bytes`")
+		rotTime := fs.Duration("rotate-time", 0, "start a new trace when the current one is this `old`")
+		ch := newChannelFlags(fs)
 		return func(c *control.Client, pos []string, st streams) error {
 			switch {
 			case *output == "":
@@ -559,22 +707,114 @@ new session first and disables it at the end. It records until
 				return usageError("TRACEPOINT and --filter go together")
 			case (len(pos) == 1) == (*session != 0):
 				return usageError("say what to record: --session ID, or TRACEPOINT --filter EXPR")
+			case *rotSize < 0 || *rotTime < 0 || *duration < 0:
+				return usageError("--rotate-size, --rotate-time and --duration want positive values")
 			}
 			id := *session
 			if id == 0 {
-				s, err := c.Enable(control.EnableOptions{Tracepoint: pos[0], Filter: *filter})
+				o := control.EnableOptions{Tracepoint: pos[0], Filter: *filter}
+				if err := ch.apply(&o); err != nil {
+					return err
+				}
+				s, err := c.Enable(o)
 				if err != nil {
 					return err
 				}
 				id = s.ID
 				defer c.Disable(id)
-				fmt.Fprintf(st.stderr, "recording session %d into %s\n", id, *output)
+				fmt.Fprintf(st.stderr, "recording session %d (%s) into %s\n", id, sessionText(s), *output)
+			}
+			var opts []ctf.Option
+			if *rotSize > 0 || *rotTime > 0 {
+				opts = append(opts, ctf.Rotate(*rotSize, *rotTime))
 			}
 			ctx, stop := interrupted(*duration)
 			defer stop()
-			return c.Record(ctx, id, *output)
+			rs, err := c.Record(ctx, id, *output, opts...)
+			fmt.Fprintln(st.stderr, recordText(rs, *output, c))
+			return err
 		}
 	})
+
+// recordText is the one-line summary of a recording.
+func recordText(rs ctf.RecordStats, dir string, c *control.Client) string {
+	t := fmt.Sprintf("%d events written to %s", rs.Events, dir)
+	if rs.Chunks > 1 {
+		t += fmt.Sprintf(" in %d traces", rs.Chunks)
+	}
+	t += fmt.Sprintf("; %d dropped by the session", rs.Dropped)
+	if rs.Overwritten > 0 {
+		t += fmt.Sprintf(", %d overwritten", rs.Overwritten)
+	}
+	if rs.Bad > 0 || rs.Skipped > 0 {
+		t += fmt.Sprintf("; %d records that did not hold and %d bytes skipped", rs.Bad, rs.Skipped)
+	}
+	if c != nil {
+		select {
+		case <-c.Done():
+			t += "; the application exited"
+		default:
+		}
+	}
+	return t
+}
+
+var traceSnapshotCmd = traceCommand("snapshot", "", "write what a session's rings hold now into a CTF trace",
+	`Trace snapshot writes what the rings of session --session ID hold at
+this moment into a CTF trace in --output DIR, as 'lttng snapshot record'
+does: for a session in overwrite mode (trace enable --mode overwrite, a
+flight recorder), its newest events. It takes nothing from the session's
+consumer, and the session goes on recording.`,
+	func(fs *flag.FlagSet, t *target) func(*control.Client, []string, streams) error {
+		session := fs.Uint64("session", 0, "the session's `id`")
+		output := fs.String("output", "", "the trace's `directory` (created; the caller's own, not writable by others)")
+		return func(c *control.Client, pos []string, st streams) error {
+			switch {
+			case len(pos) > 0:
+				return usageError("trace snapshot takes no arguments")
+			case *session == 0 || *output == "":
+				return usageError("want --session ID and --output DIR")
+			}
+			rs, err := c.SnapshotTrace(*session, *output)
+			fmt.Fprintln(st.stderr, recordText(rs, *output, nil))
+			return err
+		}
+	})
+
+var traceRecoverCmd = &command{
+	name:    "trace recover",
+	args:    "FILE",
+	summary: "turn what a crashed application's file-backed session committed into a CTF trace",
+	detail: `Trace recover reads FILE, the file of a file-backed session (trace enable
+--file-backed) whose application died, and writes every record the
+application committed to it into a CTF trace in --output DIR, as
+lttng-crash does. Records torn by the crash are skipped and counted,
+never decoded. The file is only read.`,
+	setup: func(fs *flag.FlagSet) func([]string, streams) error {
+		output := fs.String("output", "", "the trace's `directory` (created; the caller's own, not writable by others)")
+		return func(pos []string, st streams) error {
+			switch {
+			case len(pos) != 1:
+				return usageError("want one FILE")
+			case *output == "":
+				return usageError("--output DIR is needed")
+			}
+			b, err := os.ReadFile(pos[0])
+			if err != nil {
+				return err
+			}
+			r, err := tracepoint.ParseChannel(b)
+			if err != nil {
+				return badArgument{fmt.Errorf("%s: %w", pos[0], err)}
+			}
+			ctx, cancel := context.WithCancelCause(context.Background())
+			cancel(ctf.ErrGone) // all of it
+			rs, err := ctf.RecordChannel(ctx, r, *output)
+			fmt.Fprintln(st.stderr, recordText(rs, *output, nil))
+			return err
+		}
+	},
+}
 
 var tracePsCmd = &command{
 	name:    "trace ps",

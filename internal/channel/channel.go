@@ -84,20 +84,33 @@ type shard struct {
 	_                       [128 - 112]byte // a cache line of its own (and its neighbour's prefetch)
 }
 
-// New makes a channel.
-func New(o Options) (*Channel, error) {
-	n := o.Shards
+// sizes returns the number of per-P rings and the sizes of those and of
+// the shared one, for shards rings asked for of shardSize bytes.
+func sizes(shards, shardSize int) (n int, size, shared uint64) {
+	n = shards
 	if n <= 0 {
 		n = runtime.GOMAXPROCS(0)
 	}
 	n = min(n, MaxShards-1)
-	size := pow2(uint64(max(o.ShardSize, MinShardSize)))
+	size = pow2(uint64(max(shardSize, MinShardSize)))
+	// The shared ring, for Ps above the per-P ones, is small: it is only
+	// used after GOMAXPROCS grew.
+	return n, size, min(size, 64<<10)
+}
+
+// BufferSizeFor is the rings' total size of a channel of shards rings of
+// shardSize bytes asked for (Channel.BufferSize, before it is made).
+func BufferSizeFor(shards, shardSize int) int {
+	n, size, shared := sizes(shards, shardSize)
+	return int(uint64(n)*size + shared)
+}
+
+// New makes a channel.
+func New(o Options) (*Channel, error) {
+	n, size, sharedSize := sizes(o.Shards, o.ShardSize)
 	if size > MaxShardSize {
 		return nil, fmt.Errorf("channel: shards of %d bytes (at most %d)", o.ShardSize, MaxShardSize)
 	}
-	// The shared ring, for Ps above the per-P ones, is small: it is only
-	// used after GOMAXPROCS grew.
-	sharedSize := min(size, 64<<10)
 	meta := roundPage(uint64(max(o.MetaSize, 64<<10)))
 	if meta > MaxMetaSize {
 		return nil, fmt.Errorf("channel: metadata area of %d bytes (at most %d)", o.MetaSize, MaxMetaSize)

@@ -121,19 +121,23 @@ func (m *memory) unmap() {
 }
 
 // mapFiles maps a channel a producer handed over: data read-only,
-// positions writable. Their sizes come from the files themselves; a
-// memfd must be sealed against shrinking, and any other file is read with
-// faults turned into errors (see guard).
+// positions (if not nil) writable. Their sizes come from the files
+// themselves; a memfd must be sealed against shrinking, and any other file
+// is read with faults turned into errors (see guard).
 func mapFiles(data, pos *os.File) (d, p []byte, err error) {
 	dsize, err := fileSize(data)
 	if err != nil {
 		return nil, nil, err
 	}
-	psize, err := fileSize(pos)
-	if err != nil {
-		return nil, nil, err
+	files := []*os.File{data}
+	var psize uint64
+	if pos != nil {
+		if psize, err = fileSize(pos); err != nil {
+			return nil, nil, err
+		}
+		files = append(files, pos)
 	}
-	for _, f := range []*os.File{data, pos} {
+	for _, f := range files {
 		seals, err := unix.FcntlInt(f.Fd(), unix.F_GET_SEALS, 0)
 		if err == nil && seals&unix.F_SEAL_SHRINK == 0 {
 			return nil, nil, fmt.Errorf("%s is a memfd not sealed against shrinking: %w", f.Name(), ErrCorrupt)
@@ -144,6 +148,9 @@ func mapFiles(data, pos *os.File) (d, p []byte, err error) {
 	}
 	if d, err = mmap(data, dsize, false); err != nil {
 		return nil, nil, err
+	}
+	if pos == nil {
+		return d, nil, nil
 	}
 	if p, err = mmap(pos, psize, true); err != nil {
 		unix.Munmap(d)

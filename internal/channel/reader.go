@@ -60,8 +60,9 @@ var le = binary.LittleEndian
 
 // Map maps the files a producer handed over: data read-only, positions
 // writable. Reading starts at the positions the file holds (where the
-// last consumer stopped). Close unmaps them; the files may be closed
-// once Map returns.
+// last consumer stopped). Without positions, the reader is a snapshot:
+// it reads what the rings hold, from their tails, and moves no consumer
+// position. Close unmaps them; the files may be closed once Map returns.
 func Map(data, positions *os.File) (*Reader, error) {
 	d, p, err := mapFiles(data, positions)
 	if err != nil {
@@ -78,6 +79,9 @@ func Map(data, positions *os.File) (*Reader, error) {
 		return nil, fmt.Errorf("channel: %w", err)
 	}
 	r.release = func() { unmapFiles(d, p) }
+	if p == nil {
+		r.copyFirst = true // the producer writes over what a snapshot reads
+	}
 	return r, nil
 }
 

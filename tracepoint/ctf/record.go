@@ -75,7 +75,27 @@ const (
 // turn, so that the stop is looked at often.
 const maxBatch = 4096
 
-// RecordChannel writes the records a channel reader reads into a new trace
+// Source is what RecordChannel reads: a channel's records, by ring. A
+// *tracepoint.ChannelReader is one; so is what reads the channel of an
+// application on another machine (package control).
+type Source interface {
+	// Process is the producing process's pid, name and clock offset
+	// (CLOCK_REALTIME - CLOCK_MONOTONIC there, in ns).
+	Process() (pid int, name string, clockOffset int64)
+	Shards() int
+	// Read hands fn up to max records of ring shard (0: no bound).
+	Read(shard, max int, fn func(*tracepoint.Event)) (int, error)
+	ShardStats(shard int) tracepoint.ChannelStats
+	Stats() tracepoint.ChannelStats
+	// Pending reports records not read yet; Closed a channel that will
+	// get no more.
+	Pending() bool
+	Closed() bool
+	// Wait waits up to d for records.
+	Wait(d time.Duration)
+}
+
+// RecordChannel writes the records a Source reads into a new trace
 // in dir, one stream per ring, until the channel is closed (its session
 // was) and read to its end, or ctx is done: then it reads what the rings
 // hold for StopBudget at most (or all of it, when ctx's cause is ErrGone)
@@ -83,7 +103,7 @@ const maxBatch = 4096
 // as discarded in their streams. The trace is the producing process's:
 // its pid, name and clock offset are the channel's unless opts say
 // otherwise.
-func RecordChannel(ctx context.Context, r *tracepoint.ChannelReader, dir string, opts ...Option) (RecordStats, error) {
+func RecordChannel(ctx context.Context, r Source, dir string, opts ...Option) (RecordStats, error) {
 	pid, name, off := r.Process()
 	opts = append([]Option{Vpid(pid), Procname(name), ClockOffset(off)}, opts...)
 	rec, err := newRecorder(dir, opts)
@@ -142,7 +162,7 @@ func newRecorder(dir string, opts []Option) (*recorder, error) {
 }
 
 // next closes the current chunk, if any, and starts the next one.
-func (rec *recorder) next(r *tracepoint.ChannelReader) error {
+func (rec *recorder) next(r Source) error {
 	if rec.w != nil {
 		if err := rec.w.Close(); err != nil {
 			return err
@@ -166,7 +186,7 @@ func (rec *recorder) next(r *tracepoint.ChannelReader) error {
 	return nil
 }
 
-func (rec *recorder) run(ctx context.Context, r *tracepoint.ChannelReader) (RecordStats, error) {
+func (rec *recorder) run(ctx context.Context, r Source) (RecordStats, error) {
 	var (
 		st      RecordStats
 		werr    error

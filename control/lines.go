@@ -1,0 +1,151 @@
+package control
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+
+	"github.com/uebpf/uebpf/tracepoint"
+	"github.com/uebpf/uebpf/tracepoint/ctf"
+)
+
+// Lines writes the events of channels as lines, JSON or text, merged by
+// time within what each round reads: what "uebpf trace stream" prints.
+// The lines go to the output from a goroutine of its own, a few rounds
+// behind at most, so that a slow output never holds up a stop: Round and
+// Close give up when their context is done. Not safe for concurrent use.
+type Lines struct {
+	json, sessions bool
+	srcs           []lineSource
+	tc             textClock
+	prev           uint64 // the timestamp of the last line written
+	arena          []byte
+	entries        []lineEntry
+	written        uint64
+
+	out  chan []byte
+	done chan error
+}
+
+type lineSource struct {
+	src ctf.Source
+	o   origin
+}
+
+// lineEntry is one event of a round: its timestamp and its line in the
+// round's arena, head (the wall time) and tail (the rest) apart: the time
+// since the previous line goes between once the round is in order.
+type lineEntry struct {
+	ts              uint64
+	head, tail, end int
+}
+
+// NewLines returns a Lines writing to w: JSON lines if json is set, else
+// text (as 'lttng view' prints), with the session of each event when
+// sessions is set.
+func NewLines(w io.Writer, json, sessions bool) *Lines {
+	l := &Lines{json: json, sessions: sessions, out: make(chan []byte, 4), done: make(chan error, 1)}
+	go func() {
+		var err error
+		for b := range l.out {
+			if err == nil {
+				_, err = w.Write(b)
+			}
+		}
+		l.done <- err
+	}()
+	return l
+}
+
+// Add adds the channel of a session to what Round reads.
+func (l *Lines) Add(src ctf.Source, session uint64) {
+	pid, name, off := src.Process()
+	l.srcs = append(l.srcs, lineSource{src: src, o: origin{session: session, pid: int64(pid), procname: name, clockOffset: off}})
+}
+
+// Round reads up to max records of every ring of every channel (0: no
+// bound), puts them in time order and hands their lines to the output.
+// It returns how many it read.
+func (l *Lines) Round(ctx context.Context, max int) (int, error) {
+	l.arena, l.entries = l.arena[:0], l.entries[:0]
+	for i := range l.srcs {
+		s := &l.srcs[i]
+		for shard := range s.src.Shards() {
+			if _, err := s.src.Read(shard, max, func(ev *tracepoint.Event) { l.add(&s.o, ev) }); err != nil {
+				return 0, fmt.Errorf("control: session %d: %w", s.o.session, err)
+			}
+		}
+	}
+	if len(l.entries) == 0 {
+		return 0, nil
+	}
+	slices.SortStableFunc(l.entries, func(a, b lineEntry) int { return cmpU64(a.ts, b.ts) })
+	chunk := make([]byte, 0, len(l.arena)+len(l.entries)*16)
+	for _, e := range l.entries {
+		chunk = append(chunk, l.arena[e.head:e.tail]...)
+		if !l.json {
+			chunk = appendDelta(chunk, e.ts, l.prev)
+		}
+		chunk = append(chunk, l.arena[e.tail:e.end]...)
+		l.prev = e.ts
+	}
+	select {
+	case l.out <- chunk:
+	case err := <-l.done:
+		l.done <- err
+		return 0, fmt.Errorf("control: writing events: %w", err)
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
+	l.written += uint64(len(l.entries))
+	return len(l.entries), nil
+}
+
+// add formats an event of the round into the arena.
+func (l *Lines) add(o *origin, ev *tracepoint.Event) {
+	e := lineEntry{ts: ev.TimestampNs, head: len(l.arena)}
+	if l.json {
+		e.tail = e.head
+		l.arena = appendEventJSON(l.arena, o, ev, l.sessions)
+	} else {
+		l.arena = appendEventTime(l.arena, &l.tc, o, ev.TimestampNs)
+		e.tail = len(l.arena)
+		l.arena = appendEventText(l.arena, o, ev, l.sessions)
+	}
+	l.arena = append(l.arena, '\n')
+	e.end = len(l.arena)
+	l.entries = append(l.entries, e)
+}
+
+// appendDelta appends the time since the previous line, as 'lttng view'.
+func appendDelta(b []byte, ts, prev uint64) []byte {
+	if prev == 0 || ts < prev {
+		return append(b, "(+?.?????????) "...)
+	}
+	d := ts - prev
+	b = append(b, "(+"...)
+	b = strconv.AppendUint(b, d/1e9, 10)
+	b = append(b, '.')
+	b = appendPadded(b, d%1e9, 9)
+	return append(b, ") "...)
+}
+
+// Written is how many events Round handed to the output.
+func (l *Lines) Written() uint64 { return l.written }
+
+// Close waits until the output took every line handed to it, or ctx is
+// done (a stuck output): then what is left is not written.
+func (l *Lines) Close(ctx context.Context) error {
+	close(l.out)
+	select {
+	case err := <-l.done:
+		if err != nil {
+			return fmt.Errorf("control: writing events: %w", err)
+		}
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("control: the output did not take the last events: %w", ctx.Err())
+	}
+}
