@@ -309,8 +309,8 @@ type channelFlags struct {
 
 func newChannelFlags(fs *flag.FlagSet) *channelFlags {
 	return &channelFlags{
-		size: fs.Int("buffer-size", 0, "a new session's rings in all, in `bytes` (default: the application's; rounded up to a\npower of two per ring, one ring per CPU the application runs on: the reply says the size)"),
-		mode: fs.String("mode", "", "a new session's `mode` when its rings are full: discard (drop the new events: the default),\noverwrite (drop the oldest: a flight recorder, see trace snapshot), or block[:TIMEOUT]\n(the firing goroutine waits for the consumer up to TIMEOUT, 1s by default, or inf)"),
+		size:       fs.Int("buffer-size", 0, "a new session's rings in all, in `bytes` (default: the application's; rounded up to a\npower of two per ring, one ring per CPU the application runs on: the reply says the size)"),
+		mode:       fs.String("mode", "", "a new session's `mode` when its rings are full: discard (drop the new events: the default),\noverwrite (drop the oldest: a flight recorder, see trace snapshot), or block[:TIMEOUT]\n(the firing goroutine waits for the consumer up to TIMEOUT, 1s by default, or inf)"),
 		fileBacked: fs.Bool("file-backed", false, "back a new session's channel with a file beside the application's socket, which\noutlives a crash of the application: uebpf trace recover reads it"),
 	}
 }
