@@ -26,8 +26,8 @@ type attachSet struct {
 	atts  []*Attachment
 	needs needs // context fields some attachment reads
 	// native: every attachment is native code that runs on the payload
-	// (Attachment.jit) and none reads the context, so that firings take
-	// the short loop of fire.
+	// (Attachment.jit) or records every event (Attachment.all), and none
+	// reads the context, so that firings take the short loop of fire.
 	native bool
 }
 
@@ -47,6 +47,8 @@ type Attachment struct {
 	// jitFunc runs jit: its Direct func where it has one, the cheapest
 	// call, else its Run.
 	jitFunc func([]byte) (uint64, error)
+	// all: the attachment has no program: it records every event.
+	all     bool
 	needs   needs
 	session *Session
 	// slot is the attachment's counters in its session's rings, tag its
@@ -91,7 +93,7 @@ func attach(p *Point, s *Session, opts []Option) (*Attachment, error) {
 		if s == nil {
 			return nil, fmt.Errorf("tracepoint %s: %w", p.Name(), ErrNoProgram)
 		}
-		a.run, a.desc, a.direct = keepAll, "all events", true
+		a.run, a.desc, a.direct, a.all = keepAll, "all events", true, true
 	} else if err := cfg.sources[0](p, a, &cfg); err != nil {
 		return nil, fmt.Errorf("tracepoint %s: %w", p.Name(), err)
 	}
@@ -137,7 +139,7 @@ func (p *Point) publish(atts []*Attachment) {
 	s := &attachSet{atts: atts, native: true}
 	for _, a := range atts {
 		s.needs |= a.needs
-		s.native = s.native && a.jit != nil
+		s.native = s.native && (a.jit != nil || a.all)
 	}
 	s.native = s.native && s.needs == 0
 	p.active.Store(s)

@@ -194,3 +194,56 @@ func BenchmarkContext(b *testing.B) {
 		})
 	}
 }
+
+// peerEvent is the payload of the comparison with LTTng (BENCHMARKS.md):
+// 3 × int64 and a 16-byte string.
+type peerEvent struct {
+	A, B, C int64
+	S       [16]byte
+}
+
+// BenchmarkRecord is Fire → recorded with the payload of the comparison
+// with LTTng: with no program (record every event) and with a filter that
+// keeps every event, from one goroutine and from all. The rings are read
+// with the timer stopped when a ring is half full (a reader running
+// alongside would compete for the CPU); what is timed is recording alone.
+func BenchmarkRecord(b *testing.B) {
+	for _, tc := range []struct {
+		name string
+		opts []Option
+	}{{"all", nil}, {"filter", []Option{Filter(`a > 100 && s == "keep*"`)}}} {
+		ev := peerEvent{A: 1000, B: 2, C: 3}
+		copy(ev.S[:], "keep-me")
+		b.Run(tc.name, func(b *testing.B) {
+			tp := declare[peerEvent](b)
+			s := newSession(b, 1<<24)
+			if _, err := s.Enable(tp, tc.opts...); err != nil {
+				b.Fatal(err)
+			}
+			r, err := s.Reader()
+			if err != nil {
+				b.Fatal(err)
+			}
+			half := uint64(s.ch.ShardSize()/recordBytes(tp.Info())) / 2
+			read := uint64(0)
+			b.ReportAllocs()
+			cpu := -processCPU()
+			for i := range b.N {
+				tp.Fire(&ev)
+				if i&1023 == 1023 && s.ch.Stats().Records-read >= half {
+					b.StopTimer()
+					cpu += processCPU()
+					read += benchDrain(b, r)
+					cpu -= processCPU()
+					b.StartTimer()
+				}
+			}
+			b.StopTimer()
+			cpu += processCPU()
+			b.ReportMetric(float64(cpu)/float64(b.N), "cpu-ns/op")
+			if st := tp.Stats(); st.Dropped != 0 {
+				b.Fatalf("%d of %d dropped", st.Dropped, st.Fired)
+			}
+		})
+	}
+}

@@ -54,9 +54,11 @@ type Session struct {
 	ch     *channel.Channel
 	maxAtt int
 	// counts are the attachments' record counters, by ring and then by
-	// attachment slot: a ring's writer is pinned to its P, so the counts
-	// of a record are plain adds in memory no other P writes.
-	counts [][]slotCount
+	// attachment slot (ring i's are counts[i*stride:]): a ring's writer is
+	// pinned to its P, so the counts of a record are plain adds in memory
+	// no other P writes.
+	counts []slotCount
+	stride int
 	// tally sums the counters of the session's attachments.
 	tally tally
 
@@ -66,6 +68,9 @@ type Session struct {
 	points []*Point          // by layout index
 	free   []int             // attachment slots to reuse
 	slots  int               // slots handed out
+	// closing counts the attachments closed whose slots the collector has
+	// not given back yet: a firing may still be counting into them.
+	closing int
 	closed bool
 
 	// Next's state.
@@ -118,16 +123,13 @@ func NewSession(opts *SessionOptions) (*Session, error) {
 	s := &Session{
 		ch:     ch,
 		maxAtt: o.MaxAttachments,
-		counts: make([][]slotCount, ch.Shards()),
+		// Each ring's counts are a cache line or more from the next's.
+		stride: o.MaxAttachments + 3,
 		atts:   map[*Attachment]struct{}{},
 		index:  map[*Point]uint32{},
 		poke:   make(chan struct{}, 1),
 	}
-	for i := range s.counts {
-		// Padded on both sides: no two rings' counts share a cache line.
-		c := make([]slotCount, o.MaxAttachments+6)
-		s.counts[i] = c[3 : 3+o.MaxAttachments]
-	}
+	s.counts = make([]slotCount, s.stride*ch.Shards())
 	return s, nil
 }
 
@@ -196,6 +198,22 @@ func (s *Session) Enable(tp Target, opts ...Option) (*Attachment, error) {
 // channel if it is the first of p.
 func (s *Session) add(p *Point, a *Attachment) error {
 	s.mu.Lock()
+	if len(s.free) == 0 && s.slots >= s.maxAtt && s.closing > 0 {
+		// Every slot is taken, some by attachments closed but not
+		// collected yet: collect them (rare: a session whose attachments
+		// come and go hundreds of times between collections).
+		s.mu.Unlock()
+		runtime.GC()
+		for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+			s.mu.Lock()
+			n := len(s.free)
+			s.mu.Unlock()
+			if n > 0 {
+				break
+			}
+		}
+		s.mu.Lock()
+	}
 	defer s.mu.Unlock()
 	if s.closed {
 		return ErrSessionClosed
@@ -231,19 +249,22 @@ func (s *Session) add(p *Point, a *Attachment) error {
 
 func (s *Session) remove(a *Attachment) {
 	s.mu.Lock()
-	delete(s.atts, a)
+	if _, ok := s.atts[a]; ok {
+		delete(s.atts, a)
+		s.closing++
+	}
 	s.mu.Unlock()
 }
 
 // slotSums sums an attachment slot's counts over the rings. The firings
 // are loaded last: a writer counts them before the record.
 func (s *Session) slotSums(slot int) (recorded, dropped, fired uint64) {
-	for _, c := range s.counts {
-		recorded += atomic.LoadUint64(&c[slot].recorded)
-		dropped += atomic.LoadUint64(&c[slot].dropped)
+	for i := slot; i < len(s.counts); i += s.stride {
+		recorded += atomic.LoadUint64(&s.counts[i].recorded)
+		dropped += atomic.LoadUint64(&s.counts[i].dropped)
 	}
-	for _, c := range s.counts {
-		fired += atomic.LoadUint64(&c[slot].fired)
+	for i := slot; i < len(s.counts); i += s.stride {
+		fired += atomic.LoadUint64(&s.counts[i].fired)
 	}
 	return recorded, dropped, fired
 }
@@ -251,13 +272,12 @@ func (s *Session) slotSums(slot int) (recorded, dropped, fired uint64) {
 // freeSlot gives back the slot of an attachment the collector freed: no
 // firing can count into it any more.
 func (s *Session) freeSlot(slot int) {
-	for _, c := range s.counts {
-		atomic.StoreUint64(&c[slot].recorded, 0)
-		atomic.StoreUint64(&c[slot].dropped, 0)
-		atomic.StoreUint64(&c[slot].fired, 0)
+	for i := slot; i < len(s.counts); i += s.stride {
+		s.counts[i] = slotCount{}
 	}
 	s.mu.Lock()
 	s.free = append(s.free, slot)
+	s.closing--
 	s.mu.Unlock()
 }
 
@@ -276,7 +296,7 @@ func (s *Session) write(a *Attachment, payload unsafe.Pointer, ctx *Context, cf 
 		*ts = clock.Now()
 	}
 	cl, dst := s.ch.Begin(cf.contextSize() + size)
-	c := &s.counts[cl.Shard()][a.slot]
+	c := &s.counts[cl.Shard()*s.stride+a.slot]
 	if firing {
 		bump(&c.fired)
 	}
@@ -295,7 +315,16 @@ func (s *Session) write(a *Attachment, payload unsafe.Pointer, ctx *Context, cf 
 		*(*uint64)(body) = ctx.Goid
 		body = unsafe.Add(body, 8)
 	}
-	copy(unsafe.Slice((*byte)(body), size), unsafe.Slice((*byte)(payload), size))
+	if a.point.info.Align == 8 && size <= 256 {
+		// A payload with a word-aligned field is word-aligned and a
+		// whole number of words: copied by words, without memmove's call
+		// and its spills.
+		for i := 0; i < size; i += 8 {
+			*(*uint64)(unsafe.Add(body, i)) = *(*uint64)(unsafe.Add(payload, i))
+		}
+	} else {
+		copy(unsafe.Slice((*byte)(body), size), unsafe.Slice((*byte)(payload), size))
+	}
 	bump(&c.recorded)
 	s.ch.Commit(cl, a.tag|uint32(cf)<<tagIndexBits)
 	return true

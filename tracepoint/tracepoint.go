@@ -191,11 +191,19 @@ func (p *Point) fire(s *attachSet, payload unsafe.Pointer) {
 	if len(s.atts) == 1 {
 		// One attachment, the usual case, without the loop: only p and ev
 		// are kept across the call into the filter (the loop keeps five
-		// words and the firing's state), and a dropped event goes
-		// straight to its one count.
+		// words and the firing's state), a dropped event goes straight to
+		// its one count, and a recorded one straight to its session.
 		a := s.atts[0]
 		if !a.closed.Load() {
-			r0, err := a.jitFunc(unsafe.Slice((*byte)(ev), p.info.Size))
+			r0, err := uint64(1), error(nil)
+			if !a.all {
+				r0, err = a.jitFunc(unsafe.Slice((*byte)(ev), p.info.Size))
+			}
+			if r0 != 0 && err == nil && a.session != nil {
+				var ts int64
+				a.session.write(a, ev, nil, 0, &ts, true)
+				return
+			}
 			if r0 != 0 || err != nil {
 				var f firing
 				p.kept(a, ev, r0, err, &f)
@@ -211,7 +219,10 @@ func (p *Point) fire(s *attachSet, payload unsafe.Pointer) {
 		if a.closed.Load() {
 			continue
 		}
-		r0, err := a.jitFunc(unsafe.Slice((*byte)(ev), p.info.Size))
+		r0, err := uint64(1), error(nil)
+		if !a.all {
+			r0, err = a.jitFunc(unsafe.Slice((*byte)(ev), p.info.Size))
+		}
 		if r0 != 0 || err != nil {
 			p.kept(a, ev, r0, err, &f)
 		}

@@ -219,7 +219,24 @@ func (cl Claim) Shard() int { return cl.sh.idx }
 // not block.
 func (c *Channel) Begin(n int) (Claim, unsafe.Pointer) {
 	total := align8(uint64(n) + RecordHeaderSize)
-	sh := c.pin()
+	p := procPin()
+	if p < c.nfast && uint64(n) <= c.maxRec && !c.closed.Load() {
+		// The usual case: the P's own ring, room before its end and
+		// within what the consumer was last seen to have consumed.
+		sh := &c.shards[p]
+		raceAcquire(unsafe.Pointer(sh))
+		if pos := sh.head; pos&sh.mask+total <= sh.size && pos+total <= sh.limit {
+			return Claim{sh: sh, pos: pos, n: uint32(n) + RecordHeaderSize}, unsafe.Add(sh.data, pos&sh.mask+RecordHeaderSize)
+		}
+		return c.beginSlow(sh, n, total)
+	}
+	return c.beginSlow(c.lock(p), n, total)
+}
+
+// beginSlow is Begin past its usual case, pinned on shard sh: padding at
+// the end of the ring, a look at the consumer's position, making room
+// (overwrite), waiting (block), dropping.
+func (c *Channel) beginSlow(sh *shard, n int, total uint64) (Claim, unsafe.Pointer) {
 	if uint64(n) > c.maxRec || c.closed.Load() {
 		return c.drop(sh), nil
 	}
@@ -240,10 +257,8 @@ func (c *Channel) drop(sh *shard) Claim {
 	return Claim{sh: sh}
 }
 
-// pin pins the caller to its P and returns that P's ring, locked if it is
-// the shared one.
-func (c *Channel) pin() *shard {
-	p := procPin()
+// lock returns the ring of pinned P p: its own, or the shared one, locked.
+func (c *Channel) lock(p int) *shard {
 	if p < c.nfast {
 		sh := &c.shards[p]
 		raceAcquire(unsafe.Pointer(sh))
@@ -258,6 +273,11 @@ func (c *Channel) pin() *shard {
 	raceAcquire(unsafe.Pointer(sh))
 	return sh
 }
+
+// pin pins the caller to its P and returns that P's ring, locked if it is
+// the shared one.
+func (c *Channel) pin() *shard { return c.lock(procPin()) }
+
 
 func (c *Channel) unpin(sh *shard) {
 	raceRelease(unsafe.Pointer(sh))
@@ -293,12 +313,15 @@ func (c *Channel) wait(total uint64) (*shard, uint64, bool) {
 // it; the caller is unpinned.
 func (c *Channel) Commit(cl Claim, tag uint32) {
 	sh := cl.sh
-	p := unsafe.Add(sh.data, cl.pos&sh.mask)
-	*(*uint32)(unsafe.Add(p, 4)) = tag
-	*(*uint32)(p) = cl.n
+	if hdr := unsafe.Add(sh.data, cl.pos&sh.mask); littleEndian {
+		*(*uint64)(hdr) = uint64(cl.n) | uint64(tag)<<32 // length, then tag: one store
+	} else {
+		le.PutUint32(unsafe.Slice((*byte)(hdr), 8), cl.n)
+		le.PutUint32(unsafe.Slice((*byte)(unsafe.Add(hdr, 4)), 4), tag)
+	}
 	sh.head = cl.pos + align8(uint64(cl.n))
-	storeRelease64(sh.counter(lineRecords), bump(&sh.records))
-	storeRelease64(sh.counter(lineHead), sh.head)
+	sh.records++
+	publish(sh.counter(lineRecords), sh.records, sh.counter(lineHead), sh.head)
 	c.unpin(sh)
 	if c.waiting.Load() != 0 {
 		select {

@@ -1,6 +1,7 @@
 package channel
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"time"
@@ -130,6 +131,10 @@ func (s *ShardStats) add(t ShardStats) {
 	s.Dropped += t.Dropped
 	s.Overwritten += t.Overwritten
 }
+
+// littleEndian: the machine's byte order is the layout's, so a word is
+// stored as it is.
+var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
 
 func align8(n uint64) uint64 { return (n + 7) &^ 7 }
 

@@ -20,3 +20,9 @@ func storeOrdered64(p *uint64, v uint64)
 // keeps loads in order, and the atomic load that follows it is a compiler
 // barrier.
 func loadFence() {}
+
+// publish stores the ring's record count, then its head: a record's
+// commit, two plain stores in one call.
+//
+//go:noescape
+func publish(records *uint64, n uint64, head *uint64, h uint64)

@@ -16,3 +16,10 @@ func storeOrdered64(p *uint64, v uint64)
 
 // loadFence orders the loads before it before the loads after it.
 func loadFence()
+
+// publish stores the ring's record count, then its head: a record's
+// commit.
+func publish(records *uint64, n uint64, head *uint64, h uint64) {
+	atomic.StoreUint64(records, n)
+	atomic.StoreUint64(head, h)
+}
