@@ -71,7 +71,7 @@ type Session struct {
 	// closing counts the attachments closed whose slots the collector has
 	// not given back yet: a firing may still be counting into them.
 	closing int
-	closed bool
+	closed  bool
 
 	// Next's state.
 	rmu      sync.Mutex

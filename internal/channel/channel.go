@@ -278,7 +278,6 @@ func (c *Channel) lock(p int) *shard {
 // the shared one.
 func (c *Channel) pin() *shard { return c.lock(procPin()) }
 
-
 func (c *Channel) unpin(sh *shard) {
 	raceRelease(unsafe.Pointer(sh))
 	if sh.idx == c.nfast {
