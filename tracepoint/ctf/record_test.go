@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -165,4 +166,34 @@ func TestRecordGone(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, ctf.MetadataFile)); err != nil {
 		t.Error(err)
 	}
+}
+
+// BenchmarkRecordChannel is the consumer's side of a recording: what Record
+// costs per event, reading a session's rings and writing the trace (its
+// page cache), with the rings filled beforehand.
+func BenchmarkRecordChannel(b *testing.B) {
+	s, err := tracepoint.NewSession(&tracepoint.SessionOptions{BufferSize: 64 << 20})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Enable(chunkTP); err != nil {
+		b.Fatal(err)
+	}
+	dir := b.TempDir()
+	b.ResetTimer()
+	var total uint64
+	for i := 0; i < b.N; i += 500000 {
+		b.StopTimer()
+		fireAll(500000)
+		ctx, cancel := context.WithCancelCause(context.Background())
+		cancel(ctf.ErrGone)
+		b.StartTimer()
+		st, err := ctf.Record(ctx, s, filepath.Join(dir, strconv.Itoa(i)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		total += st.Events
+	}
+	b.ReportMetric(float64(total)/b.Elapsed().Seconds(), "events/s")
 }
