@@ -215,7 +215,7 @@ func (s *Server) enable(req *Request) (SessionInfo, error) {
 	case req.Object == nil && req.Tracepoint == "":
 		return SessionInfo{}, fail(CodeBadRequest, "enable: no tracepoint")
 	case req.BufferSize < 0 || req.BufferSize > s.opts.MaxBufferSize:
-		return SessionInfo{}, fail(CodeLimit, "enable: buffer of %d bytes (at most %d)", req.BufferSize, s.opts.MaxBufferSize)
+		return SessionInfo{}, fail(CodeLimit, "enable: buffer of %d bytes (at most %d; the application raises it with control.Options.MaxBufferSize)", req.BufferSize, s.opts.MaxBufferSize)
 	case req.ContextSize < 0 || req.ContextSize > 1<<20:
 		return SessionInfo{}, fail(CodeBadRequest, "enable: context size %d", req.ContextSize)
 	}
@@ -360,7 +360,7 @@ func (s *Server) sessionFor(req *Request) (ss *session, created bool, err error)
 	n := len(s.sessions)
 	s.mu.Unlock()
 	if n >= s.opts.MaxSessions {
-		return nil, false, fail(CodeLimit, "%d sessions already (at most %d): disable some", n, s.opts.MaxSessions)
+		return nil, false, fail(CodeLimit, "%d sessions already (at most %d): disable some, or the application raises it with control.Options.MaxSessions", n, s.opts.MaxSessions)
 	}
 	size := req.BufferSize
 	if size == 0 {
@@ -378,7 +378,7 @@ func (s *Server) sessionFor(req *Request) (ss *session, created bool, err error)
 	}
 	if len(s.sessions) >= s.opts.MaxSessions {
 		ts.Close()
-		return nil, false, fail(CodeLimit, "%d sessions already (at most %d): disable some", len(s.sessions), s.opts.MaxSessions)
+		return nil, false, fail(CodeLimit, "%d sessions already (at most %d): disable some, or the application raises it with control.Options.MaxSessions", len(s.sessions), s.opts.MaxSessions)
 	}
 	s.nextID++
 	ss = &session{id: s.nextID, ts: ts, size: size}

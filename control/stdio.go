@@ -9,16 +9,16 @@ import (
 )
 
 // ServeStdio proxies one client connection, read from in and written to
-// out (a process's stdin and stdout, under ssh), to the control socket at
-// path, until either side closes or ctx is done. It is what
+// out (a process's stdin and stdout, under ssh), to the control socket
+// s, until either side closes or ctx is done. It is what
 // "uebpf trace --stdio" runs on a remote machine: ssh authenticates and
 // carries the bytes, and the socket's own checks still apply to the
-// process running ServeStdio.
-func ServeStdio(ctx context.Context, path string, in io.Reader, out io.Writer) error {
-	var d net.Dialer
-	c, err := d.DialContext(ctx, "unix", path)
+// process running ServeStdio. The server is checked as Socket.Dial
+// checks it, before a byte of in is sent to it.
+func ServeStdio(ctx context.Context, s Socket, in io.Reader, out io.Writer) error {
+	c, err := s.connect(ctx)
 	if err != nil {
-		return fmt.Errorf("control: stdio: %w", err)
+		return err
 	}
 	defer c.Close()
 	fromClient, fromServer := make(chan error, 1), make(chan error, 1)
@@ -26,9 +26,7 @@ func ServeStdio(ctx context.Context, path string, in io.Reader, out io.Writer) e
 		_, err := io.Copy(c, in)
 		// The client is done sending: let the server see EOF, and keep
 		// copying its last replies out.
-		if uc, ok := c.(*net.UnixConn); ok {
-			uc.CloseWrite()
-		}
+		c.CloseWrite()
 		fromClient <- err
 	}()
 	go func() {
