@@ -40,19 +40,6 @@ type Client struct {
 // ErrClientClosed reports a call on a closed client or connection.
 var ErrClientClosed = errors.New("control connection closed")
 
-// Dial connects to the control socket at path (see Sockets, DefaultPath).
-func Dial(path string) (*Client, error) {
-	c, err := net.DialTimeout("unix", path, 5*time.Second)
-	if err != nil {
-		return nil, fmt.Errorf("control: dial: %w", err)
-	}
-	cl, err := NewClient(c)
-	if err != nil {
-		return nil, fmt.Errorf("%w (socket %s)", err, path)
-	}
-	return cl, nil
-}
-
 // NewClient speaks the protocol over rw, a connection to a server
 // (through ServeStdio over ssh, say), and closes it when the client is
 // closed.

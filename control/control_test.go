@@ -735,7 +735,7 @@ func TestDefaultPathAndSockets(t *testing.T) {
 	}
 	found := false
 	for _, so := range socks {
-		found = found || so == Socket{Path: want, PID: os.Getpid()}
+		found = found || so == Socket{Path: want, PID: os.Getpid(), UID: os.Getuid()}
 		if so.Path == dead {
 			t.Errorf("Sockets() lists %s, whose process is gone", dead)
 		}
@@ -761,7 +761,7 @@ func TestServeStdio(t *testing.T) {
 	outR, outW := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
-		done <- ServeStdio(context.Background(), s.Path(), inR, outW)
+		done <- ServeStdio(context.Background(), Socket{Path: s.Path()}, inR, outW)
 		outW.Close()
 	}()
 	c, err := NewClient(stdioPipe{outR, inW})
@@ -788,7 +788,7 @@ func TestServeStdio(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("ServeStdio did not return after the client closed")
 	}
-	if err := ServeStdio(context.Background(), filepath.Join(t.TempDir(), "none.sock"), inR, outW); err == nil {
+	if err := ServeStdio(context.Background(), Socket{Path: filepath.Join(t.TempDir(), "none.sock")}, inR, outW); err == nil {
 		t.Error("ServeStdio to no socket")
 	}
 }

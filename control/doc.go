@@ -11,20 +11,55 @@
 //
 // which serves a unix socket named by the process's pid: /run/uebpf/<pid>.sock
 // for root, $XDG_RUNTIME_DIR/uebpf/<pid>.sock otherwise (Options.Path
-// overrides it). Tools find sockets with Sockets and connect with Dial;
-// ServeStdio carries one connection over stdin and stdout, for a tool on
-// another machine that reaches the application through ssh.
+// overrides it). Tools find sockets with Sockets and connect with
+// DialPID or Dial; ServeStdio carries one connection over stdin and
+// stdout, for a tool on another machine that reaches the application
+// through ssh.
 //
 // # Access
 //
-// The socket has mode 0600 in a directory of mode 0700, and every
-// connection is checked again with SO_PEERCRED: only the application's
-// own uid and root may connect. Anyone else gets an error frame (code
-// "denied") and is disconnected, and the refusal is logged to
-// Options.Logger. Enabling a program over the socket runs code in the
-// application, verified as every uebpf program is, so access is the
-// application's own user's. Listen needs Linux; elsewhere it returns an
-// error wrapping ErrUnsupported.
+// Both ends check the other's credentials with SO_PEERCRED, the uid and
+// pid the kernel recorded for the other end of the socket.
+//
+// The server: the socket has mode 0600 in a directory of mode 0700, and
+// every connection is checked again: only the application's own uid and
+// root may connect. Anyone else gets an error frame (code "denied") and
+// is disconnected, and the refusal is logged to Options.Logger. Enabling
+// a program over the socket runs code in the application, verified as
+// every uebpf program is, so access is the application's own user's.
+//
+// The client: a tool often runs as root, and anyone can create a socket
+// file where they may write, so a client speaks only to a server it
+// trusts, checked before it sends a byte. Dial accepts a server running
+// as the caller's uid or root's; DialPID(pid) also requires the server to
+// be process pid; Socket.Dial takes the pid and one more trusted uid
+// explicitly. A server refused is an error wrapping ErrUntrusted that
+// names the path, the server's pid and uid, and what was expected.
+// Sockets lists a socket only from a directory of the caller's or root's
+// that others cannot write (uebpf-<uid> in the temporary directory: the
+// caller's, mode 0700), only when its file belongs to a trusted uid, and
+// only when the process answering is the pid its name says. Root also
+// searches /run/user/<uid>/uebpf of each user whose /run/user/<uid> is
+// theirs, trusting that uid for the sockets there: root may control any
+// user's application.
+//
+// Listen at the default path replaces a socket file left there by a dead
+// process that had the same pid, and refuses one that a live process
+// answers on, naming it. Listen needs Linux; elsewhere it returns an
+// error wrapping ErrUnsupported, as Dial and Sockets do.
+//
+// # Limits
+//
+// A client cannot exhaust the server: connections are bounded in all
+// (Options.MaxConns) and per peer uid (Options.MaxConnsPerUID), so one
+// user's clients leave room for the others; a frame's memory grows with
+// the bytes that arrive, not with the length it claims; a frame must
+// arrive within Options.FrameTimeout of its first byte (the hello within
+// it of connecting); and a connection that sends no request for
+// Options.IdleTimeout, with no stream running, is closed. Every refusal
+// and every connection closed for a limit gets an error frame with code
+// "limit" that names the limit and the option that raises it, and is
+// logged.
 //
 // # Protocol (version 1)
 //
@@ -90,6 +125,6 @@
 // this package.
 //
 // Nothing a client sends can make the server panic or leak: requests are
-// checked and bounded (sessions, buffer sizes, connections, frame sizes,
-// map iterations), and a connection's streams end with it.
+// checked and bounded (sessions, buffer sizes, connections, frame sizes
+// and times, map iterations), and a connection's streams end with it.
 package control

@@ -7,9 +7,9 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -21,7 +21,7 @@ const RootDir = "/run/uebpf"
 // directory.
 func Dir() string {
 	if os.Getuid() == 0 {
-		return RootDir
+		return rootDir
 	}
 	if d := os.Getenv("XDG_RUNTIME_DIR"); d != "" {
 		return filepath.Join(d, "uebpf")
@@ -74,8 +74,8 @@ func prepareDir(dir string, isDefault bool) error {
 }
 
 // removeStale removes a socket file at path that no process serves any
-// more (its process died without removing it). A socket someone answers
-// on is left alone: an error.
+// more (its process died without removing it: connecting is refused). A
+// socket someone answers on is left alone: an error that says who.
 func removeStale(path string) error {
 	fi, err := os.Lstat(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -89,59 +89,27 @@ func removeStale(path string) error {
 	}
 	c, err := net.DialTimeout("unix", path, time.Second)
 	if err == nil {
-		c.Close()
-		return fmt.Errorf("%s is served by a live process", path)
+		defer c.Close()
+		peer, err := peerCred(c.(*net.UnixConn))
+		switch {
+		case err != nil:
+			return fmt.Errorf("%s is served by a live process", path)
+		case peer.pid == os.Getpid():
+			return fmt.Errorf("%s is served by this process already", path)
+		}
+		return fmt.Errorf("%s is served by a live process (pid %d, uid %d)", path, peer.pid, peer.uid)
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if !errors.Is(err, syscall.ECONNREFUSED) {
+		// A full backlog or a permission: someone may be serving it.
+		return fmt.Errorf("%s: cannot tell whether a process serves it: %w", path, err)
 	}
 	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("removing the stale socket: %w", err)
 	}
 	return nil
-}
-
-// Socket is a control socket Sockets found.
-type Socket struct {
-	Path string
-	PID  int
-}
-
-// Sockets lists the control sockets in the default directories (the
-// caller's, and /run/uebpf) whose process is alive and that the caller
-// may open, by pid.
-func Sockets() ([]Socket, error) {
-	dirs := []string{RootDir}
-	if d := os.Getenv("XDG_RUNTIME_DIR"); d != "" {
-		dirs = append(dirs, filepath.Join(d, "uebpf"))
-	}
-	dirs = append(dirs, filepath.Join(os.TempDir(), "uebpf-"+strconv.Itoa(os.Getuid())))
-	var out []Socket
-	var errs []error
-	seen := map[string]bool{}
-	for _, dir := range dirs {
-		ents, err := os.ReadDir(dir)
-		if err != nil {
-			if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, fs.ErrPermission) {
-				errs = append(errs, err)
-			}
-			continue
-		}
-		for _, e := range ents {
-			name, ok := strings.CutSuffix(e.Name(), ".sock")
-			pid, err := strconv.Atoi(name)
-			p := filepath.Join(dir, e.Name())
-			if !ok || err != nil || pid <= 0 || e.Type() != fs.ModeSocket || seen[p] {
-				continue
-			}
-			seen[p] = true
-			if processAlive(pid) && canOpen(p) {
-				out = append(out, Socket{Path: p, PID: pid})
-			}
-		}
-	}
-	slices.SortFunc(out, func(a, b Socket) int { return a.PID - b.PID })
-	if len(out) == 0 && len(errs) > 0 {
-		return nil, fmt.Errorf("control: sockets: %w", errors.Join(errs...))
-	}
-	return out, nil
 }
 
 // sweep removes the sockets in dir of processes that are gone, which

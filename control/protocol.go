@@ -406,16 +406,21 @@ func (h *Hex) UnmarshalJSON(b []byte) error {
 // MaxFrameSize.
 var ErrFrameTooLarge = errors.New("frame too large")
 
+// frameChunk is the memory a frame's body gets before its bytes arrive.
+const frameChunk = 64 << 10
+
 // readFrame reads one frame's body into buf (grown as needed) and returns
-// it. The length is checked before the body is read, so that a hostile
-// prefix costs nothing. A binary frame (relayed records) is refused: only
-// a client reads those (readFrameFlag).
+// it. The length is checked before the body is read, and the body's
+// memory grows with the bytes that arrive (one chunk, then up to four
+// times what arrived), never to the length claimed first: a hostile
+// prefix costs what was sent. A binary frame (relayed records) is
+// refused as too large: only a client reads those (readFrameFlag).
 func readFrame(r io.Reader, buf []byte) ([]byte, error) {
 	var hdr [4]byte
 	if _, err := io.ReadFull(r, hdr[:]); err != nil {
 		return nil, err
 	}
-	return readBody(r, binary.LittleEndian.Uint32(hdr[:]), buf)
+	return readBody(r, int(binary.LittleEndian.Uint32(hdr[:])), buf)
 }
 
 // readFrameFlag is readFrame for a client: it also reads binary frames,
@@ -426,24 +431,31 @@ func readFrameFlag(r io.Reader, buf []byte) ([]byte, bool, error) {
 		return nil, false, err
 	}
 	n := binary.LittleEndian.Uint32(hdr[:])
-	body, err := readBody(r, n&^binaryFrame, buf)
+	body, err := readBody(r, int(n&^binaryFrame), buf)
 	return body, n&binaryFrame != 0, err
 }
 
 // readBody reads a frame's body of n bytes.
-func readBody(r io.Reader, n uint32, buf []byte) ([]byte, error) {
+func readBody(r io.Reader, n int, buf []byte) ([]byte, error) {
 	if n > MaxFrameSize {
 		return nil, fmt.Errorf("frame of %d bytes (at most %d): %w", n, MaxFrameSize, ErrFrameTooLarge)
 	}
-	if cap(buf) < int(n) {
-		buf = make([]byte, n)
-	}
-	buf = buf[:n]
-	if _, err := io.ReadFull(r, buf); err != nil {
-		if errors.Is(err, io.EOF) {
-			err = io.ErrUnexpectedEOF
+	buf = buf[:0]
+	for len(buf) < n {
+		if len(buf) == cap(buf) {
+			// Four times what arrived: few copies for a frame that
+			// comes, little memory for one that does not.
+			b := make([]byte, len(buf), min(n, max(4*len(buf), frameChunk)))
+			buf = b[:copy(b, buf)]
 		}
-		return nil, fmt.Errorf("frame of %d bytes: %w", n, err)
+		got, err := io.ReadFull(r, buf[len(buf):min(cap(buf), n)])
+		buf = buf[:len(buf)+got]
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, fmt.Errorf("frame of %d bytes, %d received: %w", n, len(buf), err)
+		}
 	}
 	return buf, nil
 }

@@ -32,8 +32,11 @@ type Options struct {
 	LoadOptions *uebpf.Options
 	// MaxSessions bounds the sessions alive at once (default 64).
 	MaxSessions int
-	// MaxConns bounds the connections served at once (default 32).
-	MaxConns int
+	// MaxConns bounds the connections served at once (default 32), and
+	// MaxConnsPerUID those of one peer uid (default 8), so that one
+	// user's clients cannot take them all.
+	MaxConns       int
+	MaxConnsPerUID int
 	// BufferSize is the size of the rings of a session whose client asks
 	// for none (default 1 MiB); MaxBufferSize the largest a client may
 	// ask for (default 64 MiB); MaxRingMemory bounds the rings of all
@@ -46,6 +49,14 @@ type Options struct {
 	// WriteTimeout bounds each write to a client (default 10s): a client
 	// that stops reading is disconnected, its sessions kept.
 	WriteTimeout time.Duration
+	// FrameTimeout bounds how long a frame may take to arrive once its
+	// first byte has, and the hello from the connection's start
+	// (default 10s): a client cannot hold a connection, and the memory
+	// of a frame, by sending it slowly.
+	FrameTimeout time.Duration
+	// IdleTimeout closes a connection that sent no request for that
+	// long and holds no channel (default 10 minutes; negative: never).
+	IdleTimeout time.Duration
 }
 
 func (o *Options) withDefaults() Options {
@@ -65,6 +76,9 @@ func (o *Options) withDefaults() Options {
 	if c.MaxConns <= 0 {
 		c.MaxConns = 32
 	}
+	if c.MaxConnsPerUID <= 0 {
+		c.MaxConnsPerUID = 8
+	}
 	if c.BufferSize <= 0 {
 		c.BufferSize = 1 << 20
 	}
@@ -81,11 +95,14 @@ func (o *Options) withDefaults() Options {
 	if c.WriteTimeout <= 0 {
 		c.WriteTimeout = 10 * time.Second
 	}
+	if c.FrameTimeout <= 0 {
+		c.FrameTimeout = 10 * time.Second
+	}
+	if c.IdleTimeout == 0 {
+		c.IdleTimeout = 10 * time.Minute
+	}
 	return c
 }
-
-// handshakeTimeout bounds how long a connection may take to say hello.
-const handshakeTimeout = 10 * time.Second
 
 // Server is a control server: it serves a unix socket and owns the
 // sessions its clients enable.
@@ -97,6 +114,7 @@ type Server struct {
 
 	mu       sync.Mutex
 	conns    map[*conn]struct{}
+	uidConns map[int]int // open connections by peer uid
 	sessions map[uint64]*session
 	nextID   uint64 // of sessions and attachments
 	rings    int    // bytes of rings of the sessions alive, or being made
@@ -156,6 +174,7 @@ func Listen(ctx context.Context, opts *Options) (*Server, error) {
 		path:     path,
 		ln:       ln,
 		conns:    map[*conn]struct{}{},
+		uidConns: map[int]int{},
 		sessions: map[uint64]*session{},
 		done:     make(chan struct{}),
 	}
@@ -228,33 +247,59 @@ func (s *Server) accept() {
 			time.Sleep(50 * time.Millisecond)
 			continue
 		}
-		s.mu.Lock()
-		if s.closed {
-			s.mu.Unlock()
-			c.Close()
-			return
-		}
 		cn := &conn{s: s, c: c, channels: map[uint64]*session{}}
-		full := len(s.conns) >= s.opts.MaxConns
-		if !full {
-			s.conns[cn] = struct{}{}
-			s.wg.Add(1)
+		if cn.admit() {
+			go cn.serve()
 		}
-		s.mu.Unlock()
-		if full {
-			s.log.Warn("connection refused: too many connections", "max", s.opts.MaxConns)
-			cn.refuse(CodeLimit, fmt.Sprintf("too many connections (at most %d)", s.opts.MaxConns))
-			continue
-		}
-		go cn.serve()
 	}
+}
+
+// admit checks a new connection's peer and the limits on connections; a
+// connection refused is told why and closed.
+func (c *conn) admit() bool {
+	s := c.s
+	cred, err := peerCred(c.c)
+	if err != nil {
+		s.log.Warn("connection refused: no peer credentials", "err", err)
+		c.refuse(CodeDenied, "no peer credentials: "+err.Error())
+		return false
+	}
+	c.cred = cred
+	c.log = s.log.With("peer_uid", cred.uid, "peer_pid", cred.pid)
+	if !allowed(cred.uid) {
+		c.log.Warn("connection refused: uid may not connect", "uid", os.Getuid())
+		c.refuse(CodeDenied, fmt.Sprintf("uid %d may not control this process (only its uid %d and root may)", cred.uid, os.Getuid()))
+		return false
+	}
+	s.mu.Lock()
+	var refusal string
+	switch n := s.uidConns[cred.uid]; {
+	case s.closed:
+		refusal = "server closed"
+	case len(s.conns) >= s.opts.MaxConns:
+		refusal = fmt.Sprintf("too many connections: %d open, at most %d (the application raises it with control.Options.MaxConns)", len(s.conns), s.opts.MaxConns)
+	case n >= s.opts.MaxConnsPerUID:
+		refusal = fmt.Sprintf("too many connections of uid %d: %d open, at most %d (the application raises it with control.Options.MaxConnsPerUID)", cred.uid, n, s.opts.MaxConnsPerUID)
+	default:
+		s.conns[c] = struct{}{}
+		s.uidConns[cred.uid]++
+		s.wg.Add(1)
+	}
+	s.mu.Unlock()
+	if refusal != "" {
+		c.log.Warn("connection refused", "reason", refusal)
+		c.refuse(CodeLimit, refusal)
+		return false
+	}
+	return true
 }
 
 // conn is one client connection.
 type conn struct {
-	s   *Server
-	c   *net.UnixConn
-	log *slog.Logger
+	s    *Server
+	c    *net.UnixConn
+	cred cred // the peer's
+	log  *slog.Logger
 
 	wmu sync.Mutex // whole frames
 
@@ -283,33 +328,44 @@ func (c *conn) serve() {
 		c.releaseAll()
 		s.mu.Lock()
 		delete(s.conns, c)
+		if s.uidConns[c.cred.uid]--; s.uidConns[c.cred.uid] <= 0 {
+			delete(s.uidConns, c.cred.uid)
+		}
 		s.mu.Unlock()
 	}()
-	cred, err := peerCred(c.c)
-	if err != nil {
-		s.log.Warn("connection refused: no peer credentials", "err", err)
-		c.refuse(CodeDenied, "no peer credentials: "+err.Error())
-		return
-	}
-	c.log = s.log.With("peer_uid", cred.uid, "peer_pid", cred.pid)
-	if !allowed(cred.uid) {
-		c.log.Warn("connection refused: uid may not connect", "uid", os.Getuid())
-		c.refuse(CodeDenied, fmt.Sprintf("uid %d may not control this process (only its uid %d and root may)", cred.uid, os.Getuid()))
-		return
-	}
 	if !c.handshake() {
 		return
 	}
 	c.log.Debug("client connected")
+	r := &frameReader{c: c.c, timeout: s.opts.FrameTimeout}
 	var buf []byte
+	idleSince := time.Now()
 	for {
-		body, err := readFrame(c.c, buf)
+		r.started = false
+		if s.opts.IdleTimeout > 0 {
+			c.c.SetReadDeadline(idleSince.Add(s.opts.IdleTimeout))
+		} else {
+			c.c.SetReadDeadline(time.Time{})
+		}
+		body, err := readFrame(r, buf)
 		if err != nil {
-			if errors.Is(err, ErrFrameTooLarge) {
+			switch {
+			case errors.Is(err, ErrFrameTooLarge):
 				// The rest of the stream cannot be framed: say why and
 				// hang up.
 				c.write(&Response{Error: err.Error(), Code: CodeBadRequest})
-			} else if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
+			case errors.Is(err, os.ErrDeadlineExceeded) && r.started:
+				c.closeForLimit("frame timeout", fmt.Sprintf("a frame did not arrive within %v of its first byte (the application raises it with control.Options.FrameTimeout): %v", s.opts.FrameTimeout, err))
+			case errors.Is(err, os.ErrDeadlineExceeded):
+				if c.consuming() {
+					// A consumer reading a channel keeps the
+					// connection busy: idleness counts from when it
+					// was last seen holding one.
+					idleSince = time.Now()
+					continue
+				}
+				c.closeForLimit("idle timeout", fmt.Sprintf("no request for %v and no channel held (the application raises it with control.Options.IdleTimeout)", s.opts.IdleTimeout))
+			case !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed):
 				c.log.Debug("client read", "err", err)
 			}
 			c.log.Debug("client disconnected")
@@ -328,21 +384,57 @@ func (c *conn) serve() {
 		if resp != nil && !c.write(resp) {
 			return
 		}
+		idleSince = time.Now()
 	}
 }
 
-// handshake reads the client's hello and answers it.
+// frameReader reads a connection, setting the deadline of a frame at its
+// first byte: a client may wait between requests (up to IdleTimeout) but
+// not dribble one. started says whether the frame's first byte came.
+type frameReader struct {
+	c       *net.UnixConn
+	timeout time.Duration
+	started bool
+}
+
+func (r *frameReader) Read(p []byte) (int, error) {
+	n, err := r.c.Read(p)
+	if n > 0 && !r.started {
+		r.started = true
+		r.c.SetReadDeadline(time.Now().Add(r.timeout))
+	}
+	return n, err
+}
+
+// consuming says whether the connection holds a session's channel.
+func (c *conn) consuming() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.channels) > 0
+}
+
+// closeForLimit tells the client which limit ends its connection, and
+// logs it; the connection closes when serve returns.
+func (c *conn) closeForLimit(what, msg string) {
+	c.log.Warn("connection closed: "+what, "reason", msg)
+	c.write(&Response{Error: "closing the connection: " + msg, Code: CodeLimit})
+}
+
+// handshake reads the client's hello and answers it. The whole hello
+// must arrive within FrameTimeout of the connection's start.
 func (c *conn) handshake() bool {
-	c.c.SetReadDeadline(time.Now().Add(handshakeTimeout))
+	c.c.SetReadDeadline(time.Now().Add(c.s.opts.FrameTimeout))
 	body, err := readFrame(c.c, nil)
 	if err != nil {
 		c.log.Debug("no handshake", "err", err)
-		if errors.Is(err, ErrFrameTooLarge) {
+		switch {
+		case errors.Is(err, ErrFrameTooLarge):
 			c.write(&Response{Error: err.Error(), Code: CodeBadRequest})
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			c.closeForLimit("no hello", fmt.Sprintf("no hello within %v (the application raises it with control.Options.FrameTimeout)", c.s.opts.FrameTimeout))
 		}
 		return false
 	}
-	c.c.SetReadDeadline(time.Time{})
 	req, err := decodeRequest(body)
 	switch {
 	case err != nil:

@@ -212,7 +212,7 @@ func (s *Server) enable(req *Request) (SessionInfo, error) {
 	case req.Object == nil && req.Tracepoint == "":
 		return SessionInfo{}, fail(CodeBadRequest, "enable: no tracepoint")
 	case req.BufferSize < 0 || req.BufferSize > s.opts.MaxBufferSize:
-		return SessionInfo{}, fail(CodeLimit, "enable: buffer of %d bytes (at most %d: control.Options.MaxBufferSize)", req.BufferSize, s.opts.MaxBufferSize)
+		return SessionInfo{}, fail(CodeLimit, "enable: buffer of %d bytes (at most %d; the application raises it with control.Options.MaxBufferSize)", req.BufferSize, s.opts.MaxBufferSize)
 	case req.Session != 0 && (req.BufferSize != 0 || req.Mode != "" || req.BlockTimeout != 0 || req.FileBacked):
 		return SessionInfo{}, fail(CodeBadRequest, "enable: buffer size, mode and file backing are a new session's: not with session %d", req.Session)
 	case req.ContextSize < 0 || req.ContextSize > 1<<20:
@@ -287,7 +287,7 @@ func (s *Server) enable(req *Request) (SessionInfo, error) {
 			case errors.Is(err, tracepoint.ErrSessionClosed):
 				return SessionInfo{}, &codedError{CodeNotFound, fmt.Errorf("enable: %w", err)}
 			case errors.Is(err, tracepoint.ErrTooManyAttachments):
-				return SessionInfo{}, fail(CodeLimit, "enable: session has %d attachments (at most %d: control.Options.MaxAttachments)", ss.ts.Attachments(), s.opts.MaxAttachments)
+				return SessionInfo{}, fail(CodeLimit, "enable: session has %d attachments (at most %d; the application raises it with control.Options.MaxAttachments)", ss.ts.Attachments(), s.opts.MaxAttachments)
 			}
 			return SessionInfo{}, &codedError{CodeRefused, fmt.Errorf("enable: %w", err)}
 		}
@@ -377,7 +377,7 @@ func (s *Server) sessionFor(req *Request) (ss *session, created bool, err error)
 	n := len(s.sessions)
 	if n >= s.opts.MaxSessions {
 		s.mu.Unlock()
-		return nil, false, fail(CodeLimit, "%d sessions already (at most %d: control.Options.MaxSessions): disable some", n, s.opts.MaxSessions)
+		return nil, false, fail(CodeLimit, "%d sessions already (at most %d): disable some, or the application raises it with control.Options.MaxSessions", n, s.opts.MaxSessions)
 	}
 	// Reserved before the rings are made, as they will be: rounded up to
 	// whole rings per P.
@@ -385,7 +385,7 @@ func (s *Server) sessionFor(req *Request) (ss *session, created bool, err error)
 	if s.rings+size > s.opts.MaxRingMemory {
 		used := s.rings
 		s.mu.Unlock()
-		return nil, false, fail(CodeLimit, "a session of %d bytes of rings: %d of %d bytes in use (control.Options.MaxRingMemory): disable a session, or ask for a smaller buffer", size, used, s.opts.MaxRingMemory)
+		return nil, false, fail(CodeLimit, "a session of %d bytes of rings: %d of %d bytes in use: disable a session, ask for a smaller buffer, or the application raises it with control.Options.MaxRingMemory", size, used, s.opts.MaxRingMemory)
 	}
 	s.rings += size
 	s.files++
@@ -441,7 +441,7 @@ func (s *Server) register(ss *session) error {
 	case s.closed:
 		return fail(CodeNotFound, "server closed")
 	case len(s.sessions) >= s.opts.MaxSessions:
-		return fail(CodeLimit, "%d sessions already (at most %d: control.Options.MaxSessions): disable some", len(s.sessions), s.opts.MaxSessions)
+		return fail(CodeLimit, "%d sessions already (at most %d): disable some, or the application raises it with control.Options.MaxSessions", len(s.sessions), s.opts.MaxSessions)
 	}
 	s.nextID++
 	ss.id = s.nextID

@@ -15,21 +15,20 @@ import (
 )
 
 // ServeStdio proxies one client connection, read from in and written to
-// out (a process's stdin and stdout, under ssh), to the control socket at
-// path, until either side closes or ctx is done. It is what "uebpf trace
+// out (a process's stdin and stdout, under ssh), to the control socket
+// s, until either side closes or ctx is done. It is what "uebpf trace
 // --stdio" runs on a remote machine: ssh authenticates and carries the
 // bytes, and the socket's own checks still apply to the process running
-// ServeStdio. A pipe carries no descriptors: the channels the server
-// hands over are mapped here and their records relayed to the client in
-// binary frames; when the application goes, what they still hold is
-// relayed before the connection ends.
-func ServeStdio(ctx context.Context, path string, in io.Reader, out io.Writer) error {
-	var d net.Dialer
-	nc, err := d.DialContext(ctx, "unix", path)
+// ServeStdio. The server is checked as Socket.Dial checks it, before a
+// byte of in is sent to it. A pipe carries no descriptors: the channels
+// the server hands over are mapped here and their records relayed to the
+// client in binary frames; when the application goes, what they still
+// hold is relayed before the connection ends.
+func ServeStdio(ctx context.Context, s Socket, in io.Reader, out io.Writer) error {
+	c, err := s.connect(ctx)
 	if err != nil {
-		return fmt.Errorf("control: stdio: %w", err)
+		return err
 	}
-	c := nc.(*net.UnixConn)
 	defer c.Close()
 	rl := &relay{server: c, fdc: newFDConn(c), out: out, want: map[uint64]relayWant{}, pumps: map[uint64]*pump{}}
 	fromClient, fromServer := make(chan error, 1), make(chan error, 1)

@@ -41,7 +41,7 @@ type target struct {
 }
 
 func (t *target) flags(fs *flag.FlagSet) {
-	fs.IntVar(&t.pid, "pid", 0, "the application's `pid` (its socket is found in the default directories)")
+	fs.IntVar(&t.pid, "pid", 0, "the application's `pid` (its socket is found in the default directories; the server must be that process)")
 	fs.StringVar(&t.socket, "socket", "", "the application's control socket `path`, instead of --pid")
 	fs.StringVar(&t.ssh, "ssh", "", "reach the application on `[user@]host` through ssh, which runs \"uebpf trace --stdio\" there")
 	fs.StringVar(&t.sshBin, "ssh-uebpf", "uebpf", "the uebpf `command` on the ssh host")
@@ -89,11 +89,11 @@ func (t *target) dial(st streams) (*control.Client, error) {
 		return nil, err
 	}
 	if via == nil {
-		path, err := socketPath(t.pid, t.socket)
+		s, err := socketOf(t.pid, t.socket)
 		if err != nil {
 			return nil, err
 		}
-		return control.Dial(path)
+		return s.Dial()
 	}
 	args := append(append(via[1:len(via):len(via)], "trace", "--stdio"), where...)
 	if t.ssh != "" {
@@ -104,20 +104,14 @@ func (t *target) dial(st streams) (*control.Client, error) {
 	return dialCommand(exec.Command(via[0], args...), st.stderr)
 }
 
-// socketPath finds the socket of pid, or returns path.
-func socketPath(pid int, path string) (string, error) {
+// socketOf is the socket at path, whose server must run as the caller's
+// uid or root's, or else the socket of pid, whose server must be process
+// pid (control.FindSocket).
+func socketOf(pid int, path string) (control.Socket, error) {
 	if path != "" {
-		return path, nil
+		return control.Socket{Path: path}, nil
 	}
-	socks, err := control.Sockets()
-	if err == nil {
-		for _, s := range socks {
-			if s.PID == pid {
-				return s.Path, nil
-			}
-		}
-	}
-	return control.DefaultPath(pid)
+	return control.FindSocket(pid)
 }
 
 // dialCommand starts cmd, which serves a control connection on its
@@ -820,8 +814,12 @@ var tracePsCmd = &command{
 	name:    "trace ps",
 	summary: "list the processes with a control socket you may open",
 	detail: `Trace ps lists the processes that serve a control socket (control.Listen)
-the caller may open: pid, name and socket path. With --ssh, those of
-another machine.`,
+the caller may open and trusts: pid, name, the uid the process runs as,
+and socket path. A socket is listed only from a directory of the
+caller's or root's that no one else may write (for root, also each
+user's /run/user/UID/uebpf), and only if the process answering on it is
+the pid its name says, running as the caller, root or that user. With
+--ssh, those of another machine.`,
 	setup: func(fs *flag.FlagSet) func([]string, streams) error {
 		ssh := fs.String("ssh", "", "list those on `[user@]host`")
 		sshBin := fs.String("ssh-uebpf", "uebpf", "the uebpf `command` on the ssh host")
@@ -839,10 +837,10 @@ another machine.`,
 				return err
 			}
 			tw := tabwriter.NewWriter(st.stdout, 0, 8, 2, ' ', 0)
-			fmt.Fprintln(tw, "PID\tNAME\tSOCKET")
+			fmt.Fprintln(tw, "PID\tNAME\tUID\tSOCKET")
 			for _, s := range socks {
 				name, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", s.PID))
-				fmt.Fprintf(tw, "%d\t%s\t%s\n", s.PID, strings.TrimSpace(string(name)), s.Path)
+				fmt.Fprintf(tw, "%d\t%s\t%d\t%s\n", s.PID, strings.TrimSpace(string(name)), s.UID, s.Path)
 			}
 			return tw.Flush()
 		}
@@ -858,7 +856,9 @@ var traceStdioCmd = &command{
 socket of --pid PID or --socket PATH and carries one connection over its
 standard input and output, until either side closes: it is what the
 trace commands run on the remote machine for --ssh. The socket's checks
-apply to the user it runs as.`,
+apply to the user it runs as, and it checks the server as the other
+trace commands do (with --pid, the server must be that process) before
+it passes on a byte.`,
 	setup: func(fs *flag.FlagSet) func([]string, streams) error {
 		t := &target{}
 		fs.IntVar(&t.pid, "pid", 0, "the application's `pid`")
@@ -870,13 +870,13 @@ apply to the user it runs as.`,
 			if _, err := t.where(); err != nil {
 				return err
 			}
-			path, err := socketPath(t.pid, t.socket)
+			s, err := socketOf(t.pid, t.socket)
 			if err != nil {
 				return err
 			}
 			ctx, stop := interrupted(0)
 			defer stop()
-			return control.ServeStdio(ctx, path, st.stdin, st.stdout)
+			return control.ServeStdio(ctx, s, st.stdin, st.stdout)
 		}
 	},
 }

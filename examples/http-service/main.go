@@ -15,7 +15,8 @@
 // With --metrics ADDR it also serves the tracepoints' counters to
 // Prometheus on ADDR/metrics; with --control it serves the control socket
 // (package control), through which another process lists, enables with a
-// filter, streams and disables its tracepoints while it runs.
+// filter, streams and disables its tracepoints while it runs. Ctrl-C or
+// SIGTERM closes the control socket (removing its file) and exits.
 package main
 
 import (
@@ -27,6 +28,8 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/uebpf/uebpf/control"
@@ -68,21 +71,31 @@ func main() {
 	if *demo {
 		exit(runDemo(os.Stdout, *requests))
 	}
-	if *metricsAddr != "" {
-		ln, err := serveMetrics(*metricsAddr)
+	exit(run(*addr, *metricsAddr, *ctl))
+}
+
+// run serves until SIGINT or SIGTERM. The signal closes the control
+// server, which removes its socket file rather than leaving it to the
+// next server's sweep.
+func run(addr, metricsAddr string, ctl bool) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if metricsAddr != "" {
+		ln, err := serveMetrics(metricsAddr)
 		if err != nil {
-			exit(err)
+			return err
 		}
 		fmt.Println("metrics on http://" + ln.Addr().String() + "/metrics")
 	}
-	if *ctl {
-		srv, err := control.Listen(context.Background(), nil)
+	if ctl {
+		srv, err := control.Listen(ctx, nil)
 		if err != nil {
-			exit(err)
+			return err
 		}
+		defer srv.Close()
 		fmt.Println("control socket", srv.Path())
 	}
-	exit(serve(*addr))
+	return serve(ctx, addr)
 }
 
 func exit(err error) {
@@ -92,13 +105,22 @@ func exit(err error) {
 	}
 }
 
-func serve(addr string) error {
+// serve serves the service on addr until ctx is done.
+func serve(ctx context.Context, addr string) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
 	}
 	fmt.Println("serving on", ln.Addr())
-	return http.Serve(ln, handler())
+	srv := &http.Server{Handler: handler()}
+	go func() {
+		<-ctx.Done()
+		srv.Close()
+	}()
+	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
 }
 
 // serveMetrics serves /metrics on addr in the background: the counters of
