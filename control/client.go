@@ -171,14 +171,18 @@ func (c *Client) readLoop() {
 		c.mu.Lock()
 		ch := c.pending[resp.ID]
 		rc := c.remotes[resp.ID]
-		if ch != nil {
+		if ch != nil && resp.Relay == nil { // a relayed channel's frame is not its reply
 			delete(c.pending, resp.ID)
 		}
 		c.mu.Unlock()
 		switch {
-		case ch != nil:
+		case ch != nil && resp.Relay == nil:
 			if resp.Channel != nil {
 				resp.fds, fds = fds, nil
+				if rc != nil && resp.Channel.Remote {
+					// Before the frames that follow it are read.
+					rc.process(resp.Channel)
+				}
 			}
 			ch <- resp
 		case rc != nil && resp.Relay != nil:

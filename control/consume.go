@@ -2,6 +2,7 @@ package control
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -73,7 +74,6 @@ func (c *Client) openChannel(session uint64, snapshot bool) (*Channel, error) {
 		if ch.remote == nil {
 			return nil, fmt.Errorf("control: %s: a relayed channel nobody asked for", op)
 		}
-		ch.remote.process(resp.Channel)
 		return ch, nil
 	}
 	if ch.remote != nil {
@@ -305,6 +305,32 @@ func (e Event) MarshalJSON() ([]byte, error) {
 	}
 	b = append(append(b, `,"fields":`...), fs...)
 	return append(b, '}'), nil
+}
+
+// UnmarshalJSON reads an event as MarshalJSON writes it (a line of "trace
+// stream --json"). TimestampNs is not in JSON: it stays 0.
+func (e *Event) UnmarshalJSON(b []byte) error {
+	var j struct {
+		Session    uint64  `json:"session"`
+		Tracepoint string  `json:"tp"`
+		Time       int64   `json:"ts"`
+		Vpid       int64   `json:"vpid"`
+		Procname   string  `json:"procname"`
+		Vtid       *int64  `json:"vtid"`
+		Goid       *uint64 `json:"goid"`
+		Fields     Fields  `json:"fields"`
+	}
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*e = Event{Session: j.Session, Tracepoint: j.Tracepoint, Time: j.Time, Vpid: j.Vpid, Procname: j.Procname, Fields: j.Fields}
+	if j.Vtid != nil {
+		e.Has, e.Vtid = e.Has|tracepoint.HasVtid, *j.Vtid
+	}
+	if j.Goid != nil {
+		e.Has, e.Goid = e.Has|tracepoint.HasGoid, *j.Goid
+	}
+	return nil
 }
 
 // newEvent decodes ev of the channel's origin o into an Event.

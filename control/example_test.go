@@ -68,7 +68,7 @@ func Example() {
 	}
 	list, _, _ := c.Stats("example:*")
 	fmt.Printf("%s: %+v\n", list[0].Name, list[0].Stats)
-	if err := c.Disable(session.ID); err != nil {
+	if _, err := c.Disable(session.ID); err != nil {
 		panic(err)
 	}
 	// Output:
@@ -133,14 +133,11 @@ func ExampleClient_Record() {
 	// Record until ctx ends (a tool waits for Ctrl-C), then close the trace.
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
-	if err := c.Record(ctx, session.ID, filepath.Join(dir, "trace")); err != nil {
+	st, err := c.Record(ctx, session.ID, filepath.Join(dir, "trace"))
+	if err != nil {
 		panic(err)
 	}
-	files, _ := filepath.Glob(filepath.Join(dir, "trace", "*"))
-	for _, f := range files {
-		fmt.Println(filepath.Base(f))
-	}
+	fmt.Printf("%d event, %d dropped\n", st.Events, st.Dropped)
 	// Output:
-	// metadata
-	// stream_0
+	// 1 event, 0 dropped
 }

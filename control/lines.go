@@ -6,6 +6,7 @@ import (
 	"io"
 	"slices"
 	"strconv"
+	"sync/atomic"
 
 	"github.com/uebpf/uebpf/tracepoint"
 	"github.com/uebpf/uebpf/tracepoint/ctf"
@@ -23,10 +24,17 @@ type Lines struct {
 	prev           uint64 // the timestamp of the last line written
 	arena          []byte
 	entries        []lineEntry
-	written        uint64
+	handed         uint64        // events handed to the output
+	written        atomic.Uint64 // of those, written
 
-	out  chan []byte
+	out  chan chunk
 	done chan error
+}
+
+// chunk is a round's lines, and how many events they hold.
+type chunk struct {
+	b []byte
+	n int
 }
 
 type lineSource struct {
@@ -46,12 +54,14 @@ type lineEntry struct {
 // text (as 'lttng view' prints), with the session of each event when
 // sessions is set.
 func NewLines(w io.Writer, json, sessions bool) *Lines {
-	l := &Lines{json: json, sessions: sessions, out: make(chan []byte, 4), done: make(chan error, 1)}
+	l := &Lines{json: json, sessions: sessions, out: make(chan chunk, 4), done: make(chan error, 1)}
 	go func() {
 		var err error
-		for b := range l.out {
+		for c := range l.out {
 			if err == nil {
-				_, err = w.Write(b)
+				if _, err = w.Write(c.b); err == nil {
+					l.written.Add(uint64(c.n))
+				}
 			}
 		}
 		l.done <- err
@@ -82,24 +92,24 @@ func (l *Lines) Round(ctx context.Context, max int) (int, error) {
 		return 0, nil
 	}
 	slices.SortStableFunc(l.entries, func(a, b lineEntry) int { return cmpU64(a.ts, b.ts) })
-	chunk := make([]byte, 0, len(l.arena)+len(l.entries)*16)
+	out := make([]byte, 0, len(l.arena)+len(l.entries)*16)
 	for _, e := range l.entries {
-		chunk = append(chunk, l.arena[e.head:e.tail]...)
+		out = append(out, l.arena[e.head:e.tail]...)
 		if !l.json {
-			chunk = appendDelta(chunk, e.ts, l.prev)
+			out = appendDelta(out, e.ts, l.prev)
 		}
-		chunk = append(chunk, l.arena[e.tail:e.end]...)
+		out = append(out, l.arena[e.tail:e.end]...)
 		l.prev = e.ts
 	}
 	select {
-	case l.out <- chunk:
+	case l.out <- chunk{out, len(l.entries)}:
 	case err := <-l.done:
 		l.done <- err
 		return 0, fmt.Errorf("control: writing events: %w", err)
 	case <-ctx.Done():
 		return 0, ctx.Err()
 	}
-	l.written += uint64(len(l.entries))
+	l.handed += uint64(len(l.entries))
 	return len(l.entries), nil
 }
 
@@ -132,20 +142,27 @@ func appendDelta(b []byte, ts, prev uint64) []byte {
 	return append(b, ") "...)
 }
 
-// Written is how many events Round handed to the output.
-func (l *Lines) Written() uint64 { return l.written }
+// Handed is how many events Round handed to the output; Written how many
+// of those the output took.
+func (l *Lines) Handed() uint64  { return l.handed }
+func (l *Lines) Written() uint64 { return l.written.Load() }
 
 // Close waits until the output took every line handed to it, or ctx is
-// done (a stuck output): then what is left is not written.
+// done (an output too slow or stuck): then what is left is not written
+// (Handed - Written). The error is the output's.
 func (l *Lines) Close(ctx context.Context) error {
 	close(l.out)
+	var err error
 	select {
-	case err := <-l.done:
-		if err != nil {
-			return fmt.Errorf("control: writing events: %w", err)
-		}
-		return nil
+	case err = <-l.done:
 	case <-ctx.Done():
-		return fmt.Errorf("control: the output did not take the last events: %w", ctx.Err())
+		select {
+		case err = <-l.done:
+		default:
+		}
 	}
+	if err != nil {
+		return fmt.Errorf("control: writing events: %w", err)
+	}
+	return nil
 }

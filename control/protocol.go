@@ -298,7 +298,8 @@ func (fs Fields) String() string {
 	return string(b)
 }
 
-// MarshalJSON writes an object with the fields in order.
+// MarshalJSON writes an object with the fields in order; floats JSON has
+// no number for are the strings "NaN", "+Inf" and "-Inf".
 func (fs Fields) MarshalJSON() ([]byte, error) {
 	b := []byte{'{'}
 	for i, f := range fs {
@@ -307,6 +308,10 @@ func (fs Fields) MarshalJSON() ([]byte, error) {
 		}
 		b = appendString(b, f.Name)
 		b = append(b, ':')
+		if x, ok := f.Value.(float64); ok && nonFinite(x) != "" {
+			b = appendString(b, nonFinite(x))
+			continue
+		}
 		v, err := json.Marshal(f.Value)
 		if err != nil {
 			return nil, fmt.Errorf("field %s: %w", f.Name, err)

@@ -57,8 +57,13 @@ type remoteChannel struct {
 	dec         tracepoint.Decoder
 	ev          tracepoint.Event
 
-	mu      sync.Mutex
-	queues  [][]relayBatch // by ring
+	mu sync.Mutex
+	// queues are the batches read may take, by ring; staged those of the
+	// relay's round being received, which join them at the round's end
+	// (its counters' frame), so that a read sees whole rounds of every
+	// ring, as it would reading the rings (events then merge in order).
+	queues  [][]relayBatch
+	staged  [][]relayBatch
 	queued  int
 	stat    []tracepoint.ChannelStats
 	end     bool
@@ -86,6 +91,7 @@ func (rc *remoteChannel) process(info *ChannelInfo) {
 	rc.shards = min(max(info.Shards, 0), 1024)
 	for len(rc.queues) < rc.shards {
 		rc.queues = append(rc.queues, nil)
+		rc.staged = append(rc.staged, nil)
 		rc.stat = append(rc.stat, tracepoint.ChannelStats{})
 	}
 }
@@ -116,10 +122,9 @@ func (rc *remoteChannel) deliver(kind uint8, shard int, payload []byte) {
 			}
 			return
 		}
-		rc.queues[shard] = append(rc.queues[shard], relayBatch{b: payload})
+		rc.staged[shard] = append(rc.staged[shard], relayBatch{b: payload})
 		rc.queued += len(payload)
 	}
-	rc.wake()
 }
 
 // relayed takes a JSON frame of the relay: counters, the end.
@@ -131,6 +136,10 @@ func (rc *remoteChannel) relayed(info *RelayInfo) {
 			rc.stat[i] = tracepoint.ChannelStats{Records: s.Records, Dropped: s.Dropped, Overwritten: s.Overwritten}
 		}
 	}
+	for i, b := range rc.staged {
+		rc.queues[i] = append(rc.queues[i], b...)
+		rc.staged[i] = nil
+	}
 	if info.End {
 		rc.end, rc.reason = true, info.Reason
 	}
@@ -140,6 +149,10 @@ func (rc *remoteChannel) relayed(info *RelayInfo) {
 // gone ends the channel: the connection ended.
 func (rc *remoteChannel) gone() {
 	rc.mu.Lock()
+	for i, b := range rc.staged {
+		rc.queues[i] = append(rc.queues[i], b...)
+		rc.staged[i] = nil
+	}
 	if !rc.end {
 		rc.end, rc.reason = true, "connection closed"
 	}
@@ -249,7 +262,7 @@ func (rc *remoteChannel) stop() {
 	rc.mu.Lock()
 	rc.stopped = true
 	for i := range rc.queues {
-		rc.queues[i] = nil
+		rc.queues[i], rc.staged[i] = nil, nil
 	}
 	rc.queued = 0
 	rc.mu.Unlock()

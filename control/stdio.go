@@ -136,19 +136,26 @@ func (rl *relay) fromServer() error {
 		w, wanted := rl.want[p.ID]
 		delete(rl.want, p.ID)
 		rl.mu.Unlock()
+		var p2 *pump
 		if wanted && p.Channel != nil {
-			body = rl.start(p.ID, w, p.Channel, fds)
+			body, p2 = rl.start(p.ID, w, p.Channel, fds)
 		}
 		closeFiles(fds)
-		if err := rl.write(frameOf(body)); err != nil {
+		err = rl.write(frameOf(body))
+		if p2 != nil {
+			// After the reply: the client reads the channel's frames
+			// once it knows the channel.
+			rl.run(p2)
+		}
+		if err != nil {
 			return err
 		}
 	}
 }
 
-// start maps a channel the server handed over and starts relaying it; it
-// returns the reply to pass on.
-func (rl *relay) start(id uint64, w relayWant, info *ChannelInfo, fds []*os.File) []byte {
+// start maps a channel the server handed over; it returns the reply to
+// pass on, and the pump that relays the channel once the reply went.
+func (rl *relay) start(id uint64, w relayWant, info *ChannelInfo, fds []*os.File) ([]byte, *pump) {
 	want := 2
 	if w.snapshot {
 		want = 1
@@ -164,23 +171,26 @@ func (rl *relay) start(id uint64, w relayWant, info *ChannelInfo, fds []*os.File
 	}
 	if err != nil {
 		b, _ := json.Marshal(&Response{ID: id, Error: fmt.Sprintf("relay: session %d: %v", w.session, err), Code: CodeInternal})
-		return b
+		return b, nil
 	}
 	relayed := *info
 	relayed.Remote = true
 	relayed.PID, relayed.Process, relayed.ClockOffset = r.Process()
 	relayed.Shards = r.Shards()
 	b, _ := json.Marshal(&Response{ID: id, Channel: &relayed})
-	p := &pump{rl: rl, id: id, session: w.session, snapshot: w.snapshot, r: r, stop: make(chan string, 1), gone: make(chan struct{})}
+	return b, &pump{rl: rl, id: id, session: w.session, snapshot: w.snapshot, r: r, stop: make(chan string, 1), gone: make(chan struct{})}
+}
+
+// run starts a pump.
+func (rl *relay) run(p *pump) {
 	rl.mu.Lock()
-	rl.pumps[id] = p
+	rl.pumps[p.id] = p
 	rl.mu.Unlock()
 	rl.wg.Add(1)
 	go func() {
 		defer rl.wg.Done()
 		p.run()
 	}()
-	return b
 }
 
 // write writes a frame to the client.

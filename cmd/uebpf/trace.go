@@ -585,7 +585,7 @@ func streamSessions(ctx context.Context, c *control.Client, ids []uint64, count 
 	)
 	for why == "" && err == nil {
 		if count > 0 {
-			max = min(4096, int(uint64(count)-out.Written()))
+			max = min(4096, int(uint64(count)-out.Handed()))
 		}
 		var n int
 		roundCtx, cancel := context.WithDeadline(context.Background(), stopDeadline(stopped))
@@ -593,7 +593,7 @@ func streamSessions(ctx context.Context, c *control.Client, ids []uint64, count 
 		cancel()
 		switch {
 		case err != nil:
-		case count > 0 && out.Written() >= uint64(count):
+		case count > 0 && out.Handed() >= uint64(count):
 			why = "count"
 		case !stopped.IsZero() && time.Since(stopped) >= ctf.StopBudget:
 			why = "stopped"
@@ -622,7 +622,11 @@ func streamSessions(ctx context.Context, c *control.Client, ids []uint64, count 
 	for _, ch := range chans {
 		dropped += ch.Stats().Dropped
 	}
-	fmt.Fprintf(st.stderr, "%d events, %d dropped by the sessions%s\n", out.Written(), dropped, endText(c, chans))
+	slow := ""
+	if n := out.Handed() - out.Written(); n > 0 {
+		slow = fmt.Sprintf(" (%d more not printed: the output was too slow to take them before the stop)", n)
+	}
+	fmt.Fprintf(st.stderr, "%d events%s, %d dropped by the sessions%s\n", out.Written(), slow, dropped, endText(c, chans))
 	if err == nil || errors.Is(err, context.DeadlineExceeded) {
 		err = cerr
 	}

@@ -62,15 +62,21 @@ func TestTraceErrors(t *testing.T) {
 		{[]string{"trace", "enable", "--socket", sock, "no:such", "--filter", "x == 1"}, 2, "no:such"},
 		{[]string{"trace", "disable", "--socket", sock}, 2, "want one SESSION"},
 		{[]string{"trace", "disable", "--socket", sock, "x"}, 2, `session "x": want a session id`},
-		{[]string{"trace", "disable", "--socket", sock, "99"}, 1, "99"},
-		{[]string{"trace", "stream", "--socket", sock}, 1, "no session"},
-		{[]string{"trace", "stream", "--socket", sock, "--session", "7"}, 1, "7"},
+		{[]string{"trace", "disable", "--socket", sock, "99"}, 2, "no session 99"},
+		{[]string{"trace", "stream", "--socket", sock}, 2, "no session"},
+		{[]string{"trace", "stream", "--socket", sock, "--session", "7"}, 2, "no session 7"},
+		{[]string{"trace", "enable", "--socket", sock, "clitest:event", "--filter", "code == 1", "--mode", "sometimes"}, 2, "want discard, overwrite or block"},
+		{[]string{"trace", "enable", "--socket", sock, "clitest:event", "--filter", "code == 1", "--mode", "overwrite:1s"}, 2, "a timeout goes with block only"},
+		{[]string{"trace", "enable", "--socket", sock, "clitest:event", "--filter", "code == 1", "--mode", "block:soon"}, 2, "block:DURATION"},
+		{[]string{"trace", "snapshot", "--socket", sock}, 2, "want --session ID and --output DIR"},
+		{[]string{"trace", "recover"}, 2, "want one FILE"},
+		{[]string{"trace", "recover", "/nonexistent/ring"}, 2, "--output DIR is needed"},
 		{[]string{"trace", "record", "--socket", sock}, 2, "--output DIR is needed"},
 		{[]string{"trace", "record", "--socket", sock, "--output", "d"}, 2, "say what to record"},
 		{[]string{"trace", "record", "--socket", sock, "--output", "d", "clitest:event"}, 2, "TRACEPOINT and --filter go together"},
 		{[]string{"trace", "ps", "x"}, 2, "takes no arguments"},
 		{[]string{"trace", "--stdio"}, 2, "say which application"},
-		{[]string{"trace"}, 2, "want one of: list, enable, disable, stream, stats, record, map, ps, stdio"},
+		{[]string{"trace"}, 2, "want one of: list, enable, disable, stream, stats, record, snapshot, recover, map, ps, stdio"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
@@ -115,7 +121,7 @@ func TestTraceSSH(t *testing.T) {
 		t.Errorf("ssh got host %q", host)
 	}
 	code, out, errs = runCLI(t, "", append([]string{"trace", "enable", "clitest:event", "--filter", `label == "b*" && code > 1`}, remote...)...)
-	if code != 0 || !strings.HasPrefix(out, "session 1: attachment ") {
+	if code != 0 || !strings.Contains(out, "session 1: attachment ") || !strings.HasPrefix(out, "session 1: 1") {
 		t.Fatalf("trace enable --ssh: exit %d\n%s%s", code, out, errs)
 	}
 	for i, label := range []string{"a", "bx", "by", "b"} {
@@ -191,14 +197,14 @@ func TestTraceMap(t *testing.T) {
 	if out := cli(0, "trace", "map", "--json", "--session", session, "slow_calls", "07000000"); out != `{"key":"07000000","value":"2a00000000000000"}`+"\n" {
 		t.Errorf("lookup after update: %q", out)
 	}
-	cli(1, "trace", "map", "--session", session, "slow_calls", "0b000000", "01", "--flags", "exist")
+	cli(2, "trace", "map", "--session", session, "slow_calls", "0b000000", "01", "--flags", "exist")
 	cli(0, "trace", "map", "--session", session, "--delete", "slow_calls", "07000000")
-	if out := cli(1, "trace", "map", "--session", session, "slow_calls", "07000000"); !strings.Contains(out, "not") {
+	if out := cli(2, "trace", "map", "--session", session, "slow_calls", "07000000"); !strings.Contains(out, "not") {
 		t.Errorf("lookup after delete: %q", out)
 	}
 	cli(2, "trace", "map", "--session", session, "slow_calls", "zz")
 	cli(2, "trace", "map", "slow_calls")
 	cli(2, "trace", "map", "--session", session, "slow_calls", "07000000", "--flags", "sometimes")
-	cli(1, "trace", "map", "--session", session, "no_such_map")
+	cli(2, "trace", "map", "--session", session, "no_such_map")
 	cli(0, "trace", "disable", "--all")
 }

@@ -138,7 +138,7 @@ func TestControl(t *testing.T) {
 	if ev.Tracepoint != "http:request_done" || ev.Fields.Get("path") != "/fail" || fmt.Sprint(ev.Fields.Get("status")) != "500" {
 		t.Errorf("event %s %v, want the failed request", ev.Tracepoint, ev.Fields)
 	}
-	if err := c.Disable(sess.ID); err != nil {
+	if _, err := c.Disable(sess.ID); err != nil {
 		t.Fatal(err)
 	}
 }
