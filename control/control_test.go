@@ -958,7 +958,7 @@ func TestEventEncoding(t *testing.T) {
 			t.Errorf("decoded %v\nwant    %v", vals, want)
 		}
 		var fields Fields
-		if err := json.Unmarshal([]byte(fmt.Sprint(string(b[strings.Index(string(b), `"fields":`)+9 : len(b)-1]))), &fields); err != nil || len(fields) != len(info.Fields) {
+		if err := json.Unmarshal([]byte(fmt.Sprint(string(b[strings.Index(string(b), `"fields":`)+9:len(b)-1]))), &fields); err != nil || len(fields) != len(info.Fields) {
 			t.Errorf("fields back from JSON: %v %v", fields, err)
 		}
 	}
