@@ -24,8 +24,8 @@ type Lines struct {
 	prev           uint64 // the timestamp of the last line written
 	arena          []byte
 	entries        []lineEntry
-	handed         uint64        // events handed to the output
-	written        atomic.Uint64 // of those, written
+	read           uint64        // events read from the channels
+	written        atomic.Uint64 // of those, written out
 
 	out  chan chunk
 	done chan error
@@ -76,8 +76,9 @@ func (l *Lines) Add(src ctf.Source, session uint64) {
 }
 
 // Round reads up to max records of every ring of every channel (0: no
-// bound), puts them in time order and hands their lines to the output.
-// It returns how many it read.
+// bound), puts them in time order and hands their lines to the output,
+// unless ctx is done first (the output is slower than the events): then
+// they are not written. It returns how many it read.
 func (l *Lines) Round(ctx context.Context, max int) (int, error) {
 	l.arena, l.entries = l.arena[:0], l.entries[:0]
 	for i := range l.srcs {
@@ -91,6 +92,7 @@ func (l *Lines) Round(ctx context.Context, max int) (int, error) {
 	if len(l.entries) == 0 {
 		return 0, nil
 	}
+	l.read += uint64(len(l.entries))
 	slices.SortStableFunc(l.entries, func(a, b lineEntry) int { return cmpU64(a.ts, b.ts) })
 	out := make([]byte, 0, len(l.arena)+len(l.entries)*16)
 	for _, e := range l.entries {
@@ -109,7 +111,6 @@ func (l *Lines) Round(ctx context.Context, max int) (int, error) {
 	case <-ctx.Done():
 		return 0, ctx.Err()
 	}
-	l.handed += uint64(len(l.entries))
 	return len(l.entries), nil
 }
 
@@ -142,14 +143,14 @@ func appendDelta(b []byte, ts, prev uint64) []byte {
 	return append(b, ") "...)
 }
 
-// Handed is how many events Round handed to the output; Written how many
-// of those the output took.
-func (l *Lines) Handed() uint64  { return l.handed }
+// Read is how many events Round read; Written how many of those the
+// output took.
+func (l *Lines) Read() uint64    { return l.read }
 func (l *Lines) Written() uint64 { return l.written.Load() }
 
 // Close waits until the output took every line handed to it, or ctx is
 // done (an output too slow or stuck): then what is left is not written
-// (Handed - Written). The error is the output's.
+// (Read - Written). The error is the output's.
 func (l *Lines) Close(ctx context.Context) error {
 	close(l.out)
 	var err error

@@ -578,42 +578,42 @@ func streamSessions(ctx context.Context, c *control.Client, ids []uint64, count 
 	}
 	max := 4096
 	var (
-		why     string
 		stopped time.Time
 		pause   = 50 * time.Microsecond
 		err     error
 	)
-	for why == "" && err == nil {
+	for err == nil {
 		if count > 0 {
-			max = min(4096, int(uint64(count)-out.Handed()))
+			max = min(4096, int(uint64(count)-out.Read()))
+		}
+		roundCtx, cancel := ctx, context.CancelFunc(func() {})
+		if !stopped.IsZero() {
+			roundCtx, cancel = context.WithDeadline(context.Background(), stopped.Add(ctf.StopBudget))
 		}
 		var n int
-		roundCtx, cancel := context.WithDeadline(context.Background(), stopDeadline(stopped))
 		n, err = out.Round(roundCtx, max)
 		cancel()
-		switch {
-		case err != nil:
-		case count > 0 && out.Handed() >= uint64(count):
-			why = "count"
-		case !stopped.IsZero() && time.Since(stopped) >= ctf.StopBudget:
-			why = "stopped"
-		case n > 0:
-			pause = 50 * time.Microsecond
-		case ended(c, chans):
-			why = "ended"
-		default:
-			select {
-			case <-ctx.Done():
-				if stopped.IsZero() {
-					stopped = time.Now()
-				}
-			case <-time.After(pause):
-			}
-			pause = min(2*pause, 10*time.Millisecond)
+		if err != nil && ctx.Err() != nil {
+			err = nil // the stop came while the output was taking a round
 		}
 		if stopped.IsZero() && ctx.Err() != nil {
 			stopped = time.Now()
 		}
+		if count > 0 && out.Read() >= uint64(count) || !stopped.IsZero() && time.Since(stopped) >= ctf.StopBudget {
+			break
+		}
+		if n > 0 {
+			pause = 50 * time.Microsecond
+			continue
+		}
+		if ended(c, chans) || !stopped.IsZero() && !pending(chans) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, 10*time.Millisecond)
 	}
 	closeCtx, cancel := context.WithDeadline(context.Background(), stopDeadline(stopped))
 	defer cancel()
@@ -623,14 +623,24 @@ func streamSessions(ctx context.Context, c *control.Client, ids []uint64, count 
 		dropped += ch.Stats().Dropped
 	}
 	slow := ""
-	if n := out.Handed() - out.Written(); n > 0 {
+	if n := out.Read() - out.Written(); n > 0 {
 		slow = fmt.Sprintf(" (%d more not printed: the output was too slow to take them before the stop)", n)
 	}
 	fmt.Fprintf(st.stderr, "%d events%s, %d dropped by the sessions%s\n", out.Written(), slow, dropped, endText(c, chans))
-	if err == nil || errors.Is(err, context.DeadlineExceeded) {
+	if err == nil {
 		err = cerr
 	}
 	return err
+}
+
+// pending reports records not read yet in some channel.
+func pending(chans []*control.Channel) bool {
+	for _, ch := range chans {
+		if ch.Pending() {
+			return true
+		}
+	}
+	return false
 }
 
 // stopDeadline is when a stop that began at stopped must be over: the

@@ -66,7 +66,7 @@ type app struct {
 	done   chan error
 }
 
-func startApp(t *testing.T) *app {
+func startApp(t testing.TB) *app {
 	t.Helper()
 	a := &app{lines: make(chan string, 16), done: make(chan error, 1)}
 	dir, err := os.MkdirTemp("", "floodapp-")
@@ -100,7 +100,7 @@ func startApp(t *testing.T) *app {
 	return a
 }
 
-func (a *app) line(t *testing.T) string {
+func (a *app) line(t testing.TB) string {
 	t.Helper()
 	select {
 	case l, ok := <-a.lines:
@@ -122,7 +122,7 @@ type report struct {
 
 // flood makes the app fire n events from each of g goroutines, then end
 // as then says (exit, quit, kill), and returns its report.
-func (a *app) flood(t *testing.T, n, g int, then string) report {
+func (a *app) flood(t testing.TB, n, g int, then string) report {
 	t.Helper()
 	fmt.Fprintf(a.stdin, "go %d %d %s\n", n, g, then)
 	var r report
@@ -133,7 +133,7 @@ func (a *app) flood(t *testing.T, n, g int, then string) report {
 }
 
 // uebpf runs the uebpf command to its end.
-func uebpf(t *testing.T, args ...string) (stdout, stderr string, code int) {
+func uebpf(t testing.TB, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	cmd := exec.Command(bins.uebpf, args...)
 	var o, e bytes.Buffer
@@ -147,15 +147,27 @@ func uebpf(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	return o.String(), e.String(), 0
 }
 
-// background starts the uebpf command; wait returns what it printed.
-func background(t *testing.T, stdout io.Writer, args ...string) (wait func() (stderr string, code int, took time.Duration)) {
+// background starts the uebpf command, its standard output a pipe read
+// into stdout; wait returns what it printed on standard error, its exit
+// status and how long it ran (until it exited, not until stdout took what
+// it wrote).
+func background(t testing.TB, stdout io.Writer, args ...string) (wait func() (stderr string, code int, took time.Duration)) {
 	t.Helper()
 	cmd := exec.Command(bins.uebpf, args...)
 	var e bytes.Buffer
-	cmd.Stdout, cmd.Stderr = stdout, &e
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = pw, &e
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	pw.Close()
+	go func() {
+		io.Copy(stdout, pr)
+		pr.Close()
+	}()
 	start := time.Now()
 	done := make(chan int, 1)
 	go func() {
@@ -176,18 +188,19 @@ func background(t *testing.T, stdout io.Writer, args ...string) (wait func() (st
 
 // enable enables bench:ev with the benchmark's filter in a new session
 // and returns its id.
-func enable(t *testing.T, socket string, flags ...string) string {
+func enable(t testing.TB, socket string, flags ...string) string {
 	t.Helper()
 	out, errOut, code := uebpf(t, append([]string{"trace", "enable", "--socket", socket, "bench:ev", "--filter", `a > 100 && s == "keep*"`}, flags...)...)
 	m := regexp.MustCompile(`^session (\d+):`).FindStringSubmatch(out)
 	if code != 0 || m == nil {
 		t.Fatalf("enable: exit %d\n%s%s", code, out, errOut)
 	}
+	t.Logf("enabled %s", strings.SplitN(out, "\n", 2)[0])
 	return m[1]
 }
 
 // written reads the count of a recording's summary line.
-func written(t *testing.T, stderr string) uint64 {
+func written(t testing.TB, stderr string) uint64 {
 	t.Helper()
 	m := regexp.MustCompile(`(\d+) events written to`).FindStringSubmatch(stderr)
 	if m == nil {
@@ -198,7 +211,7 @@ func written(t *testing.T, stderr string) uint64 {
 }
 
 // counted is what babeltrace2 counts in a trace, or -1 without it.
-func counted(t *testing.T, dir string) int64 {
+func counted(t testing.TB, dir string) int64 {
 	t.Helper()
 	bt, err := exec.LookPath("babeltrace2")
 	if err != nil {
@@ -338,7 +351,7 @@ func TestStreamStopsOnTime(t *testing.T) {
 				args = append(args, "--output", filepath.Join(t.TempDir(), "trace"))
 			}
 			wait := background(t, slowWriter{}, args...)
-			go a.flood(t, 50_000_000, 2, "quit")
+			fmt.Fprintf(a.stdin, "go %d 2 quit\n", 50_000_000) // the report is not read
 			stderr, code, took := wait()
 			if code != 0 {
 				t.Fatalf("exit %d:\n%s", code, stderr)
@@ -351,4 +364,47 @@ func TestStreamStopsOnTime(t *testing.T) {
 			t.Logf("--duration 1s took %v: %s", took, strings.TrimSpace(stderr))
 		})
 	}
+}
+
+// BenchmarkStream is "trace stream" text and JSON lines into /dev/null
+// while the application floods a block-mode session (nothing is dropped:
+// the rate is the stream's): the metric is events printed per second of
+// the flood.
+func BenchmarkStream(b *testing.B) {
+	for _, format := range []string{"text", "json"} {
+		b.Run(format, func(b *testing.B) {
+			var rates []float64
+			for range b.N {
+				rates = append(rates, streamRate(b, format, 2_000_000))
+			}
+			var sum float64
+			for _, r := range rates {
+				sum += r
+			}
+			b.ReportMetric(sum/float64(len(rates)), "events/s")
+		})
+	}
+}
+
+// streamRate floods 2 × n events into a block-mode session streamed as
+// format and returns the events printed per second of the flood.
+func streamRate(b *testing.B, format string, n int) float64 {
+	b.Helper()
+	a := startApp(b)
+	id := enable(b, a.socket, "--buffer-size", strconv.Itoa(16<<20), "--mode", "block:inf")
+	args := []string{"trace", "stream", "--socket", a.socket, "--session", id}
+	if format == "json" {
+		args = append(args, "--json")
+	}
+	wait := background(b, io.Discard, args...)
+	time.Sleep(200 * time.Millisecond)
+	r := a.flood(b, n, 2, "quit")
+	stderr, code, _ := wait()
+	if code != 0 || r.Dropped != 0 {
+		b.Fatalf("stream exit %d, %d dropped:\n%s", code, r.Dropped, stderr)
+	}
+	if !strings.HasPrefix(stderr, strconv.FormatUint(r.Recorded, 10)+" events") {
+		b.Fatalf("the stream printed %q; the application recorded %d", stderr, r.Recorded)
+	}
+	return float64(r.Recorded) / r.Seconds
 }

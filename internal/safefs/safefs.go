@@ -66,7 +66,8 @@ func (d *Dir) Close() error {
 }
 
 // Create makes the new file name (one path element: no '/', not '.' or
-// '..') in d, opened for writing: O_CREAT|O_EXCL|O_NOFOLLOW, so that it
+// '..') in d, opened for reading and writing (a file to map shared needs
+// both): O_CREAT|O_EXCL|O_NOFOLLOW, so that it
 // fails on any existing entry, a planted link included.
 func (d *Dir) Create(name string, perm fs.FileMode) (*os.File, error) {
 	if !validName(name) {

@@ -86,7 +86,7 @@ func (o fdDir) lstat(name string) (fileInfo, error) {
 }
 
 func (o fdDir) create(name string, perm fs.FileMode) (*os.File, error) {
-	fd, err := openat(o.fd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(perm))
+	fd, err := openat(o.fd, name, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(perm))
 	if err != nil {
 		return nil, err
 	}

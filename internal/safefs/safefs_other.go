@@ -79,7 +79,7 @@ func (o rootDir) lstat(name string) (fileInfo, error) {
 }
 
 func (o rootDir) create(name string, perm fs.FileMode) (*os.File, error) {
-	return o.r.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	return o.r.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, perm)
 }
 
 func (o rootDir) rename(from, to string) error { return o.r.Rename(from, to) }
