@@ -2,8 +2,8 @@
 // tracepoints (package tracepoint) while it runs, as lttng-sessiond lets
 // "lttng enable-event" drive an LTTng-instrumented one: list the
 // tracepoints, enable them with a filter expression or an eBPF program,
-// stream the events they record, read counters and maps, and disable
-// them, without a restart.
+// read the events they record, read counters and maps, and disable them,
+// without a restart.
 //
 // An application opts in with one call:
 //
@@ -56,7 +56,10 @@
 // the bytes that arrive, not with the length it claims; a frame must
 // arrive within Options.FrameTimeout of its first byte (the hello within
 // it of connecting); and a connection that sends no request for
-// Options.IdleTimeout, with no stream running, is closed. Every refusal
+// Options.IdleTimeout, holding no channel, is closed. A session's rings
+// are bounded (Options.MaxBufferSize), and so are the rings of all
+// sessions together (Options.MaxRingMemory) and the attachments of a
+// session (Options.MaxAttachments). Every refusal
 // and every connection closed for a limit gets an error frame with code
 // "limit" that names the limit and the option that raises it, and is
 // logged.
@@ -79,52 +82,77 @@
 // "code" (bad_request, not_found, refused, busy, limit, version, denied,
 // internal), and the connection goes on.
 //
-//	list     {tracepoint: name or glob}       → tracepoints: name, sizes, fields (name, type as u16,
-//	                                            s64, f32, bool, string[16]..., offset), counters
-//	enable   {tracepoint, filter}             → sessions: [the session, with its attachments]
-//	         {tracepoint, object, program}      (object: the ELF file, base64; loaded with uebpf.Load,
-//	         {object}                            verified for the tracepoint's record; without a
-//	         + context, buffer_size, session     program, every uebpf/tracepoint/<p>/<n> section)
-//	disable  {session} or {attachment}        → {}
-//	stream   {session}                        → {stats}, then frames {events, stats} with the same id,
-//	                                            then {end: true, reason}
-//	stop     {session}                        → {} (the stream sends its end frame)
-//	stats    {tracepoint}                     → tracepoints' and sessions' counters
-//	map_lookup, map_update, map_delete        {session, map, key, value, flags} (hex bytes) → {value}
-//	map_iterate                               {session, map, max} → {entries, end: all of them}
+//	list      {tracepoint: name or glob}       → tracepoints: name, sizes, fields (name, type as u16,
+//	                                             s64, f32, bool, string[16]..., offset), counters
+//	enable    {tracepoint, filter}             → sessions: [the session, with its attachments]
+//	          {tracepoint, object, program}      (object: the ELF file, base64; loaded with uebpf.Load,
+//	          {object}                            verified for the tracepoint's record; without a
+//	          + context, session,                 program, every uebpf/tracepoint/<p>/<n> section);
+//	          buffer_size, mode,                  a new session's rings: their size, mode (discard,
+//	          block_timeout_ns, file_backed       overwrite, block) and file
+//	disable   {session} or {attachment}        → {disabled: the attachments closed}
+//	channel   {session}                        → {channel: shards, buffer_size, mode} with the channel's
+//	                                             two files (SCM_RIGHTS): the connection is its consumer
+//	snapshot  {session}                        → {channel} with the data file alone, to read beside it
+//	release   {session}                        → {} (the channel is given back)
+//	stats     {tracepoint}                     → tracepoints' and sessions' counters
+//	map_lookup, map_update, map_delete         {session, map, key, value, flags} (hex bytes) → {value}
+//	map_iterate                                {session, map, max} → {entries, end: all of them}
 //
-// An event is
-//
-//	{"tp":"http:request_done","ts":123456789,"vtid":0,"vpid":1234,"goid":0,"procname":"httpd",
-//	 "fields":{"method":"GET","status":503,"duration_us":25000}}
-//
-// with the payload's fields in declaration order, each decoded by its
-// kind: integers as JSON numbers (exact to 64 bits), floats as numbers or
-// "NaN", "+Inf", "-Inf", booleans, and strings up to their NUL.
-//
-// # Sessions
+// # Sessions and channels
 //
 // A session is a tracepoint.Session owned by the server: it records until
 // it is disabled or the server closes, whatever happens to the connection
-// that enabled it, so that a tool may enable, disconnect, and stream
-// later from another connection. Any client may see and use any session.
-// A session streams to one connection at a time. Events its ring buffer
-// has no room for (a stream that falls behind) are dropped at the
-// firing, never blocking the application, and counted exactly: every
-// frame of a stream carries the session's counters, and matched =
-// recorded + dropped. Objects enabled into a session belong to it: their
-// maps are what the map operations read and write, and they are closed
-// with it.
+// that enabled it, so that a tool may enable, disconnect, and read later
+// from another connection. Any client may see and use any session. A
+// session's records go into its channel (package tracepoint: one ring
+// per P, in shared memory), never through the socket: a consumer asks
+// for the channel, gets its files with the reply, maps them (Channel,
+// through tracepoint.MapChannel: the data read-only, its consumer
+// positions writable) and reads the records itself. One connection at a
+// time holds a session's channel; the next starts after what it read.
+// Events the rings have no room for are dropped at the firing, in
+// discard mode, never blocking the application, and counted exactly
+// (matched = recorded + dropped); overwrite mode keeps the newest (a
+// snapshot writes them out), block mode makes the firing goroutine wait
+// for the consumer up to a timeout. An event several attachments of a
+// session keep is recorded once. Objects enabled into a session belong to
+// it: their maps are what the map operations read and write, and they are
+// closed with it. The application's exit or death leaves a consumer's
+// mapping whole: the consumer reads what was committed, then ends.
+//
+// A pipe (ssh, "uebpf trace --stdio") carries no descriptors: ServeStdio,
+// at the application's end, maps the channels the server hands over and
+// relays their records in binary frames (a length word with bit 31 set),
+// a whole round of every ring at a time, with JSON frames of counters and
+// the end; the client reads them through the same Channel.
+//
+// Decoded, an event is (Event, "uebpf trace stream --json")
+//
+//	{"session":1,"tp":"http:request_done","ts":1733620000123456789,"vpid":1234,"procname":"httpd",
+//	 "vtid":77,"fields":{"method":"GET","status":503,"duration_us":25000}}
+//
+// with "ts" the wall time in ns since the epoch (the application's
+// clock), the context fields the session did not collect absent, and the
+// payload's fields in declaration order, each decoded by its kind:
+// integers as JSON numbers (exact to 64 bits), floats as numbers or
+// "NaN", "+Inf", "-Inf", booleans, and strings up to their NUL.
 //
 // # Export
 //
-// Client.Record writes a session streamed from another process into a
-// CTF trace (package tracepoint/ctf, which babeltrace2 and Trace Compass
-// read); WriteJSON writes a session of this process as JSON lines, one
-// Event per line. The uebpf command's "trace" subcommands are a client of
-// this package.
+// Client.Record writes a session of another process into a CTF trace
+// (package tracepoint/ctf, which babeltrace2 and Trace Compass read),
+// payloads copied as the application wrote them, until stopped, the
+// session is disabled or the application is gone; Client.SnapshotTrace
+// writes what a session's rings hold now; Lines prints channels as text
+// or JSON lines; WriteJSON writes a session of this process as JSON
+// lines. The uebpf command's "trace" subcommands are a client of this
+// package.
 //
 // Nothing a client sends can make the server panic or leak: requests are
-// checked and bounded (sessions, buffer sizes, connections, frame sizes
-// and times, map iterations), and a connection's streams end with it.
+// checked and bounded (sessions, buffer sizes, ring memory, attachments,
+// connections, frame sizes and times, map iterations), and a connection's
+// channels are given back when it ends. Nothing the server hands over is
+// trusted either: a channel's reader bounds every length and position it
+// reads (see tracepoint.ChannelReader).
 package control

@@ -833,18 +833,27 @@ and socket path. A socket is listed only from a directory of the
 caller's or root's that no one else may write (for root, also each
 user's /run/user/UID/uebpf), and only if the process answering on it is
 the pid its name says, running as the caller, root or that user. With
---ssh, those of another machine.`,
+--ssh or --remote, those of another machine (or container).`,
 	setup: func(fs *flag.FlagSet) func([]string, streams) error {
-		ssh := fs.String("ssh", "", "list those on `[user@]host`")
-		sshBin := fs.String("ssh-uebpf", "uebpf", "the uebpf `command` on the ssh host")
+		t := &target{}
+		fs.StringVar(&t.ssh, "ssh", "", "list those on `[user@]host` (through ssh, which runs \"uebpf trace ps\" there)")
+		fs.StringVar(&t.sshBin, "ssh-uebpf", "uebpf", "the uebpf `command` on the ssh host")
+		fs.StringVar(&t.remote, "remote", "", "list those `command` (split at spaces) lists when run with \"trace ps\" appended")
 		return func(pos []string, st streams) error {
 			if len(pos) > 0 {
 				return usageError("trace ps takes no arguments")
 			}
-			if *ssh != "" {
-				cmd := exec.Command("ssh", "-T", "-o", "BatchMode=yes", "--", *ssh, shellQuote(*sshBin), "trace", "ps")
+			via, err := t.transport()
+			if err != nil {
+				return err
+			}
+			if via != nil {
+				cmd := exec.Command(via[0], append(via[1:], "trace", "ps")...)
 				cmd.Stdout, cmd.Stderr = st.stdout, st.stderr
-				return cmd.Run()
+				if err := cmd.Run(); err != nil {
+					return fmt.Errorf("trace ps through %s: %w%s", strings.Join(cmd.Args, " "), err, notFoundHint(cmd))
+				}
+				return nil
 			}
 			socks, err := control.Sockets()
 			if err != nil {

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"time"
 	"errors"
 	"os"
 	"path/filepath"
@@ -207,4 +209,82 @@ func TestTraceMap(t *testing.T) {
 	cli(2, "trace", "map", "--session", session, "slow_calls", "07000000", "--flags", "sometimes")
 	cli(2, "trace", "map", "--session", session, "no_such_map")
 	cli(0, "trace", "disable", "--all")
+}
+
+// TestTraceOutputs: enable and disable say what they did; a stream of
+// several sessions says each event's session; JSON's "ts" is the wall
+// time the text shows; help trace documents the exit statuses.
+func TestTraceOutputs(t *testing.T) {
+	sock := serve(t)
+	cli := func(args ...string) (string, string) {
+		t.Helper()
+		full := append(append(args[:2:2], "--socket", sock), args[2:]...)
+		code, out, errs := runCLI(t, "", full...)
+		if code != 0 {
+			t.Fatalf("uebpf %s: exit %d\n%s%s", strings.Join(full, " "), code, out, errs)
+		}
+		return out, errs
+	}
+	out, _ := cli("trace", "enable", "clitest:event", "--filter", "code == 1", "--buffer-size", "100", "--mode", "overwrite")
+	if !strings.HasPrefix(out, "session 1: ") || !strings.Contains(out, "overwrite mode") || strings.Contains(out, " 100 bytes") {
+		t.Errorf("enable says:\n%s", out)
+	}
+	cli("trace", "enable", "clitest:event", "--filter", "code == 2", "--mode", "block:50ms")
+	for _, code := range []uint32{1, 2} {
+		ev := testEvent{Code: code}
+		copy(ev.Label[:], "x")
+		testPoint.Fire(&ev)
+	}
+	text, _ := cli("trace", "stream", "--count", "2", "--duration", "1m")
+	js, _ := cli("trace", "stream", "--count", "0", "--duration", "10ms", "--json")
+	if js != "" {
+		t.Errorf("the events were printed already, and again:\n%s", js)
+	}
+	for _, want := range []string{"session 1 clitest:event", "session 3 clitest:event"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("a stream of two sessions lacks %q:\n%s", want, text)
+		}
+	}
+	// The same events as JSON and as text: the same wall time.
+	ev := testEvent{Code: 1}
+	testPoint.Fire(&ev)
+	js, _ = cli("trace", "stream", "--session", "1", "--count", "1", "--duration", "1m", "--json")
+	var e control.Event
+	if err := json.Unmarshal([]byte(js), &e); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(js, `"vtid"`) || strings.Contains(js, `"goid"`) || e.Session != 1 && strings.Contains(js, `"session"`) {
+		t.Errorf("JSON has context fields not collected, or a session alone: %s", js)
+	}
+	if d := time.Since(time.Unix(0, e.Time)); d < 0 || d > time.Minute {
+		t.Errorf("JSON ts %d is %v from now: not the wall time", e.Time, d)
+	}
+	out, _ = cli("trace", "disable", "1")
+	if !strings.Contains(out, "disabled session 1 (1 attachments)") || !strings.Contains(out, `attachment 2: clitest:event: filter "code == 1"`) {
+		t.Errorf("disable says:\n%s", out)
+	}
+	code, help, _ := runCLI(t, "", "help", "trace")
+	if code != 0 || !strings.Contains(help, "exits with status 0") || !strings.Contains(help, "2 for a usage error or\na request the application refused") {
+		t.Errorf("help trace:\n%s", help)
+	}
+}
+
+// TestRemoteNotFound: an ssh host without uebpf gets the flag to name it.
+func TestRemoteNotFound(t *testing.T) {
+	bin := t.TempDir()
+	fake := "#!/bin/sh\necho 'sh: 1: uebpf: not found' >&2\nexit 127\n"
+	if err := os.WriteFile(filepath.Join(bin, "ssh"), []byte(fake), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	for _, args := range [][]string{{"trace", "list", "--ssh", "h", "--pid", "1"}, {"trace", "ps", "--ssh", "h"}} {
+		code, out, errs := runCLI(t, "", args...)
+		if code != 1 || !strings.Contains(errs, "give its path with --ssh-uebpf") {
+			t.Errorf("uebpf %s: exit %d\n%s%s", strings.Join(args, " "), code, out, errs)
+		}
+	}
+	code, _, errs := runCLI(t, "", "trace", "ps", "--remote", "/nonexistent/uebpf")
+	if code != 1 || !strings.Contains(errs, "nonexistent") {
+		t.Errorf("trace ps --remote: exit %d %s", code, errs)
+	}
 }
