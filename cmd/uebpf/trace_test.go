@@ -3,13 +3,13 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"time"
 	"errors"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/uebpf/uebpf/control"
 	"github.com/uebpf/uebpf/tracepoint"
