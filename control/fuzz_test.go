@@ -97,3 +97,60 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// FuzzRelay feeds a relayed channel the frames a hostile far end could
+// send (ServeStdio runs on the application's machine, often as another
+// user): layouts, records and counters in any order and shape. Reading
+// must neither panic nor hand out a record that does not match its
+// layout.
+func FuzzRelay(f *testing.F) {
+	// The layout bytes of a real session of a tracepoint of 8 bytes.
+	type ev struct{ X uint64 }
+	tp, err := tracepoint.Declare[ev]("fuzzrelay", "e")
+	if err != nil {
+		f.Fatal(err)
+	}
+	s, err := tracepoint.NewSession(nil)
+	if err != nil {
+		f.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Enable(tp); err != nil {
+		f.Fatal(err)
+	}
+	r, err := s.Reader()
+	if err != nil {
+		f.Fatal(err)
+	}
+	layout, err := r.Meta(0)
+	if err != nil {
+		f.Fatal(err)
+	}
+	rec := binary.LittleEndian.AppendUint32(nil, 8+16)
+	rec = binary.LittleEndian.AppendUint32(rec, 0)
+	rec = append(rec, make([]byte, 16)...)
+	f.Add(uint8(2), uint8(1), layout, rec, uint8(3))
+	f.Add(uint8(1), uint8(2), rec, layout, uint8(1))
+	f.Add(uint8(2), uint8(1), layout[:5], rec[:9], uint8(0))
+	f.Fuzz(func(t *testing.T, k1, k2 uint8, p1, p2 []byte, shards uint8) {
+		rc := newRemoteChannel(1)
+		rc.process(&ChannelInfo{Shards: int(shards % 5)})
+		for i, fr := range []struct {
+			kind uint8
+			b    []byte
+		}{{k1, p1}, {k2, p2}, {k1, p2}} {
+			rc.deliver(fr.kind, i%3, append([]byte(nil), fr.b...))
+			rc.relayed(&RelayInfo{Shards: make([]ShardStats, i)})
+			for s := range rc.shards + 1 {
+				rc.read(s, 0, func(ev *tracepoint.Event) {
+					if len(ev.Payload) != ev.Info.Size {
+						t.Fatalf("a %d-byte payload of a %d-byte layout", len(ev.Payload), ev.Info.Size)
+					}
+				})
+			}
+		}
+		rc.pending()
+		rc.stats()
+		rc.stop()
+	})
+}

@@ -155,3 +155,94 @@ func FuzzLayouts(f *testing.F) {
 		}
 	})
 }
+
+// FuzzDecodeRecord decodes hostile records (a tag and a body from shared
+// memory another process writes) against a channel's layouts: no panic,
+// and a record that decodes has exactly its layout's payload, and fields
+// that read inside it.
+func FuzzDecodeRecord(f *testing.F) {
+	var layouts []*Info
+	for _, info := range []Info{
+		declare[testEvent](f).Info(),
+		declare[smallEvent](f).Info(),
+		{Provider: "p", Name: "empty", Align: 1},
+	} {
+		layouts = append(layouts, &info)
+	}
+	body := make([]byte, 8+8+layouts[0].Size)
+	f.Add(recordTag(0, HasVtid), body)
+	f.Add(recordTag(1, 0), make([]byte, 8+layouts[1].Size))
+	f.Add(recordTag(2, HasVtid|HasGoid), make([]byte, 24))
+	f.Add(uint32(0xffffffff), []byte{1, 2, 3})
+	f.Fuzz(func(t *testing.T, tag uint32, body []byte) {
+		var d Decoder
+		d.layouts = layouts
+		var ev Event
+		if err := d.Decode(tag, body, &ev); err != nil {
+			if d.Bad() != 1 {
+				t.Fatal("a refused record was not counted")
+			}
+			return
+		}
+		if len(ev.Payload) != ev.Info.Size || len(ev.Body) != len(body) || ev.Tag() != tag {
+			t.Fatalf("decoded %+v from a %d-byte body, tag %#x", ev, len(body), tag)
+		}
+		for _, fl := range ev.Info.Fields {
+			if v := ReadField(fl, ev.Payload); !v.Valid {
+				t.Fatalf("field %+v of a decoded record does not read", fl)
+			}
+		}
+	})
+}
+
+// FuzzChannelReader is a consumer reading a session's file whose bytes
+// are hostile: a real session's channel, the fuzzer's bytes written over
+// it where the fuzzer says (the header, the layouts, the rings), parsed
+// and read to its end. Nothing may panic or fail to end; every event
+// handed out matches its layout.
+func FuzzChannelReader(f *testing.F) {
+	tp := declare[testEvent](f)
+	small := declare[smallEvent](f)
+	s, err := NewSession(&SessionOptions{BufferSize: 8192})
+	if err != nil {
+		f.Fatal(err)
+	}
+	defer s.Close()
+	for _, t := range []Target{tp, small} {
+		if _, err := s.Enable(t, WithThreadID()); err != nil {
+			f.Fatal(err)
+		}
+	}
+	for i := range 100 {
+		tp.Fire(&testEvent{Seq: uint64(i)})
+		small.Fire(&smallEvent{N: uint8(i)})
+	}
+	base := append([]byte(nil), s.ch.ReaderBytes()...)
+	dataOff := int(binary.LittleEndian.Uint64(base[48:]))
+	f.Add(uint32(0), []byte{})
+	f.Add(uint32(4096), []byte{0xff, 0xff, 0, 0}) // the layouts
+	f.Add(uint32(dataOff), []byte{0x18, 0, 0, 0, 9, 0, 0, 1})
+	f.Add(uint32(dataOff+48), []byte{0xff, 0xff, 0xff, 0x7f})
+	f.Add(uint32(128+16), []byte{0, 0, 0, 0, 0, 0, 0, 0x80}) // a head
+	f.Fuzz(func(t *testing.T, at uint32, patch []byte) {
+		b := append([]byte(nil), base...)
+		if int(at) < len(b) {
+			copy(b[at:], patch)
+		}
+		r, err := ParseChannel(b)
+		if err != nil {
+			return
+		}
+		for range 16 {
+			n, err := r.ReadAll(0, func(ev *Event) {
+				if len(ev.Payload) != ev.Info.Size || len(ev.Body) != ev.Has.contextSize()+ev.Info.Size {
+					t.Fatalf("an event of %d payload bytes for a %d-byte layout", len(ev.Payload), ev.Info.Size)
+				}
+			})
+			if err != nil || n == 0 {
+				break
+			}
+		}
+		r.Stats()
+	})
+}

@@ -473,3 +473,7 @@ func (c *Channel) Wake() {
 	default:
 	}
 }
+
+// ReaderBytes returns the channel's data file as this process maps it,
+// for tests that copy it (a file-backed channel's file holds the same).
+func (c *Channel) ReaderBytes() []byte { return c.mem.data }
