@@ -1,6 +1,7 @@
 package control
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -405,18 +406,8 @@ func (s *Stream) fill() (int, error) {
 			return 0, err
 		}
 	}
-	slices.SortStableFunc(s.batch, func(a, b Event) int { return cmpU64(a.TimestampNs, b.TimestampNs) })
+	slices.SortStableFunc(s.batch, func(a, b Event) int { return cmp.Compare(a.TimestampNs, b.TimestampNs) })
 	return len(s.batch), nil
-}
-
-func cmpU64(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // Stats are the channel's counters.

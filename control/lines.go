@@ -1,6 +1,7 @@
 package control
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -93,7 +94,7 @@ func (l *Lines) Round(ctx context.Context, max int) (int, error) {
 		return 0, nil
 	}
 	l.read += uint64(len(l.entries))
-	slices.SortStableFunc(l.entries, func(a, b lineEntry) int { return cmpU64(a.ts, b.ts) })
+	slices.SortStableFunc(l.entries, func(a, b lineEntry) int { return cmp.Compare(a.ts, b.ts) })
 	out := make([]byte, 0, len(l.arena)+len(l.entries)*16)
 	for _, e := range l.entries {
 		out = append(out, l.arena[e.head:e.tail]...)

@@ -83,33 +83,7 @@ func BenchmarkFireEnabled(b *testing.B) {
 				b.Fatal(err)
 			}
 			ev := benchEvent{Status: 503, DurationUs: 100, Bytes: 10}
-			// The ring is read with the timer stopped, whenever it is
-			// half full: a reader running alongside would compete for
-			// the CPU, and one that falls behind turns recordings into
-			// drops. What is timed is recording alone.
-			r, err := newChannelReader(s.ch.Reader())
-			if err != nil {
-				b.Fatal(err)
-			}
-			half := uint64(s.ch.ShardSize()/recordBytes(tp.Info())) / 2
-			read := uint64(0)
-			b.ReportAllocs()
-			// The process's CPU time, timed part only: on a shared
-			// machine, less noisy than the wall clock.
-			cpu := -processCPU()
-			for i := range b.N {
-				tp.Fire(&ev)
-				if i&1023 == 1023 && s.ch.Stats().Records-read >= half {
-					b.StopTimer()
-					cpu += processCPU()
-					read += benchDrain(b, r)
-					cpu -= processCPU()
-					b.StartTimer()
-				}
-			}
-			b.StopTimer()
-			cpu += processCPU()
-			b.ReportMetric(float64(cpu)/float64(b.N), "cpu-ns/op")
+			benchRecording(b, s, tp, &ev)
 			st := tp.Stats()
 			b.ReportMetric(float64(st.Dropped)/float64(st.Fired), "dropped/op")
 		})
@@ -220,30 +194,41 @@ func BenchmarkRecord(b *testing.B) {
 			if _, err := s.Enable(tp, tc.opts...); err != nil {
 				b.Fatal(err)
 			}
-			r, err := s.Reader()
-			if err != nil {
-				b.Fatal(err)
-			}
-			half := uint64(s.ch.ShardSize()/recordBytes(tp.Info())) / 2
-			read := uint64(0)
-			b.ReportAllocs()
-			cpu := -processCPU()
-			for i := range b.N {
-				tp.Fire(&ev)
-				if i&1023 == 1023 && s.ch.Stats().Records-read >= half {
-					b.StopTimer()
-					cpu += processCPU()
-					read += benchDrain(b, r)
-					cpu -= processCPU()
-					b.StartTimer()
-				}
-			}
-			b.StopTimer()
-			cpu += processCPU()
-			b.ReportMetric(float64(cpu)/float64(b.N), "cpu-ns/op")
+			benchRecording(b, s, tp, &ev)
 			if st := tp.Stats(); st.Dropped != 0 {
 				b.Fatalf("%d of %d dropped", st.Dropped, st.Fired)
 			}
 		})
 	}
+}
+
+// benchRecording times fire, which records into s: the rings are read
+// with the timer stopped, whenever a ring is half full (a reader running
+// alongside would compete for the CPU, and one that falls behind turns
+// recordings into drops). What is timed is recording alone, as the
+// process's CPU time too (on a shared machine, less noisy than the wall
+// clock).
+func benchRecording[T any](b *testing.B, s *Session, tp *Tracepoint[T], ev *T) {
+	r, err := s.Reader()
+	if err != nil {
+		b.Fatal(err)
+	}
+	half := uint64(s.ch.ShardSize()/recordBytes(tp.Info())) / 2
+	read := uint64(0)
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu := -processCPU()
+	for i := range b.N {
+		tp.Fire(ev)
+		if i&1023 == 1023 && s.ch.Stats().Records-read >= half {
+			b.StopTimer()
+			cpu += processCPU()
+			read += benchDrain(b, r)
+			cpu -= processCPU()
+			b.StartTimer()
+		}
+	}
+	b.StopTimer()
+	cpu += processCPU()
+	b.ReportMetric(float64(cpu)/float64(b.N), "cpu-ns/op")
 }

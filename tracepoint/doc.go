@@ -50,12 +50,27 @@
 // microseconds); it too is filled only on request (WithGoroutineID, or a
 // filter reading $ctx.goid); otherwise it is 0.
 //
-// # Attaching
+// # Attaching and recording
 //
 // Attach runs a program on every firing; Session.Enable also records the
-// events it keeps into the session's ring buffer, which Go code reads with
-// Session.Next. A program returns non-zero to keep (record) the event and 0
-// to drop it. Attachments are a copy-on-write list behind an atomic pointer:
+// events it keeps into the session's channel. A program returns non-zero
+// to keep (record) the event and 0 to drop it.
+//
+// A session's channel is rings in shared memory, one per P (a sealed
+// memfd, or a file that outlives a crash: SessionOptions.File), written
+// without a locked instruction by a goroutine pinned to its P. Go code in
+// the process reads it with Session.Next or Session.Reader; a consumer in
+// another process maps its files (Session.Files, MapChannel), as package
+// control hands them over. SessionOptions.Mode says what an event that
+// finds its ring full does: Discard drops it (counted), Overwrite drops
+// the oldest (a flight recorder), Block waits for the consumer up to a
+// timeout. An event that several attachments of one session keep is
+// recorded once. A record holds the timestamp, the context fields that
+// were collected (Collected says which) and the payload; the process's
+// pid and name are in the channel's header; the layouts of the
+// tracepoints recorded are in the channel too, so a reader needs nothing
+// else to decode it (ChannelReader, Event, ReadField: the record codec,
+// the one place records are decoded). Attachments are a copy-on-write list behind an atomic pointer:
 // attaching and closing never block firing goroutines. Every attachment
 // returns a Link; Close is idempotent, and a Fire that starts after Close
 // returns never runs the program. Memory of a closed filter's native code is
@@ -65,7 +80,8 @@
 // figures of a tracepoint and of a session are sums over their
 // attachments, closed ones included, so that a recorded event is counted
 // once rather than three times (each an atomic add, which costs more than
-// the rest of the bookkeeping).
+// the rest of the bookkeeping). A recorded event's counts are plain adds
+// in the ring's own memory.
 //
 // # C programs
 //

@@ -3,21 +3,22 @@
 // read what a uebpf session recorded: babeltrace2 prints it, Trace Compass
 // opens it.
 //
-//	w, err := ctf.Create("trace-dir")
-//	...
-//	for { rec, err := session.Next(); ...; w.Write(rec) }
-//	w.Close()
+//	stats, err := ctf.Record(ctx, session, "trace-dir")
 //
-// or Record(ctx, session, dir), which drains a session into a trace until
-// ctx is done, counting the events the session dropped as discarded.
+// drains a session into a trace until ctx is done, one stream per ring,
+// counting the events the rings dropped as discarded; RecordChannel does
+// the same for any Source (another process's session, through package
+// control), with Rotate for a sequence of traces. A Writer writes single
+// records (Write, WriteEvent).
 //
 // The writer is written against the CTF 1.8 specification; it uses no
 // library, and only the part of the format it needs.
 //
 // # Streaming
 //
-// The writer holds one packet in memory (PacketSize, 64 KiB by default)
-// and writes it to the stream file when the next event does not fit:
+// The writer holds one packet in memory per stream (PacketSize, 64 KiB by
+// default) and writes it to the stream file when the next event does not
+// fit:
 // memory stays bounded however long the trace. Full packets are written
 // at their full size, padded with zeros after their content; the last
 // packet (Close) and any packet written by Flush are trimmed to their
@@ -27,7 +28,7 @@
 // metadata file is then rewritten (aside, and renamed over the old one),
 // so the metadata on disk always describes every packet on disk.
 //
-// Events lost before they reached the writer (AddDiscarded) are counted in
+// Events lost before they reached the writer (SetDiscarded) are counted in
 // every later packet's events_discarded, as CTF wants: readers report the
 // difference between two packets. Losses before the first packet get an
 // empty packet in front, which lost none, so that readers know how many.
@@ -35,20 +36,27 @@
 // # Layout
 //
 // A trace directory holds "metadata", the TSDL description in plain text,
-// and one stream file, "stream_0", a sequence of packets. Everything is in
-// the machine's byte order (the metadata says which) and every number is
-// naturally aligned from the packet's start, as C lays out a struct. Each
-// payload field's bytes are copied as they are; the payload's padding is
-// not (blank fields are not described to readers), so its fields are laid
-// out anew, in order, each at its natural alignment.
+// and a stream file per ring, "stream_0", "stream_1", ..., each a sequence
+// of packets (readers merge them by time). Everything is in the machine's
+// byte order (the metadata says which) and every number is naturally
+// aligned from the packet's start, as C lays out a struct. Each payload
+// field's bytes are copied as they are; the payload's padding is not
+// (blank fields are not described to readers), so its fields are laid
+// out anew, in order, each at its natural alignment: for a payload laid
+// out as C lays it out, where they already are, so that a session's
+// record becomes an event by one copy.
 //
 //	packet header   uint32 magic (0xC1FC1FC1), uint8 uuid[16], uint32 stream_id
 //	packet context  uint64 timestamp_begin, timestamp_end (clock "monotonic"),
 //	                content_size, packet_size (bits), packet_seq_num,
 //	                events_discarded                      72 bytes in all
 //	event header    uint32 id, uint64 timestamp (clock "monotonic")
-//	event context   int64 _vtid, int64 _vpid, uint64 _goid, char _procname[16]
+//	event context   int64 _vtid, uint64 _goid: those the record collected
 //	event payload   the tracepoint's fields, in order
+//
+// An event class is a tracepoint with one set of collected context
+// fields: two classes of one name when some of its records carry the
+// thread id and others do not.
 //
 // Events start 8-byte aligned. Payload fields map to CTF types by kind:
 // integers of 8 to 64 bits (signed or not), floating_point with exp_dig and
