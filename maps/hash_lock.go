@@ -3,6 +3,8 @@ package maps
 import (
 	"runtime"
 	"sync/atomic"
+
+	"github.com/uebpf/uebpf/internal/order"
 )
 
 // stripeLock is the lock of a stripe of hash map slots (writers of keys
@@ -46,4 +48,4 @@ func (l *stripeLock) TryLock() bool {
 }
 
 // Unlock releases the lock, which the caller holds.
-func (l *stripeLock) Unlock() { storeRelease(&l.state, 0) }
+func (l *stripeLock) Unlock() { order.StoreRelease32(&l.state, 0) }

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/uebpf/uebpf/internal/order"
 )
 
 // RingBufMap is a BPF_MAP_TYPE_RINGBUF: a multi-producer, single-consumer
@@ -182,12 +184,12 @@ func (r *ringBuf) Reserve(size uint64) unsafe.Pointer {
 	r.resv = append(r.resv, reservation{pos: prod, size: uint32(size)})
 	off := prod & r.mask
 	pgOff := r.pgOff(off)
-	storeRelease((*uint32)(unsafe.Add(r.data, off+4)), pgOff)
-	storeRelease(r.hdr(off), uint32(size)|RingBufBusyBit)
+	order.StoreRelease32((*uint32)(unsafe.Add(r.data, off+4)), pgOff)
+	order.StoreRelease32(r.hdr(off), uint32(size)|RingBufBusyBit)
 	if r.resvHead == len(r.resv)-1 { // the only one: pending_pos moves to it
-		storeRelease64(r.pendPos, prod)
+		order.StoreRelease64(r.pendPos, prod)
 	}
-	storeRelease64(r.prodPos, newProd)
+	order.StoreRelease64(r.prodPos, newProd)
 	r.mu.Unlock()
 	return unsafe.Add(r.data, off+RingBufHeaderSize)
 }
@@ -292,12 +294,12 @@ func (r *ringBuf) publish(c claimed, flags uint64, count *uint64) {
 		r.resv = append(r.resv, reservation{pos: c.prod, size: c.size, committed: true})
 	}
 	if count != nil {
-		addLocked(count)
+		order.AddOwned(count)
 	}
 	// A release (a plain store on amd64, where a locked exchange is most
 	// of the cost of a small record): readers load producer_pos, then the
 	// header and the data.
-	storeRelease64(r.prodPos, c.newProd)
+	order.StoreRelease64(r.prodPos, c.newProd)
 	wake := r.wakes(off, flags)
 	r.mu.Unlock()
 	if wake {
@@ -359,7 +361,7 @@ func (r *ringBuf) commit(p unsafe.Pointer, flags uint64, discard bool) error {
 	if discard {
 		nl |= RingBufDiscardBit
 	}
-	storeRelease(r.hdr(off), nl)
+	order.StoreRelease32(r.hdr(off), nl)
 	rec.committed = true
 	r.popCommitted()
 	idle := r.closed && r.resvHead == len(r.resv)
@@ -383,14 +385,14 @@ func (r *ringBuf) popCommitted() {
 	switch {
 	case r.resvHead == len(r.resv):
 		r.resv, r.resvHead = r.resv[:0], 0
-		storeRelease64(r.pendPos, atomic.LoadUint64(r.prodPos))
+		order.StoreRelease64(r.pendPos, atomic.LoadUint64(r.prodPos))
 		return
 	case r.resvHead >= 64 && 2*r.resvHead >= len(r.resv):
 		// A record held long behind many others: reuse the front.
 		n := copy(r.resv, r.resv[r.resvHead:])
 		r.resv, r.resvHead = r.resv[:n], 0
 	}
-	storeRelease64(r.pendPos, r.resv[r.resvHead].pos)
+	order.StoreRelease64(r.pendPos, r.resv[r.resvHead].pos)
 }
 
 // unwrap copies the part of the record of total bytes at offset off that
@@ -530,16 +532,16 @@ func (r *ringBuf) consume(buf []byte) (sample []byte, remaining int, ok bool, er
 		// inside the data area and its copy.
 		n := uint64(l &^ RingBufDiscardBit)
 		if avail := prod - cons; avail > r.size || recordTotal(n) > avail {
-			storeRelease64(r.consPos, prod)
+			order.StoreRelease64(r.consPos, prod)
 			r.dropped.Add(1)
 			return buf, 0, false, r.wrapf(ErrInvalid, "ring buffer record at position %d: header length %#x, but only %d bytes were produced", cons, l, prod-cons)
 		}
 		next := cons + recordTotal(n)
 		if l&RingBufDiscardBit == 0 {
 			buf = append(buf[:0], bytesAt(unsafe.Add(r.data, off+RingBufHeaderSize), uintptr(n))...)
-			storeRelease64(r.consPos, next)
+			order.StoreRelease64(r.consPos, next)
 			return buf, int(prod - next), true, nil
 		}
-		storeRelease64(r.consPos, next)
+		order.StoreRelease64(r.consPos, next)
 	}
 }

@@ -3,6 +3,8 @@ package maps
 import (
 	"fmt"
 	"unsafe"
+
+	"github.com/uebpf/uebpf/internal/order"
 )
 
 // RingProducer writes records into a ring buffer in place, for trusted Go
@@ -48,7 +50,7 @@ func (p *RingProducer) Begin(size uint64) (data unsafe.Pointer, c RingClaim, ok 
 // locked instruction per record (an atomic add under the race detector and
 // off amd64). Only Count and WriteCounted calls of this one ring may
 // change *n (8-byte aligned); read it with atomic.LoadUint64.
-func (c RingClaim) Count(n *uint64) { addLocked(n) }
+func (c RingClaim) Count(n *uint64) { order.AddOwned(n) }
 
 // Commit publishes the record c and wakes a reader waiting for it.
 func (p *RingProducer) Commit(c RingClaim) { p.r.publish(c.c, 0, nil) }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/uebpf/uebpf/internal/channel"
 	"github.com/uebpf/uebpf/internal/clock"
+	"github.com/uebpf/uebpf/internal/order"
 )
 
 // SessionOptions configure a new session. The zero value (or nil) is a
@@ -298,10 +299,10 @@ func (s *Session) write(a *Attachment, payload unsafe.Pointer, ctx *Context, cf 
 	cl, dst := s.ch.Begin(cf.contextSize() + size)
 	c := &s.counts[cl.Shard()*s.stride+a.slot]
 	if firing {
-		bump(&c.fired)
+		order.AddOwned(&c.fired)
 	}
 	if dst == nil {
-		bump(&c.dropped)
+		order.AddOwned(&c.dropped)
 		s.ch.Release(cl)
 		return false
 	}
@@ -325,7 +326,7 @@ func (s *Session) write(a *Attachment, payload unsafe.Pointer, ctx *Context, cf 
 	} else {
 		copy(unsafe.Slice((*byte)(body), size), unsafe.Slice((*byte)(payload), size))
 	}
-	bump(&c.recorded)
+	order.AddOwned(&c.recorded)
 	s.ch.Commit(cl, a.tag|uint32(cf)<<tagIndexBits)
 	return true
 }

@@ -1,6 +1,8 @@
 package channel
 
 import (
+	"github.com/uebpf/uebpf/internal/order"
+
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -253,7 +255,7 @@ func (c *Channel) beginSlow(sh *shard, n int, total uint64) (Claim, unsafe.Point
 
 // drop counts a record Begin found no room for.
 func (c *Channel) drop(sh *shard) Claim {
-	storeRelease64(sh.counter(lineDropped), bump(&sh.dropped))
+	order.StoreRelease64(sh.counter(lineDropped), order.AddOwned(&sh.dropped))
 	return Claim{sh: sh}
 }
 
@@ -320,7 +322,7 @@ func (c *Channel) Commit(cl Claim, tag uint32) {
 	}
 	sh.head = cl.pos + align8(uint64(cl.n))
 	sh.records++
-	publish(sh.counter(lineRecords), sh.records, sh.counter(lineHead), sh.head)
+	order.Publish(sh.counter(lineRecords), sh.records, sh.counter(lineHead), sh.head)
 	c.unpin(sh)
 	if c.waiting.Load() != 0 {
 		select {
@@ -368,7 +370,7 @@ func (sh *shard) refresh(end uint64) bool {
 		sh.limit = c + sh.size
 		// What recovery after a crash may read from: older records may
 		// be overwritten.
-		storeRelease64(sh.counter(lineTail), c)
+		order.StoreRelease64(sh.counter(lineTail), c)
 	}
 	return end <= sh.limit
 }
@@ -393,8 +395,8 @@ func (sh *shard) evict(end uint64) {
 		sh.tail += n
 	}
 	sh.limit = sh.tail + sh.size
-	storeRelease64(sh.counter(lineOverwritten), sh.overwritten)
-	storeOrdered64(sh.counter(lineTail), sh.tail)
+	order.StoreRelease64(sh.counter(lineOverwritten), sh.overwritten)
+	order.StoreOrdered64(sh.counter(lineTail), sh.tail)
 }
 
 // AppendMeta appends b to the metadata area and returns its offset there;
@@ -409,7 +411,7 @@ func (c *Channel) AppendMeta(b []byte) (uint64, error) {
 	meta := unsafe.Slice((*byte)(unsafe.Add(c.hdr, headerSize(len(c.shards)))), c.metaCap)
 	copy(meta[off:], b)
 	c.metaLen += uint64(len(b))
-	storeRelease64((*uint64)(unsafe.Add(c.hdr, offMetaLen)), c.metaLen)
+	order.StoreRelease64((*uint64)(unsafe.Add(c.hdr, offMetaLen)), c.metaLen)
 	return off, nil
 }
 
@@ -452,7 +454,7 @@ func (c *Channel) Close() error {
 	if c.closed.Swap(true) {
 		return nil
 	}
-	storeRelease32((*uint32)(unsafe.Add(c.hdr, offState)), stateClosed)
+	order.StoreRelease32((*uint32)(unsafe.Add(c.hdr, offState)), stateClosed)
 	c.mem.closeFiles()
 	select {
 	case c.wake <- struct{}{}:
@@ -460,8 +462,6 @@ func (c *Channel) Close() error {
 	}
 	return nil
 }
-
-func storeRelease32(p *uint32, v uint32) { atomic.StoreUint32(p, v) }
 
 // Closed reports whether Close was called.
 func (c *Channel) Closed() bool { return c.closed.Load() }

@@ -4,7 +4,6 @@ package channel
 
 import (
 	"runtime"
-	"sync/atomic"
 	"unsafe"
 )
 
@@ -13,6 +12,3 @@ import (
 
 func raceAcquire(p unsafe.Pointer) { runtime.RaceAcquire(p) }
 func raceRelease(p unsafe.Pointer) { runtime.RaceRelease(p) }
-
-// bump adds one to a counter its shard's writer owns and others read.
-func bump(p *uint64) uint64 { return atomic.AddUint64(p, 1) }

@@ -1,6 +1,8 @@
 package channel
 
 import (
+	"github.com/uebpf/uebpf/internal/order"
+
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -307,7 +309,7 @@ func (r *Reader) read(s *rshard, max int, fn func(tag uint32, body []byte)) int 
 		end = min(head, start+chunkSize(s.size))
 		from := start
 		buf := r.copyRing(s, from, end)
-		loadFence()
+		order.LoadFence()
 		if t := r.load(s, lineTail); t > start {
 			s.lost += min(t, end) - start
 			if t >= end {
