@@ -3,9 +3,10 @@
 // input, fires bench:ev (3 × int64 and a 16-byte string) from several
 // goroutines as fast as they go, then says what it fired and what its
 // sessions recorded, as JSON on standard output, and exits as asked:
-// cleanly, at once without closing anything, or killed by SIGKILL.
+// cleanly (quit), at once without closing anything (exit), killed by
+// SIGKILL (kill), or not (wait: the next line is read).
 //
-//	floodapp --socket PATH [--file] ; then "go N G exit|quit|kill" lines on stdin
+//	floodapp --socket PATH; then "go N G exit|quit|kill|wait" lines on stdin
 package main
 
 import (
@@ -54,7 +55,7 @@ func main() {
 	for sc.Scan() {
 		f := strings.Fields(sc.Text())
 		if len(f) != 4 || f[0] != "go" {
-			fmt.Fprintln(os.Stderr, "floodapp: want: go EVENTS GOROUTINES exit|quit|kill")
+			fmt.Fprintln(os.Stderr, "floodapp: want: go EVENTS GOROUTINES exit|quit|kill|wait")
 			os.Exit(2)
 		}
 		n, _ := strconv.Atoi(f[1])
