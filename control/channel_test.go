@@ -82,7 +82,7 @@ func TestChannelConsumer(t *testing.T) {
 	if _, err := a.Channel(999); !errors.Is(err, ErrNotFound) {
 		t.Errorf("channel of no session: %v", err)
 	}
-	if _, err := a.call(&Request{Op: OpRelease, Session: si.ID}, nil); !errors.Is(err, ErrNotFound) {
+	if _, err := a.call(&Request{Op: OpRelease, Session: si.ID}); !errors.Is(err, ErrNotFound) {
 		t.Errorf("release of a channel not held: %v", err)
 	}
 }

@@ -199,7 +199,7 @@ func (c *Client) readLoop() {
 }
 
 // call sends a request and waits for its reply.
-func (c *Client) call(req *Request, _ any) (*Response, error) {
+func (c *Client) call(req *Request) (*Response, error) {
 	resp, fds, err := c.callFDs(req, nil)
 	closeFiles(fds)
 	return resp, err
@@ -275,7 +275,7 @@ func (c *Client) dropRemote(id uint64) {
 // List describes the tracepoints whose name matches pattern (a name or a
 // glob such as "http:*"; all when empty).
 func (c *Client) List(pattern string) ([]TracepointInfo, error) {
-	resp, err := c.call(&Request{Op: OpList, Tracepoint: pattern}, nil)
+	resp, err := c.call(&Request{Op: OpList, Tracepoint: pattern})
 	if err != nil {
 		return nil, err
 	}
@@ -285,7 +285,7 @@ func (c *Client) List(pattern string) ([]TracepointInfo, error) {
 // Stats returns the counters of the tracepoints matching pattern (all
 // when empty) and of every session.
 func (c *Client) Stats(pattern string) ([]TracepointInfo, []SessionInfo, error) {
-	resp, err := c.call(&Request{Op: OpStats, Tracepoint: pattern}, nil)
+	resp, err := c.call(&Request{Op: OpStats, Tracepoint: pattern})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -324,7 +324,7 @@ func (c *Client) Enable(o EnableOptions) (SessionInfo, error) {
 		Op: OpEnable, Tracepoint: o.Tracepoint, Filter: o.Filter, Object: o.Object, Program: o.Program,
 		ContextSize: o.ContextSize, Context: o.Context, BufferSize: o.BufferSize, Session: o.Session,
 		Mode: o.Mode, BlockTimeout: int64(o.BlockTimeout), FileBacked: o.FileBacked,
-	}, nil)
+	})
 	if err != nil {
 		return SessionInfo{}, err
 	}
@@ -337,7 +337,7 @@ func (c *Client) Enable(o EnableOptions) (SessionInfo, error) {
 // Disable closes a session: its attachments, its channel and its
 // objects. It returns the attachments it closed.
 func (c *Client) Disable(session uint64) ([]AttachmentInfo, error) {
-	resp, err := c.call(&Request{Op: OpDisable, Session: session}, nil)
+	resp, err := c.call(&Request{Op: OpDisable, Session: session})
 	if err != nil {
 		return nil, err
 	}
@@ -346,7 +346,7 @@ func (c *Client) Disable(session uint64) ([]AttachmentInfo, error) {
 
 // DisableAttachment closes one attachment; its session stays.
 func (c *Client) DisableAttachment(id uint64) (AttachmentInfo, error) {
-	resp, err := c.call(&Request{Op: OpDisable, Attachment: id}, nil)
+	resp, err := c.call(&Request{Op: OpDisable, Attachment: id})
 	if err != nil || len(resp.Disabled) != 1 {
 		return AttachmentInfo{}, err
 	}
@@ -356,7 +356,7 @@ func (c *Client) DisableAttachment(id uint64) (AttachmentInfo, error) {
 // MapLookup returns the value under key in a map of the session's
 // objects.
 func (c *Client) MapLookup(session uint64, mapName string, key []byte) ([]byte, error) {
-	resp, err := c.call(&Request{Op: OpMapLookup, Session: session, Map: mapName, Key: key}, nil)
+	resp, err := c.call(&Request{Op: OpMapLookup, Session: session, Map: mapName, Key: key})
 	if err != nil {
 		return nil, err
 	}
@@ -366,20 +366,20 @@ func (c *Client) MapLookup(session uint64, mapName string, key []byte) ([]byte, 
 // MapUpdate stores value under key; flags are BPF_ANY (0), BPF_NOEXIST
 // (1), BPF_EXIST (2).
 func (c *Client) MapUpdate(session uint64, mapName string, key, value []byte, flags uint64) error {
-	_, err := c.call(&Request{Op: OpMapUpdate, Session: session, Map: mapName, Key: key, Value: value, Flags: flags}, nil)
+	_, err := c.call(&Request{Op: OpMapUpdate, Session: session, Map: mapName, Key: key, Value: value, Flags: flags})
 	return err
 }
 
 // MapDelete removes key.
 func (c *Client) MapDelete(session uint64, mapName string, key []byte) error {
-	_, err := c.call(&Request{Op: OpMapDelete, Session: session, Map: mapName, Key: key}, nil)
+	_, err := c.call(&Request{Op: OpMapDelete, Session: session, Map: mapName, Key: key})
 	return err
 }
 
 // MapIterate returns up to max entries of the map (0: the server's
 // limit), and whether they are all of them.
 func (c *Client) MapIterate(session uint64, mapName string, max int) ([]Entry, bool, error) {
-	resp, err := c.call(&Request{Op: OpMapIterate, Session: session, Map: mapName, Max: max}, nil)
+	resp, err := c.call(&Request{Op: OpMapIterate, Session: session, Map: mapName, Max: max})
 	if err != nil {
 		return nil, false, err
 	}

@@ -204,7 +204,7 @@ func (ch *Channel) release() error {
 	if ch.snapshot && ch.remote == nil {
 		return nil // a snapshot holds nothing in the server
 	}
-	_, err := ch.c.call(&Request{Op: OpRelease, Session: ch.session}, nil)
+	_, err := ch.c.call(&Request{Op: OpRelease, Session: ch.session})
 	if ch.remote != nil {
 		ch.c.dropRemote(ch.id)
 	}
