@@ -6,8 +6,9 @@ import (
 	"time"
 )
 
-// BenchmarkStream measures events streamed through the socket: recorded
-// by a session, encoded, framed, written, read and decoded by the client.
+// BenchmarkStream measures events a client streams: recorded by a session
+// into its channel, read by the client from its mapping of the channel
+// and decoded into Events.
 // "lossless" fires bursts no larger than the ring and waits for the
 // client to receive them: the throughput with no drop. "flood" fires as
 // fast as one goroutine can, and counts what the ring had no room for.
