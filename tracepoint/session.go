@@ -13,6 +13,7 @@ import (
 
 	"github.com/uebpf/uebpf/internal/channel"
 	"github.com/uebpf/uebpf/internal/clock"
+	"github.com/uebpf/uebpf/internal/order"
 )
 
 // SessionOptions configure a new session. The zero value (or nil) is a
@@ -53,6 +54,12 @@ const DefaultMaxAttachments = 256
 type Session struct {
 	ch     *channel.Channel
 	maxAtt int
+	// counts are the attachments' record counters, by ring and then by
+	// attachment slot (ring i's are counts[i*stride:]): a ring's writer is
+	// pinned to its P, so the counts of a record are plain adds in memory
+	// no other P writes.
+	counts []slotCount
+	stride int
 	// tally sums the counters of the session's attachments.
 	tally tally
 
@@ -60,11 +67,8 @@ type Session struct {
 	atts   map[*Attachment]struct{}
 	index  map[*Point]uint32 // layouts written into the channel
 	points []*Point          // by layout index
-	// An attachment's record counts are in its slot of the channel's
-	// per-ring counts, which the ring's pinned writer adds to without a
-	// locked instruction.
-	free  []int // attachment slots to reuse
-	slots int   // slots handed out
+	free   []int             // attachment slots to reuse
+	slots  int               // slots handed out
 	// closing counts the attachments closed whose slots the collector has
 	// not given back yet: a firing may still be counting into them.
 	closing int
@@ -76,6 +80,11 @@ type Session struct {
 	batch    []Record
 	deadline atomic.Int64 // Unix ns; 0: none
 	poke     chan struct{}
+}
+
+// slotCount is what an attachment's records did in one ring.
+type slotCount struct {
+	recorded, dropped, fired uint64
 }
 
 // ErrSessionClosed reports Enable on a closed session.
@@ -104,7 +113,6 @@ func NewSession(opts *SessionOptions) (*Session, error) {
 		Mode:         channel.Mode(o.Mode),
 		BlockTimeout: o.BlockTimeout,
 		File:         o.File,
-		Slots:        o.MaxAttachments,
 		PID:          int(processContext.Vpid),
 		Procname:     cString(processContext.Procname[:]),
 		ClockOffset:  clock.RealtimeOffset(),
@@ -116,10 +124,13 @@ func NewSession(opts *SessionOptions) (*Session, error) {
 	s := &Session{
 		ch:     ch,
 		maxAtt: o.MaxAttachments,
+		// Each ring's counts are a cache line or more from the next's.
+		stride: o.MaxAttachments + 3,
 		atts:   map[*Attachment]struct{}{},
 		index:  map[*Point]uint32{},
 		poke:   make(chan struct{}, 1),
 	}
+	s.counts = make([]slotCount, s.stride*ch.Shards())
 	return s, nil
 }
 
@@ -246,16 +257,25 @@ func (s *Session) remove(a *Attachment) {
 	s.mu.Unlock()
 }
 
-// slotSums sums an attachment slot's counts over the rings.
+// slotSums sums an attachment slot's counts over the rings. The firings
+// are loaded last: a writer counts them before the record.
 func (s *Session) slotSums(slot int) (recorded, dropped, fired uint64) {
-	c := s.ch.SlotSums(slot)
-	return c.Written, c.Dropped, c.Firings
+	for i := slot; i < len(s.counts); i += s.stride {
+		recorded += atomic.LoadUint64(&s.counts[i].recorded)
+		dropped += atomic.LoadUint64(&s.counts[i].dropped)
+	}
+	for i := slot; i < len(s.counts); i += s.stride {
+		fired += atomic.LoadUint64(&s.counts[i].fired)
+	}
+	return recorded, dropped, fired
 }
 
 // freeSlot gives back the slot of an attachment the collector freed: no
 // firing can count into it any more.
 func (s *Session) freeSlot(slot int) {
-	s.ch.ClearSlot(slot)
+	for i := slot; i < len(s.counts); i += s.stride {
+		s.counts[i] = slotCount{}
+	}
 	s.mu.Lock()
 	s.free = append(s.free, slot)
 	s.closing--
@@ -266,27 +286,49 @@ func (s *Session) freeSlot(slot int) {
 // fields cf says were collected from ctx (nil when none were), and the
 // timestamp *ts, read now if it is 0 (so that the rings of one P hold
 // their records nearly in time order: a goroutine preempted between its
-// reading and the write may land after a later one). It counts the record
-// (or the drop) in a's slot, and the firing there too if firing is set.
+// reading and Begin may land after a later one). It counts the record (or the drop)
+// in a's slot, and the firing there too if firing is set. Between Begin
+// and Commit the goroutine is pinned to its P: only stores and one copy.
 func (s *Session) write(a *Attachment, payload unsafe.Pointer, ctx *Context, cf Collected, ts *int64, firing bool) bool {
+	size := a.point.info.Size
 	if *ts == 0 {
-		// Before the write, which pins the goroutine: the clock may take
-		// a lock, which a pinned goroutine must not.
+		// Before Begin: the clock may take a lock, which a pinned
+		// goroutine must not.
 		*ts = clock.Now()
 	}
-	r := channel.Record{
-		Tag: a.tag | uint32(cf)<<tagIndexBits, Words: [3]uint64{uint64(*ts)}, NWords: 1,
-		Body: payload, Size: a.point.info.Size, Slot: a.slot, Firing: firing,
+	cl, dst := s.ch.Begin(cf.contextSize() + size)
+	c := &s.counts[cl.Shard()*s.stride+a.slot]
+	if firing {
+		order.AddOwned(&c.fired)
 	}
+	if dst == nil {
+		order.AddOwned(&c.dropped)
+		s.ch.Release(cl)
+		return false
+	}
+	*(*uint64)(dst) = uint64(*ts)
+	body := unsafe.Add(dst, 8)
 	if cf&HasVtid != 0 {
-		r.Words[r.NWords] = uint64(ctx.Vtid)
-		r.NWords++
+		*(*int64)(body) = ctx.Vtid
+		body = unsafe.Add(body, 8)
 	}
 	if cf&HasGoid != 0 {
-		r.Words[r.NWords] = ctx.Goid
-		r.NWords++
+		*(*uint64)(body) = ctx.Goid
+		body = unsafe.Add(body, 8)
 	}
-	return s.ch.Write(&r)
+	if a.point.info.Align == 8 && size <= 256 {
+		// A payload with a word-aligned field is word-aligned and a
+		// whole number of words: copied by words, without memmove's call
+		// and its spills.
+		for i := 0; i < size; i += 8 {
+			*(*uint64)(unsafe.Add(body, i)) = *(*uint64)(unsafe.Add(payload, i))
+		}
+	} else {
+		copy(unsafe.Slice((*byte)(body), size), unsafe.Slice((*byte)(payload), size))
+	}
+	order.AddOwned(&c.recorded)
+	s.ch.Commit(cl, a.tag|uint32(cf)<<tagIndexBits)
+	return true
 }
 
 // Record is one recorded event, as Next returns it.

@@ -9,11 +9,16 @@ import (
 // int64 and a 16-byte string): claim, copy, commit.
 func BenchmarkWrite(b *testing.B) {
 	c := newChannel(b, Options{ShardSize: 1 << 20, Mode: Overwrite})
-	payload := make([]uint64, 5)
+	payload := make([]byte, 40)
 	b.RunParallel(func(pb *testing.PB) {
-		r := Record{Tag: 1, Words: [3]uint64{1}, NWords: 1, Body: unsafe.Pointer(&payload[0]), Size: 40}
 		for pb.Next() {
-			c.Write(&r)
+			cl, dst := c.Begin(len(payload))
+			if dst == nil {
+				c.Release(cl)
+				continue
+			}
+			copy(unsafe.Slice((*byte)(dst), len(payload)), payload)
+			c.Commit(cl, 1)
 		}
 	})
 }
@@ -23,15 +28,18 @@ func BenchmarkRead(b *testing.B) {
 	c := newChannel(b, Options{Shards: 1, ShardSize: 1 << 20})
 	oneP(b)
 	r := c.Reader()
-	payload := make([]uint64, 5)
-	rec := Record{Tag: 1, Body: unsafe.Pointer(&payload[0]), Size: 40}
+	payload := make([]byte, 40)
 	var sum uint32
 	b.ResetTimer()
 	for i := 0; i < b.N; {
 		for range 4096 {
-			if !c.Write(&rec) {
+			cl, dst := c.Begin(len(payload))
+			if dst == nil {
+				c.Release(cl)
 				break
 			}
+			copy(unsafe.Slice((*byte)(dst), len(payload)), payload)
+			c.Commit(cl, 1)
 		}
 		n, _ := r.Read(0, 0, func(tag uint32, body []byte) { sum += tag + uint32(len(body)) })
 		i += n

@@ -35,9 +35,6 @@ type Options struct {
 	// session that survives a crash of its process); it is resized and
 	// mapped, and the channel closes it.
 	File *os.File
-	// Slots is the number of writers' counts kept per ring (Record.Slot);
-	// at least one.
-	Slots int
 	// PID, Procname and ClockOffset are written into the header for
 	// consumers (this process's by default).
 	PID         int
@@ -62,12 +59,6 @@ type Channel struct {
 	metaMu  sync.Mutex
 	metaCap uint64
 	metaLen uint64
-
-	// slots are the writers' counts, by ring then slot (ring i's at
-	// slots[i*slotStride:]): written by the ring's pinned writer.
-	slots      []SlotCounts
-	nslots     int
-	slotStride int
 
 	closed atomic.Bool
 	// waiting counts in-process readers waiting for a record; wake gets
@@ -181,9 +172,6 @@ func New(o Options) (*Channel, error) {
 		off += sh.size
 	}
 	c.maxRec = c.shards[n].size/4 - RecordHeaderSize
-	c.nslots = max(o.Slots, 1)
-	c.slotStride = c.nslots + 3 // each ring's counts a cache line from the next's
-	c.slots = make([]SlotCounts, c.slotStride*total)
 	// Memory a writer in flight may still touch after Close lives until
 	// nothing reaches the channel.
 	runtime.AddCleanup(c, func(m *memory) { m.unmap(); m.closeFiles() }, mem)
@@ -215,141 +203,60 @@ func (c *Channel) MaxRecord() int { return int(c.maxRec) }
 // Mode returns the channel's mode.
 func (c *Channel) Mode() Mode { return c.mode }
 
-// Record is what Write writes: after the header (the length and Tag),
-// Words[:NWords], then Size bytes at Body. Slot names the writer's counts
-// (Options.Slots); Firing counts a firing there with the record or its
-// drop.
-type Record struct {
-	Tag    uint32
-	NWords int
-	Words  [3]uint64
-	Body   unsafe.Pointer
-	Size   int
-	Slot   int
-	Firing bool
+// Claim is a record being written, between Begin and Commit or Release.
+type Claim struct {
+	sh  *shard
+	pos uint64
+	n   uint32
 }
 
-// SlotCounts are what a slot's writer did in a ring.
-type SlotCounts struct {
-	Written, Dropped, Firings uint64
-}
+// Shard is the index of the ring the claim is in: a writer holding a
+// claim is its ring's only writer, until Commit or Release.
+func (cl Claim) Shard() int { return cl.sh.idx }
 
-// Write writes a record into the ring of the caller's P, pinned to it
-// meanwhile (it cannot be preempted, and must not block: the clock is
-// read before), and counts it, or its drop, in r.Slot's counts of that
-// ring. It returns false when the record was dropped.
-func (c *Channel) Write(r *Record) bool {
-	n := uint64(8*r.NWords + r.Size)
-	total := align8(n + RecordHeaderSize)
+// Begin claims room for a record of n body bytes in the ring of the
+// caller's P and returns where the body goes, 8-byte aligned. The caller
+// stays pinned to its P until Commit (or, when Begin returns nil, which
+// counts a drop, until Release): it writes the body, no more, and must
+// not block.
+func (c *Channel) Begin(n int) (Claim, unsafe.Pointer) {
+	total := align8(uint64(n) + RecordHeaderSize)
 	p := procPin()
-	if p < c.nfast && n <= c.maxRec && !c.closed.Load() {
+	if p < c.nfast && uint64(n) <= c.maxRec && !c.closed.Load() {
 		// The usual case: the P's own ring, room before its end and
 		// within what the consumer was last seen to have consumed.
 		sh := &c.shards[p]
 		raceAcquire(unsafe.Pointer(sh))
 		if pos := sh.head; pos&sh.mask+total <= sh.size && pos+total <= sh.limit {
-			c.put(sh, pos, r, n)
-			return true
+			return Claim{sh: sh, pos: pos, n: uint32(n) + RecordHeaderSize}, unsafe.Add(sh.data, pos&sh.mask+RecordHeaderSize)
 		}
-		return c.writeSlow(sh, r, n, total)
+		return c.beginSlow(sh, n, total)
 	}
-	return c.writeSlow(c.lock(p), r, n, total)
+	return c.beginSlow(c.lock(p), n, total)
 }
 
-// writeSlow is Write past its usual case, pinned on ring sh: padding at
+// beginSlow is Begin past its usual case, pinned on shard sh: padding at
 // the end of the ring, a look at the consumer's position, making room
 // (overwrite), waiting (block), dropping.
-func (c *Channel) writeSlow(sh *shard, r *Record, n, total uint64) bool {
-	ok := n <= c.maxRec && !c.closed.Load()
-	var pos uint64
-	if ok {
-		pos, ok = sh.reserve(total, c.mode)
+func (c *Channel) beginSlow(sh *shard, n int, total uint64) (Claim, unsafe.Pointer) {
+	if uint64(n) > c.maxRec || c.closed.Load() {
+		return c.drop(sh), nil
 	}
-	if !ok && c.mode == Block && n <= c.maxRec {
+	pos, ok := sh.reserve(total, c.mode)
+	if !ok && c.mode == Block {
 		c.unpin(sh)
 		sh, pos, ok = c.wait(total)
 	}
 	if !ok {
-		sc := c.slot(sh, r.Slot)
-		if r.Firing {
-			order.AddOwned(&sc.Firings)
-		}
-		order.AddOwned(&sc.Dropped)
-		order.StoreRelease64(sh.counter(lineDropped), order.AddOwned(&sh.dropped))
-		c.unpin(sh)
-		return false
+		return c.drop(sh), nil
 	}
-	c.put(sh, pos, r, n)
-	return true
+	return Claim{sh: sh, pos: pos, n: uint32(n) + RecordHeaderSize}, unsafe.Add(sh.data, pos&sh.mask+RecordHeaderSize)
 }
 
-// put writes record r (n bytes after its header) at position pos of ring
-// sh, counts it, publishes it and unpins.
-func (c *Channel) put(sh *shard, pos uint64, r *Record, n uint64) {
-	hdr := unsafe.Add(sh.data, pos&sh.mask)
-	if littleEndian {
-		*(*uint64)(hdr) = uint64(n+RecordHeaderSize) | uint64(r.Tag)<<32 // length, then tag: one store
-	} else {
-		le.PutUint32(unsafe.Slice((*byte)(hdr), 8), uint32(n+RecordHeaderSize))
-		le.PutUint32(unsafe.Slice((*byte)(unsafe.Add(hdr, 4)), 4), r.Tag)
-	}
-	dst := unsafe.Add(hdr, RecordHeaderSize)
-	for i := range r.NWords {
-		*(*uint64)(dst) = r.Words[i]
-		dst = unsafe.Add(dst, 8)
-	}
-	if r.Size&7 == 0 && r.Size <= 256 && uintptr(r.Body)&7 == 0 {
-		// Whole aligned words: copied by words, without memmove's call
-		// and its spills.
-		for i := 0; i < r.Size; i += 8 {
-			*(*uint64)(unsafe.Add(dst, i)) = *(*uint64)(unsafe.Add(r.Body, i))
-		}
-	} else {
-		copy(unsafe.Slice((*byte)(dst), r.Size), unsafe.Slice((*byte)(r.Body), r.Size))
-	}
-	sc := c.slot(sh, r.Slot)
-	if r.Firing {
-		order.AddOwned(&sc.Firings)
-	}
-	order.AddOwned(&sc.Written)
-	sh.head = pos + align8(n+RecordHeaderSize)
-	sh.records++
-	order.Publish(sh.counter(lineRecords), sh.records, sh.counter(lineHead), sh.head)
-	c.unpin(sh)
-	if c.waiting.Load() != 0 {
-		c.Wake()
-	}
-}
-
-// slot returns slot i's counts in ring sh (slot 0 when the channel has
-// none: counted, not kept apart).
-func (c *Channel) slot(sh *shard, i int) *SlotCounts {
-	if uint(i) >= uint(c.nslots) {
-		i = 0
-	}
-	return &c.slots[sh.idx*c.slotStride+i]
-}
-
-// SlotSums sums slot i's counts over the rings. Firings are loaded last:
-// a writer counts them first.
-func (c *Channel) SlotSums(i int) SlotCounts {
-	var s SlotCounts
-	for k := i; k < len(c.slots); k += c.slotStride {
-		s.Written += atomic.LoadUint64(&c.slots[k].Written)
-		s.Dropped += atomic.LoadUint64(&c.slots[k].Dropped)
-	}
-	for k := i; k < len(c.slots); k += c.slotStride {
-		s.Firings += atomic.LoadUint64(&c.slots[k].Firings)
-	}
-	return s
-}
-
-// ClearSlot zeroes slot i's counts, for its next writer: none may write
-// with it meanwhile.
-func (c *Channel) ClearSlot(i int) {
-	for k := i; k < len(c.slots); k += c.slotStride {
-		c.slots[k] = SlotCounts{}
-	}
+// drop counts a record Begin found no room for.
+func (c *Channel) drop(sh *shard) Claim {
+	order.StoreRelease64(sh.counter(lineDropped), order.AddOwned(&sh.dropped))
+	return Claim{sh: sh}
 }
 
 // lock returns the ring of pinned P p: its own, or the shared one, locked.
@@ -381,7 +288,7 @@ func (c *Channel) unpin(sh *shard) {
 	procUnpin()
 }
 
-// wait is Write's wait for room in Block mode: unpinned, polling the
+// wait is Begin's wait for room in Block mode: unpinned, polling the
 // consumer's position with growing pauses, until the record fits or the
 // timeout passes (then it returns pinned, without room).
 func (c *Channel) wait(total uint64) (*shard, uint64, bool) {
@@ -402,6 +309,31 @@ func (c *Channel) wait(total uint64) (*shard, uint64, bool) {
 		c.unpin(sh)
 	}
 }
+
+// Commit publishes the record: its length and tag, then the head past
+// it; the caller is unpinned.
+func (c *Channel) Commit(cl Claim, tag uint32) {
+	sh := cl.sh
+	if hdr := unsafe.Add(sh.data, cl.pos&sh.mask); littleEndian {
+		*(*uint64)(hdr) = uint64(cl.n) | uint64(tag)<<32 // length, then tag: one store
+	} else {
+		le.PutUint32(unsafe.Slice((*byte)(hdr), 8), cl.n)
+		le.PutUint32(unsafe.Slice((*byte)(unsafe.Add(hdr, 4)), 4), tag)
+	}
+	sh.head = cl.pos + align8(uint64(cl.n))
+	sh.records++
+	order.Publish(sh.counter(lineRecords), sh.records, sh.counter(lineHead), sh.head)
+	c.unpin(sh)
+	if c.waiting.Load() != 0 {
+		select {
+		case c.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// Release ends a claim Begin found no room for; the caller is unpinned.
+func (c *Channel) Release(cl Claim) { c.unpin(cl.sh) }
 
 func (sh *shard) counter(off uintptr) *uint64 { return (*uint64)(unsafe.Add(sh.line, off)) }
 

@@ -26,9 +26,14 @@ func newChannel(t testing.TB, o Options) *Channel {
 // write writes a record whose body is n bytes: the writer, a sequence
 // number, then bytes derived from both, so that a reader can check it.
 func write(c *Channel, writer, seq uint32, n int) bool {
-	body := make([]byte, n)
-	fill(body, writer, seq)
-	return c.Write(&Record{Tag: writer, Body: unsafe.Pointer(unsafe.SliceData(body)), Size: n, Slot: int(writer) % 2})
+	cl, dst := c.Begin(n)
+	if dst == nil {
+		c.Release(cl)
+		return false
+	}
+	fill(unsafe.Slice((*byte)(dst), n), writer, seq)
+	c.Commit(cl, writer)
+	return true
 }
 
 func fill(b []byte, writer, seq uint32) {
@@ -340,33 +345,6 @@ func TestHostileConsumerPositions(t *testing.T) {
 		if got := drain(t, r, nil); got != n {
 			t.Errorf("consumer position %#x: %d of %d records survive", bad, got, n)
 		}
-	}
-}
-
-// TestSlotCounts: each writer's records and drops are counted in its
-// slot, per ring, summed on demand, cleared for the next writer.
-func TestSlotCounts(t *testing.T) {
-	oneP(t)
-	c := newChannel(t, Options{Shards: 1, ShardSize: 4096, Slots: 2})
-	written := [2]uint64{}
-	for i := range 200 {
-		if write(c, uint32(i%2), uint32(i), 40) {
-			written[i%2]++
-		}
-	}
-	for w := range 2 {
-		st := c.SlotSums(w)
-		if st.Written != written[w] || st.Written+st.Dropped != 100 || st.Firings != 0 {
-			t.Errorf("slot %d: %+v, want %d written of 100", w, st, written[w])
-		}
-	}
-	c.Write(&Record{Tag: 1, Words: [3]uint64{7}, NWords: 1, Slot: 5, Firing: true}) // no slot 5: slot 0
-	if st := c.SlotSums(0); st.Firings != 1 {
-		t.Errorf("a record of no slot: %+v", st)
-	}
-	c.ClearSlot(1)
-	if st := c.SlotSums(1); st != (SlotCounts{}) {
-		t.Errorf("cleared slot: %+v", st)
 	}
 }
 
