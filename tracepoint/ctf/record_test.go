@@ -25,6 +25,21 @@ var chunkTP = tracepoint.New[chunkEv]("ctftest_record", "chunk")
 
 // fireAll fires n events of chunkTP from several goroutines, so that they
 // land in several rings (streams).
+// chunkSession is a session of bufferSize bytes of rings with chunkTP
+// enabled, closed when the test ends.
+func chunkSession(t *testing.T, bufferSize int) *tracepoint.Session {
+	t.Helper()
+	s, err := tracepoint.NewSession(&tracepoint.SessionOptions{BufferSize: bufferSize})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if _, err := s.Enable(chunkTP); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 func fireAll(n int) {
 	var wg sync.WaitGroup
 	per := n / 4
@@ -48,14 +63,7 @@ func fireAll(n int) {
 // attachment asks for the thread id halfway): babeltrace2 reads every
 // event, each with the context its record carried.
 func TestRecordStreamsAndContexts(t *testing.T) {
-	s, err := tracepoint.NewSession(&tracepoint.SessionOptions{BufferSize: 4 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	if _, err := s.Enable(chunkTP); err != nil {
-		t.Fatal(err)
-	}
+	s := chunkSession(t, 4<<20)
 	fireAll(2000)
 	other, err := tracepoint.NewSession(nil)
 	if err != nil {
@@ -98,14 +106,7 @@ func TestRecordStreamsAndContexts(t *testing.T) {
 // TestRecordRotate: a rotating recording is a sequence of complete traces
 // that hold every event between them.
 func TestRecordRotate(t *testing.T) {
-	s, err := tracepoint.NewSession(&tracepoint.SessionOptions{BufferSize: 8 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	if _, err := s.Enable(chunkTP); err != nil {
-		t.Fatal(err)
-	}
+	s := chunkSession(t, 8<<20)
 	dir := filepath.Join(t.TempDir(), "trace")
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -144,14 +145,7 @@ func TestRecordRotate(t *testing.T) {
 // TestRecordGone: a recording whose producer is gone reads everything the
 // channel holds, however much.
 func TestRecordGone(t *testing.T) {
-	s, err := tracepoint.NewSession(&tracepoint.SessionOptions{BufferSize: 16 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	if _, err := s.Enable(chunkTP); err != nil {
-		t.Fatal(err)
-	}
+	s := chunkSession(t, 16<<20)
 	fireAll(200000)
 	ctx, cancel := context.WithCancelCause(context.Background())
 	cancel(ctf.ErrGone)
