@@ -172,10 +172,6 @@ func (r *ringBuf) pgOff(off uint64) uint32 {
 // recordTotal is the ring space of a record of size data bytes.
 func recordTotal(size uint64) uint64 { return (size + RingBufHeaderSize + 7) &^ 7 }
 
-func recordLen(hdrLen uint32) uint64 {
-	return recordTotal(uint64(hdrLen &^ (RingBufBusyBit | RingBufDiscardBit)))
-}
-
 func (r *ringBuf) Reserve(size uint64) unsafe.Pointer {
 	prod, newProd, ok := r.claim(size)
 	if !ok {

@@ -243,12 +243,6 @@ func gfmt(f float64) string {
 	return s
 }
 
-// procname is the process's name as the kernel keeps it.
-func procname() string {
-	b, _ := os.ReadFile("/proc/self/comm")
-	return strings.TrimSpace(string(b))
-}
-
 // TestBabeltraceWhileWriting reads a trace before Close: after Flush, the
 // trace on disk holds every event written, with the classes declared
 // since the last read, and discarded events are reported where they were
