@@ -5,6 +5,7 @@ package tracker_test
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"io"
 	"os/exec"
 	"runtime"
@@ -23,55 +24,122 @@ import (
 	"github.com/uebpf/uebpf/examples/latency-tracker/internal/workload"
 )
 
-// BenchmarkGetppid measures one getppid system call: without the tracker,
-// with the tracker attached and this thread untracked, and tracked (with a
-// threshold no call reaches, so no events).
-func BenchmarkGetppid(b *testing.B) {
-	loop := func(b *testing.B) {
-		for b.Loop() {
-			unix.Getppid()
-		}
+// getppidLoop is the C loop of internal/workload: a process that makes
+// getppid calls when asked and times them itself. C, not Go: the process
+// makes exactly the calls it times, with no runtime threads of its own
+// waking on the same CPUs, and its figures compare with other tools' runs
+// of the same loop.
+type getppidLoop struct {
+	pid int // its only thread
+	in  io.WriteCloser
+	out *bufio.Scanner
+}
+
+func startLoop(b *testing.B) *getppidLoop {
+	cmd := exec.Command(workload.Build(b), "getppid")
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
 	}
-	b.Run("baseline", func(b *testing.B) {
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		loop(b)
-	})
-	// The floor: empty programs on both tracepoints. Any program there puts
-	// every system call of the machine on the kernel's traced path.
-	b.Run("empty-programs", func(b *testing.B) {
-		newTracker(b, tracker.Config{Policy: tracker.PolicyStatic, Static: time.Hour}).Close() // skips without privileges
-		for _, tp := range []string{"sys_enter", "sys_exit"} {
-			p, err := ebpf.NewProgram(&ebpf.ProgramSpec{
-				Type:         ebpf.RawTracepoint,
-				License:      "GPL",
-				Instructions: asm.Instructions{asm.Mov.Imm(asm.R0, 0), asm.Return()},
-			})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer p.Close()
-			l, err := link.AttachRawTracepoint(link.RawTracepointOptions{Name: tp, Program: p})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer l.Close()
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { in.Close(); cmd.Wait() })
+	return &getppidLoop{cmd.Process.Pid, in, bufio.NewScanner(out)}
+}
+
+// run makes the loop time batches of calls and returns the fastest
+// batch's nanoseconds per call.
+func (l *getppidLoop) run(b *testing.B, batches, calls int) float64 {
+	fmt.Fprintf(l.in, "%d %d\n", batches, calls)
+	if !l.out.Scan() {
+		b.Fatalf("the getppid loop stopped: %v", l.out.Err())
+	}
+	ns, err := strconv.ParseFloat(l.out.Text(), 64)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return ns
+}
+
+// floor is an empty raw_tp sys_enter/sys_exit pair: any program there puts
+// every system call of the machine on the kernel's traced path, so it is
+// what a tracker's cost is measured against.
+type floor struct {
+	progs [2]*ebpf.Program
+	links []link.Link
+}
+
+func newFloor(b *testing.B) *floor {
+	var f floor
+	for i := range f.progs {
+		p, err := ebpf.NewProgram(&ebpf.ProgramSpec{
+			Type: ebpf.RawTracepoint, License: "GPL",
+			Instructions: asm.Instructions{asm.Mov.Imm(asm.R0, 0), asm.Return()},
+		})
+		if err != nil {
+			b.Fatal(err)
 		}
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		loop(b)
+		b.Cleanup(func() { p.Close() })
+		f.progs[i] = p
+	}
+	b.Cleanup(func() { f.detach() })
+	return &f
+}
+
+func (f *floor) attach() error {
+	for i, tp := range []string{"sys_enter", "sys_exit"} {
+		l, err := link.AttachRawTracepoint(link.RawTracepointOptions{Name: tp, Program: f.progs[i]})
+		if err != nil {
+			return err
+		}
+		f.links = append(f.links, l)
+	}
+	return nil
+}
+
+func (f *floor) detach() error {
+	for _, l := range f.links {
+		l.Close()
+	}
+	f.links = nil
+	return nil
+}
+
+// BenchmarkGetppid times the C loop's getppid in one configuration per
+// sub-benchmark, for profiling one path alone (perf record -a while it
+// runs); BenchmarkGetppidInterleaved is the one to compare them with.
+func BenchmarkGetppid(b *testing.B) {
+	run := func(b *testing.B, loop *getppidLoop) {
+		b.ResetTimer()
+		b.ReportMetric(loop.run(b, 1, b.N), "ns/call")
+	}
+	b.Run("nothing", func(b *testing.B) {
+		run(b, startLoop(b))
+	})
+	b.Run("floor", func(b *testing.B) {
+		newTracker(b, tracker.Config{}).Close() // skips without privileges
+		f := newFloor(b)
+		if err := f.attach(); err != nil {
+			b.Fatal(err)
+		}
+		run(b, startLoop(b))
 	})
 	b.Run("untracked", func(b *testing.B) {
 		newTracker(b, tracker.Config{Policy: tracker.PolicyStatic, Static: time.Hour})
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		loop(b)
+		run(b, startLoop(b))
 	})
 	b.Run("tracked", func(b *testing.B) {
 		tr := newTracker(b, tracker.Config{Policy: tracker.PolicyStatic, Static: time.Hour})
-		lockTracked(b, tr)
-		defer runtime.UnlockOSThread()
-		loop(b)
+		loop := startLoop(b)
+		if _, err := tr.Track(loop.pid); err != nil {
+			b.Fatal(err)
+		}
+		run(b, loop)
 	})
 }
 
@@ -137,21 +205,14 @@ func BenchmarkRingBuffer(b *testing.B) {
 	}
 }
 
-// BenchmarkGetppidInterleaved measures one getppid system call of a C loop
-// (internal/workload) in five configurations, alternated in rounds within
-// one run so that the load of a shared machine hits all alike: nothing
-// attached; an empty raw_tp sys_enter/sys_exit pair (the floor: any
-// program there puts every system call on the kernel's traced path); the
-// tracker with the loop's thread untracked; tracked (threshold 1h: no
-// events); tracked with per-process counts (-P). The order rotates every
-// round. It reports each configuration's median ns per call and the
-// medians of the per-round differences to nothing and to the floor.
-//
-// A C loop, not Go's: the process makes exactly the calls it times, with
-// no runtime threads of its own waking on the same two CPUs, and its
-// figures compare with other tools' measurements of the same loop.
+// BenchmarkGetppidInterleaved times the C loop's getppid in five
+// configurations, alternated in rounds within one run so that the load of
+// a shared machine hits all alike: nothing attached; the floor; the
+// tracker with the loop untracked; tracked (threshold 1h: no events);
+// tracked with per-process counts (-P). The order rotates every round. It
+// reports each configuration's median ns per call and the medians of the
+// per-round differences to nothing and to the floor.
 func BenchmarkGetppidInterleaved(b *testing.B) {
-	bin := workload.Build(b)
 	tr := newTracker(b, tracker.Config{Policy: tracker.PolicyStatic, Static: time.Hour})
 	perProc := newTracker(b, tracker.Config{Policy: tracker.PolicyStatic, Static: time.Hour, GroupBy: tracker.GroupProcess})
 	for _, t := range []*tracker.Tracker{tr, perProc} {
@@ -159,53 +220,12 @@ func BenchmarkGetppidInterleaved(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	loop := exec.Command(bin, "getppid")
-	in, err := loop.StdinPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	stdout, err := loop.StdoutPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := loop.Start(); err != nil {
-		b.Fatal(err)
-	}
-	defer loop.Wait()
-	defer in.Close()
-	out := bufio.NewScanner(stdout)
-	pid := loop.Process.Pid // its only thread
-	// A round is the fastest of 20 batches of 250 calls: a batch is short
-	// enough (~0.1 ms) that most run without being preempted on a busy
-	// machine, and the fastest batch is the cost of the code.
-	round := func() float64 {
-		io.WriteString(in, "20 250\n")
-		if !out.Scan() {
-			b.Fatalf("the getppid loop stopped: %v", out.Err())
-		}
-		ns, err := strconv.ParseFloat(out.Text(), 64)
-		if err != nil {
-			b.Fatal(err)
-		}
-		return ns
-	}
-	var empty []*ebpf.Program
-	for range 2 {
-		p, err := ebpf.NewProgram(&ebpf.ProgramSpec{
-			Type: ebpf.RawTracepoint, License: "GPL",
-			Instructions: asm.Instructions{asm.Mov.Imm(asm.R0, 0), asm.Return()},
-		})
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer p.Close()
-		empty = append(empty, p)
-	}
-	var links []link.Link
+	loop := startLoop(b)
+	f := newFloor(b)
 	none := func() error { return nil }
 	track := func(t *tracker.Tracker) func() error {
 		return func() error {
-			if _, err := t.Track(pid); err != nil {
+			if _, err := t.Track(loop.pid); err != nil {
 				return err
 			}
 			return t.Collection().AttachKernel()
@@ -213,7 +233,7 @@ func BenchmarkGetppidInterleaved(b *testing.B) {
 	}
 	untrack := func(t *tracker.Tracker) func() error {
 		return func() error {
-			t.Untrack(pid)
+			t.Untrack(loop.pid)
 			return t.Collection().DetachKernel()
 		}
 	}
@@ -222,22 +242,7 @@ func BenchmarkGetppidInterleaved(b *testing.B) {
 		setup, end func() error
 	}{
 		{"nothing", none, none},
-		{"floor", func() error {
-			for i, tp := range []string{"sys_enter", "sys_exit"} {
-				l, err := link.AttachRawTracepoint(link.RawTracepointOptions{Name: tp, Program: empty[i]})
-				if err != nil {
-					return err
-				}
-				links = append(links, l)
-			}
-			return nil
-		}, func() error {
-			for _, l := range links {
-				l.Close()
-			}
-			links = nil
-			return nil
-		}},
+		{"floor", f.attach, f.detach},
 		{"untracked", tr.Collection().AttachKernel, tr.Collection().DetachKernel},
 		{"tracked", track(tr), untrack(tr)},
 		{"tracked-P", track(perProc), untrack(perProc)},
@@ -250,7 +255,10 @@ func BenchmarkGetppidInterleaved(b *testing.B) {
 			if err := configs[i].setup(); err != nil {
 				b.Fatal(err)
 			}
-			ns[i] = append(ns[i], round())
+			// The fastest of 20 batches of 250 calls: a batch is short
+			// enough (~0.05 ms) that most run without being preempted on a
+			// busy machine, and the fastest batch is the cost of the code.
+			ns[i] = append(ns[i], loop.run(b, 20, 250))
 			if err := configs[i].end(); err != nil {
 				b.Fatal(err)
 			}

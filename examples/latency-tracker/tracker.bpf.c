@@ -16,11 +16,10 @@
 //   events      slow system calls (ring buffer, kernel → user)
 //   counters    [0] events dropped because the ring buffer was full
 //
-// The untracked fast path reads the thread id from the current task (no
-// helper call where the kernel inlines bpf_get_current_task_btf) and tests
-// its bit with one inlined array lookup; the tracked path adds the two clock
-// reads and touches only arrays and this CPU's own counters, so it takes no
-// lock and no atomic instruction.
+// The untracked fast path is one helper call (the current task, for its
+// thread id) and one inlined array lookup (its bit); the tracked path adds
+// the two clock reads and touches only arrays and this CPU's own counters,
+// so it takes no lock and no atomic instruction.
 #include "uebpf_helpers.h"
 
 /* The fields of the kernel's struct task_struct the programs read: CO-RE
@@ -31,8 +30,8 @@ struct task_struct {
 	__u64 start_time; /* CLOCK_MONOTONIC at fork: tells apart tasks that share an id */
 } __attribute__((preserve_access_index));
 
-/* Linux 5.11 on; the verifier inlines it into a per-CPU load on x86-64
- * (Linux 6.14 on), where bpf_get_current_pid_tgid stays a call. */
+/* Linux 5.11 on: the task's fields are read directly (BTF), so one call
+ * gives the ids and the start time. */
 static struct task_struct *(*bpf_get_current_task_btf)(void) = (void *)158;
 
 #define NSYS 512       /* syscall numbers tracked: 0..NSYS-1 */

@@ -586,9 +586,12 @@ func TestForkStorm(t *testing.T) {
 	needKernel(t)
 	bin := workload.Build(t)
 	setPidMax(t, 32768)
-	for _, mode := range [][]string{nil, {"-a"}} {
-		t.Run(fmt.Sprintf("%q", mode), func(t *testing.T) {
-			args := append(append([]string{"--json", "--static", "1s", "--interval", "1h"}, mode...), "--", bin, "forkmany", "80000")
+	for _, mode := range []struct {
+		name  string
+		flags []string
+	}{{"command", nil}, {"system-wide", []string{"-a"}}} {
+		t.Run(mode.name, func(t *testing.T) {
+			args := append(append([]string{"--json", "--static", "1s", "--interval", "1h"}, mode.flags...), "--", bin, "forkmany", "80000")
 			start := time.Now()
 			r := runCmd(t, command(args...))
 			elapsed := time.Since(start)
