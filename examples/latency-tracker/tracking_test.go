@@ -215,8 +215,8 @@ const (
 // wrap) must not be measured against it: before the fix, each new child's
 // return from fork was reported as an exit_group of 5ms or more.
 func TestReusedIDs(t *testing.T) {
-	bin := workload.Build(t)
 	tr := newTracker(t, tracker.Config{Policy: tracker.PolicyStatic, Static: time.Millisecond})
+	bin := workload.Build(t)
 	c := collect(tr)
 	defer c.stop(t)
 	cmd := exec.Command(bin, "reuse", "20")
