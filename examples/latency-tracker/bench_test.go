@@ -3,10 +3,14 @@
 package tracker_test
 
 import (
+	"bufio"
 	"context"
-	"math"
+	"fmt"
+	"io"
+	"os/exec"
 	"runtime"
 	"sort"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -17,57 +21,125 @@ import (
 	"golang.org/x/sys/unix"
 
 	tracker "github.com/uebpf/uebpf/examples/latency-tracker"
+	"github.com/uebpf/uebpf/examples/latency-tracker/internal/workload"
 )
 
-// BenchmarkGetppid measures one getppid system call: without the tracker,
-// with the tracker attached and this thread untracked, and tracked (with a
-// threshold no call reaches, so no events).
-func BenchmarkGetppid(b *testing.B) {
-	loop := func(b *testing.B) {
-		for b.Loop() {
-			unix.Getppid()
-		}
+// getppidLoop is the C loop of internal/workload: a process that makes
+// getppid calls when asked and times them itself. C, not Go: the process
+// makes exactly the calls it times, with no runtime threads of its own
+// waking on the same CPUs, and its figures compare with other tools' runs
+// of the same loop.
+type getppidLoop struct {
+	pid int // its only thread
+	in  io.WriteCloser
+	out *bufio.Scanner
+}
+
+func startLoop(b *testing.B) *getppidLoop {
+	cmd := exec.Command(workload.Build(b), "getppid")
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
 	}
-	b.Run("baseline", func(b *testing.B) {
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		loop(b)
-	})
-	// The floor: empty programs on both tracepoints. Any program there puts
-	// every system call of the machine on the kernel's traced path.
-	b.Run("empty-programs", func(b *testing.B) {
-		newTracker(b, tracker.Config{Policy: tracker.PolicyStatic, Static: time.Hour}).Close() // skips without privileges
-		for _, tp := range []string{"sys_enter", "sys_exit"} {
-			p, err := ebpf.NewProgram(&ebpf.ProgramSpec{
-				Type:         ebpf.RawTracepoint,
-				License:      "GPL",
-				Instructions: asm.Instructions{asm.Mov.Imm(asm.R0, 0), asm.Return()},
-			})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer p.Close()
-			l, err := link.AttachRawTracepoint(link.RawTracepointOptions{Name: tp, Program: p})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer l.Close()
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { in.Close(); cmd.Wait() })
+	return &getppidLoop{cmd.Process.Pid, in, bufio.NewScanner(out)}
+}
+
+// run makes the loop time batches of calls and returns the fastest
+// batch's nanoseconds per call.
+func (l *getppidLoop) run(b *testing.B, batches, calls int) float64 {
+	fmt.Fprintf(l.in, "%d %d\n", batches, calls)
+	if !l.out.Scan() {
+		b.Fatalf("the getppid loop stopped: %v", l.out.Err())
+	}
+	ns, err := strconv.ParseFloat(l.out.Text(), 64)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return ns
+}
+
+// floor is an empty raw_tp sys_enter/sys_exit pair: any program there puts
+// every system call of the machine on the kernel's traced path, so it is
+// what a tracker's cost is measured against.
+type floor struct {
+	progs [2]*ebpf.Program
+	links []link.Link
+}
+
+func newFloor(b *testing.B) *floor {
+	var f floor
+	for i := range f.progs {
+		p, err := ebpf.NewProgram(&ebpf.ProgramSpec{
+			Type: ebpf.RawTracepoint, License: "GPL",
+			Instructions: asm.Instructions{asm.Mov.Imm(asm.R0, 0), asm.Return()},
+		})
+		if err != nil {
+			b.Fatal(err)
 		}
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		loop(b)
+		b.Cleanup(func() { p.Close() })
+		f.progs[i] = p
+	}
+	b.Cleanup(func() { f.detach() })
+	return &f
+}
+
+func (f *floor) attach() error {
+	for i, tp := range []string{"sys_enter", "sys_exit"} {
+		l, err := link.AttachRawTracepoint(link.RawTracepointOptions{Name: tp, Program: f.progs[i]})
+		if err != nil {
+			return err
+		}
+		f.links = append(f.links, l)
+	}
+	return nil
+}
+
+func (f *floor) detach() error {
+	for _, l := range f.links {
+		l.Close()
+	}
+	f.links = nil
+	return nil
+}
+
+// BenchmarkGetppid times the C loop's getppid in one configuration per
+// sub-benchmark, for profiling one path alone (perf record -a while it
+// runs); BenchmarkGetppidInterleaved is the one to compare them with.
+func BenchmarkGetppid(b *testing.B) {
+	run := func(b *testing.B, loop *getppidLoop) {
+		b.ResetTimer()
+		b.ReportMetric(loop.run(b, 1, b.N), "ns/call")
+	}
+	b.Run("nothing", func(b *testing.B) {
+		run(b, startLoop(b))
+	})
+	b.Run("floor", func(b *testing.B) {
+		newTracker(b, tracker.Config{}).Close() // skips without privileges
+		f := newFloor(b)
+		if err := f.attach(); err != nil {
+			b.Fatal(err)
+		}
+		run(b, startLoop(b))
 	})
 	b.Run("untracked", func(b *testing.B) {
 		newTracker(b, tracker.Config{Policy: tracker.PolicyStatic, Static: time.Hour})
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		loop(b)
+		run(b, startLoop(b))
 	})
 	b.Run("tracked", func(b *testing.B) {
 		tr := newTracker(b, tracker.Config{Policy: tracker.PolicyStatic, Static: time.Hour})
-		lockTracked(b, tr)
-		defer runtime.UnlockOSThread()
-		loop(b)
+		loop := startLoop(b)
+		if _, err := tr.Track(loop.pid); err != nil {
+			b.Fatal(err)
+		}
+		run(b, loop)
 	})
 }
 
@@ -133,103 +205,68 @@ func BenchmarkRingBuffer(b *testing.B) {
 	}
 }
 
-// BenchmarkGetppidInterleaved measures getppid in four configurations,
-// alternated in rounds within one run so that the load of a shared
-// machine hits all alike: no programs (baseline), an empty
-// raw_tp sys_enter/sys_exit pair (the floor: any program there puts every
-// system call on the kernel's traced path), the tracker with this thread
-// untracked, and tracked (threshold 1h: no events). The order rotates
-// every round. It reports each configuration's median ns per call and the
-// medians of the per-round differences to the baseline and to the floor.
+// BenchmarkGetppidInterleaved times the C loop's getppid in five
+// configurations, alternated in rounds within one run so that the load of
+// a shared machine hits all alike: nothing attached; the floor; the
+// tracker with the loop untracked; tracked (threshold 1h: no events);
+// tracked with per-process counts (-P). The order rotates every round. It
+// reports each configuration's median ns per call and the medians of the
+// per-round differences to nothing and to the floor.
 func BenchmarkGetppidInterleaved(b *testing.B) {
 	tr := newTracker(b, tracker.Config{Policy: tracker.PolicyStatic, Static: time.Hour})
-	coll := tr.Collection()
-	if err := coll.DetachKernel(); err != nil {
-		b.Fatal(err)
-	}
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	tid := unix.Gettid()
-	// A round is the fastest of 20 batches of 250 calls: a batch is
-	// short enough (~0.1 ms) that most run without being preempted on a
-	// busy machine, and the fastest batch is the cost of the code.
-	const batches, calls = 20, 250
-	round := func() float64 {
-		best := math.Inf(1)
-		for range batches {
-			start := time.Now()
-			for i := 0; i < calls; i++ {
-				unix.Getppid()
-			}
-			best = min(best, float64(time.Since(start).Nanoseconds())/calls)
-		}
-		return best
-	}
-	var empty []*ebpf.Program
-	for range 2 {
-		p, err := ebpf.NewProgram(&ebpf.ProgramSpec{
-			Type: ebpf.RawTracepoint, License: "GPL",
-			Instructions: asm.Instructions{asm.Mov.Imm(asm.R0, 0), asm.Return()},
-		})
-		if err != nil {
+	perProc := newTracker(b, tracker.Config{Policy: tracker.PolicyStatic, Static: time.Hour, GroupBy: tracker.GroupProcess})
+	for _, t := range []*tracker.Tracker{tr, perProc} {
+		if err := t.Collection().DetachKernel(); err != nil {
 			b.Fatal(err)
 		}
-		defer p.Close()
-		empty = append(empty, p)
 	}
-	type config struct {
-		name       string
-		setup, end func() error
-	}
-	var links []link.Link
+	loop := startLoop(b)
+	f := newFloor(b)
 	none := func() error { return nil }
-	configs := []config{
-		{"baseline", none, none},
-		{"empty", func() error {
-			for i, tp := range []string{"sys_enter", "sys_exit"} {
-				l, err := link.AttachRawTracepoint(link.RawTracepointOptions{Name: tp, Program: empty[i]})
-				if err != nil {
-					return err
-				}
-				links = append(links, l)
-			}
-			return nil
-		}, func() error {
-			for _, l := range links {
-				l.Close()
-			}
-			links = nil
-			return nil
-		}},
-		{"untracked", coll.AttachKernel, coll.DetachKernel},
-		{"tracked", func() error {
-			if _, err := tr.Track(tid); err != nil {
+	track := func(t *tracker.Tracker) func() error {
+		return func() error {
+			if _, err := t.Track(loop.pid); err != nil {
 				return err
 			}
-			return coll.AttachKernel()
-		}, func() error {
-			tr.Untrack(tid)
-			return coll.DetachKernel()
-		}},
+			return t.Collection().AttachKernel()
+		}
+	}
+	untrack := func(t *tracker.Tracker) func() error {
+		return func() error {
+			t.Untrack(loop.pid)
+			return t.Collection().DetachKernel()
+		}
+	}
+	configs := []struct {
+		name       string
+		setup, end func() error
+	}{
+		{"nothing", none, none},
+		{"floor", f.attach, f.detach},
+		{"untracked", tr.Collection().AttachKernel, tr.Collection().DetachKernel},
+		{"tracked", track(tr), untrack(tr)},
+		{"tracked-P", track(perProc), untrack(perProc)},
 	}
 	ns := make([][]float64, len(configs))
 	r := 0
 	for b.Loop() {
-		cur := make([]float64, len(configs))
 		for k := range configs {
 			i := (k + r) % len(configs)
 			if err := configs[i].setup(); err != nil {
 				b.Fatal(err)
 			}
-			cur[i] = round()
+			// The fastest of 20 batches of 250 calls: a batch is short
+			// enough (~0.05 ms) that most run without being preempted on a
+			// busy machine, and the fastest batch is the cost of the code.
+			ns[i] = append(ns[i], loop.run(b, 20, 250))
 			if err := configs[i].end(); err != nil {
 				b.Fatal(err)
 			}
 		}
-		for i := range cur {
-			ns[i] = append(ns[i], cur[i])
-		}
 		r++
+	}
+	if n := perProc.Stats(sysGetppid).Count; n == 0 {
+		b.Fatal("the tracked loop's calls were not counted")
 	}
 	diff := func(i, j int) float64 {
 		d := make([]float64, len(ns[i]))
@@ -241,11 +278,10 @@ func BenchmarkGetppidInterleaved(b *testing.B) {
 	for i, c := range configs {
 		b.ReportMetric(median(ns[i]), c.name+"-ns")
 	}
-	b.ReportMetric(diff(1, 0), "empty-over-baseline-ns")
-	b.ReportMetric(diff(2, 0), "untracked-over-baseline-ns")
-	b.ReportMetric(diff(3, 0), "tracked-over-baseline-ns")
-	b.ReportMetric(diff(2, 1), "untracked-over-empty-ns")
-	b.ReportMetric(diff(3, 1), "tracked-over-empty-ns")
+	b.ReportMetric(diff(1, 0), "floor-over-nothing-ns")
+	for i := 2; i < len(configs); i++ {
+		b.ReportMetric(diff(i, 1), configs[i].name+"-over-floor-ns")
+	}
 }
 
 func median(v []float64) float64 {

@@ -106,13 +106,29 @@ func ErrnoName(ret int64) string {
 	return "E" + strconv.FormatInt(-ret, 10)
 }
 
-// FormatReturn renders a return value as strace does: the number, or
-// "-1 ENOENT" for a failure.
-func FormatReturn(ret int64) string {
+// pointerResults are the system calls whose result is an address.
+var pointerResults = map[string]bool{"mmap": true, "mremap": true, "brk": true, "shmat": true}
+
+// FormatReturn renders system call nr's return value as strace does: the
+// number, in hex when it is an address (mmap, brk ...), or "-1 ENOENT"
+// for a failure.
+func FormatReturn(nr uint32, ret int64) string {
 	if name := ErrnoName(ret); name != "" {
 		return "-1 " + name
 	}
+	if pointerResults[SyscallName(nr)] {
+		return "0x" + strconv.FormatUint(uint64(ret), 16)
+	}
 	return strconv.FormatInt(ret, 10)
+}
+
+// Plural renders n with a noun that agrees with it: "1 slow call", "2
+// slow calls".
+func Plural(n uint64, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.FormatUint(n, 10) + " " + noun + "s"
 }
 
 // EventFormat configures FormatEvent.
@@ -140,7 +156,7 @@ func (f EventFormat) Format(e Event) string {
 		tm = strconv.FormatFloat(e.Time.Sub(f.Since).Seconds(), 'f', 6, 64)
 	}
 	return fmt.Sprintf("%-15s %7d %7d %-16s %-16s %12s %12s %s", tm, e.PID, e.TID, e.Comm, SyscallName(e.Syscall),
-		FormatDuration(e.Latency, f.Unit), FormatDuration(e.Threshold, f.Unit), FormatReturn(e.Return))
+		FormatDuration(e.Latency, f.Unit), FormatDuration(e.Threshold, f.Unit), FormatReturn(e.Syscall, e.Return))
 }
 
 // FormatEvent renders a slow call with the default format.

@@ -138,7 +138,35 @@ func TestErrnoName(t *testing.T) {
 			t.Errorf("ErrnoName(%d) = %q, want %q", ret, got, want)
 		}
 	}
-	if got := tracker.FormatReturn(-11); got != "-1 EAGAIN" {
-		t.Errorf("FormatReturn(-11) = %q", got)
+}
+
+func TestFormatReturn(t *testing.T) {
+	const sysMmap, sysBrk = 9, 12
+	for _, tt := range []struct {
+		nr   uint32
+		ret  int64
+		want string
+	}{
+		{sysRead, 5, "5"},
+		{sysRead, -11, "-1 EAGAIN"},
+		{sysGetppid, 20731, "20731"},
+		{sysMmap, 0x7f3a2c5e1000, "0x7f3a2c5e1000"},
+		{sysMmap, -12, "-1 ENOMEM"},
+		{sysBrk, 0x55d4a4b2f000, "0x55d4a4b2f000"},
+	} {
+		if got := tracker.FormatReturn(tt.nr, tt.ret); got != tt.want {
+			t.Errorf("FormatReturn(%s, %d) = %q, want %q", tracker.SyscallName(tt.nr), tt.ret, got, tt.want)
+		}
+	}
+	if got := tracker.FormatEvent(tracker.Event{Syscall: sysMmap, Return: 0x7f3a2c5e1000}); !strings.HasSuffix(got, " 0x7f3a2c5e1000") {
+		t.Errorf("mmap event printed as %q: want its return in hex", got)
+	}
+}
+
+func TestPlural(t *testing.T) {
+	for n, want := range map[uint64]string{0: "0 slow calls", 1: "1 slow call", 2: "2 slow calls"} {
+		if got := tracker.Plural(n, "slow call"); got != want {
+			t.Errorf("Plural(%d) = %q, want %q", n, got, want)
+		}
 	}
 }

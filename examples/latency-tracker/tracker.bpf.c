@@ -11,14 +11,28 @@
 //   hist        the policy's per-syscall histogram, merged over CPUs by
 //               the host (mmapped)
 //   thresholds  per-syscall threshold in ns, 0: never report (mmapped)
-//   start       syscall entry time and number, by thread slot (kernel only)
+//   start       syscall entry time and number, by thread slot (kernel;
+//               uebpf/register clears a thread's slot when it untracks it)
 //   events      slow system calls (ring buffer, kernel → user)
 //   counters    [0] events dropped because the ring buffer was full
 //
-// The untracked fast path is one inlined array lookup (the thread's bit);
-// the tracked path touches only arrays and this CPU's own counters, so it
-// takes no lock and no atomic instruction.
+// The untracked fast path is one helper call (the current task, for its
+// thread id) and one inlined array lookup (its bit); the tracked path adds
+// the two clock reads and touches only arrays and this CPU's own counters,
+// so it takes no lock and no atomic instruction.
 #include "uebpf_helpers.h"
+
+/* The fields of the kernel's struct task_struct the programs read: CO-RE
+ * relocations place them where the running kernel's BTF says. */
+struct task_struct {
+	__s32 pid;  /* thread id */
+	__s32 tgid; /* process id */
+	__u64 start_time; /* CLOCK_MONOTONIC at fork: tells apart tasks that share an id */
+} __attribute__((preserve_access_index));
+
+/* Linux 5.11 on: the task's fields are read directly (BTF), so one call
+ * gives the ids and the start time. */
+static struct task_struct *(*bpf_get_current_task_btf)(void) = (void *)158;
 
 #define NSYS 512       /* syscall numbers tracked: 0..NSYS-1 */
 #define NBUCKETS 40    /* bucket b counts latencies in [2^b, 2^(b+1)) ns */
@@ -45,9 +59,13 @@ struct sys_stats {
 	__u64 buckets[NBUCKETS];
 };
 
+/* An entry names the task instance that made it: a thread id is reused
+ * once the id space wraps, and a thread that ends in exit or exit_group
+ * never returns from it, so a slot can hold an entry of a task long gone. */
 struct start {
 	__u64 ts;
-	__u32 tid; /* the slot's owner: a slot is shared by ids NSLOTS apart */
+	__u64 task_start; /* the owner's start_time */
+	__u32 tid;        /* the owner: a slot is shared by ids NSLOTS apart */
 	__u32 nr;
 };
 
@@ -100,8 +118,8 @@ struct {
 /* An array, not a hash: a thread blocked in a call can wake on another
  * CPU, so the entry time is per thread, and a direct-mapped slot costs one
  * inlined lookup where a hash costs a hashed, locked one. Two tracked
- * threads whose ids are NSLOTS apart share a slot; the tid tag then drops
- * the overwritten measurement instead of reporting a wrong one. */
+ * threads whose ids are NSLOTS apart share a slot; the owner's tag then
+ * drops the overwritten measurement instead of reporting a wrong one. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, NSLOTS);
@@ -168,6 +186,14 @@ static __always_inline void set_bit(__u32 bitmap, __u32 id, int on)
 		__sync_fetch_and_and(w, ~(1ULL << (id & 63)));
 }
 
+/* The start slot of thread tid. */
+static __always_inline struct start *slot_of(__u32 tid)
+{
+	__u32 slot = tid & (NSLOTS - 1);
+
+	return bpf_map_lookup_elem(&start, &slot);
+}
+
 static __always_inline __u32 log2_u64(__u64 v)
 {
 	__u32 r = 0;
@@ -206,16 +232,17 @@ static __noinline void count_task(__u32 id, __u32 nr, __u64 lat, __u32 slow)
 SEC("raw_tp/sys_enter")
 int sys_enter(struct bpf_raw_tracepoint_args *ctx)
 {
-	__u32 tid = bpf_get_current_pid_tgid();
-	__u32 slot = tid & (NSLOTS - 1);
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u32 tid = task->pid;
 	struct start *s;
 
 	if (!test_bit(BM_THREAD, tid))
 		return 0;
-	s = bpf_map_lookup_elem(&start, &slot);
+	s = slot_of(tid);
 	if (!s)
 		return 0;
 	s->tid = tid;
+	s->task_start = task->start_time;
 	s->nr = ctx->args[1];
 	s->ts = bpf_ktime_get_ns();
 	return 0;
@@ -224,8 +251,8 @@ int sys_enter(struct bpf_raw_tracepoint_args *ctx)
 SEC("raw_tp/sys_exit")
 int sys_exit(struct bpf_raw_tracepoint_args *ctx)
 {
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u32 tid = pid_tgid, slot = tid & (NSLOTS - 1), nr, b, idx, zero = 0;
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u32 tid = task->pid, nr, b, idx, zero = 0;
 	__u64 now, lat, limit, *thr, *dropped;
 	struct sys_stats *st;
 	struct start *s;
@@ -234,10 +261,11 @@ int sys_exit(struct bpf_raw_tracepoint_args *ctx)
 	if (!test_bit(BM_THREAD, tid))
 		return 0;
 	now = bpf_ktime_get_ns();
-	s = bpf_map_lookup_elem(&start, &slot);
-	/* No entry time: tracking began inside this call (or the slot was
-	 * taken by another thread). */
-	if (!s || s->tid != tid || !s->ts || s->ts > now)
+	s = slot_of(tid);
+	/* No entry of this task: tracking began inside this call, the slot
+	 * was taken by another thread, or this is a new task's return from
+	 * fork (the entry, if any, is of an earlier task with this id). */
+	if (!s || s->tid != tid || s->task_start != task->start_time || !s->ts || s->ts > now)
 		return 0;
 	lat = now - s->ts;
 	nr = s->nr;
@@ -262,7 +290,7 @@ int sys_exit(struct bpf_raw_tracepoint_args *ctx)
 		st->min_ns = lat;
 	limit = *thr;
 	if (per_task)
-		count_task(per_task == 1 ? pid_tgid >> 32 : tid, nr, lat, limit && lat > limit);
+		count_task(per_task == 1 ? task->tgid : tid, nr, lat, limit && lat > limit);
 
 	if (!limit || lat <= limit)
 		return 0;
@@ -278,7 +306,7 @@ int sys_exit(struct bpf_raw_tracepoint_args *ctx)
 	e->latency_ns = lat;
 	e->threshold_ns = limit;
 	e->ret = ctx->args[1];
-	e->pid = pid_tgid >> 32;
+	e->pid = task->tgid;
 	e->tid = tid;
 	e->syscall = nr;
 	e->pad = 0;
@@ -338,7 +366,10 @@ struct exec_args {
 SEC("tracepoint/sched/sched_process_exec")
 int sched_process_exec(struct exec_args *ctx)
 {
-	__u32 pid = ctx->pid, old = ctx->old_pid;
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u32 pid = ctx->pid, old = ctx->old_pid, nr;
+	struct start *from, *to;
+	__u64 ts;
 
 	if (test_bit(BM_ON_EXEC, pid)) {
 		set_bit(BM_ON_EXEC, pid, 0);
@@ -347,6 +378,20 @@ int sched_process_exec(struct exec_args *ctx)
 	} else if (old != pid && test_bit(BM_THREAD, old)) {
 		set_bit(BM_THREAD, old, 0);
 		set_bit(BM_THREAD, pid, 1);
+		/* The thread has taken the main thread's id and start time
+		 * (the main thread has exited, and its slot was cleared): its
+		 * execve, entered under the old id, returns under the new. */
+		from = slot_of(old);
+		to = slot_of(pid);
+		if (from && to && from->tid == old) {
+			ts = from->ts;
+			nr = from->nr;
+			from->ts = 0; /* first: the two may be one slot */
+			to->tid = pid;
+			to->task_start = task->start_time;
+			to->nr = nr;
+			to->ts = ts;
+		}
 	}
 	return 0;
 }
@@ -365,15 +410,20 @@ struct exit_args {
 
 volatile const __u8 exit_group_dead = 0;
 
-// An exiting thread is no longer tracked (its id will be reused); when
-// the process ends, its flags go too.
+// An exiting thread is no longer tracked (its id will be reused), and its
+// slot is cleared whether it was tracked or not: its last call (exit,
+// exit_group, or the one a fatal signal ended) never returns. When the
+// process ends, its flags go too.
 SEC("tracepoint/sched/sched_process_exit")
 int sched_process_exit(struct exit_args *ctx)
 {
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u32 tid = pid_tgid, tgid = pid_tgid >> 32;
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u32 tid = task->pid, tgid = task->tgid;
+	struct start *s = slot_of(tid);
 	int process_ends;
 
+	if (s && s->tid == tid)
+		s->ts = 0;
 	if (test_bit(BM_THREAD, tid))
 		set_bit(BM_THREAD, tid, 0);
 	/* Without the field, the branch that reads it is dead code the
@@ -405,6 +455,7 @@ int register_id(struct register_ctx *c)
 {
 	__u32 word = c->bitmap * ID_WORDS + ((c->id >> 6) & (ID_WORDS - 1));
 	__u64 bit = 1ULL << (c->id & 63), old, *w;
+	struct start *s;
 
 	if (c->bitmap >= NBITMAPS)
 		return -1;
@@ -412,9 +463,13 @@ int register_id(struct register_ctx *c)
 	if (!w)
 		return -1;
 	if (c->track)
-		old = __sync_fetch_and_or(w, bit);
-	else
-		old = __sync_fetch_and_and(w, ~bit);
+		return (__sync_fetch_and_or(w, bit) & bit) != 0;
+	old = __sync_fetch_and_and(w, ~bit);
+	/* The entry of a call in flight would be matched by the exit of a
+	 * later call, were the thread tracked again in the middle of it. */
+	s = slot_of(c->id);
+	if (c->bitmap == BM_THREAD && s && s->tid == c->id)
+		s->ts = 0;
 	return (old & bit) != 0;
 }
 

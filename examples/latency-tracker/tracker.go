@@ -276,11 +276,19 @@ var ErrPermission = uebpf.ErrKernelPermission
 // attached because tracefs is not mounted.
 var ErrNoTracefs = uebpf.ErrNoTracefs
 
+// ErrNoBTF is wrapped when the kernel does not describe its types (BTF,
+// CONFIG_DEBUG_INFO_BTF): the programs find the fields of the current
+// task through it.
+var ErrNoBTF = errors.New("the kernel has no BTF (/sys/kernel/btf/vmlinux; CONFIG_DEBUG_INFO_BTF)")
+
 // New loads the tracker's kernel and userspace programs, sets the initial
 // thresholds by the policy and attaches the kernel programs. Nothing is
 // tracked until Track is called.
 func New(cfg Config) (*Tracker, error) {
 	cfg = cfg.withDefaults()
+	if _, err := os.Stat("/sys/kernel/btf/vmlinux"); err != nil {
+		return nil, fmt.Errorf("tracker: %w", ErrNoBTF)
+	}
 	spec, err := elf.LoadSpecFromReader(bytes.NewReader(object))
 	if err != nil {
 		return nil, fmt.Errorf("tracker: %w", err)

@@ -34,6 +34,9 @@ func newTracker(tb testing.TB, cfg tracker.Config) *tracker.Tracker {
 	if errors.Is(err, tracker.ErrNoTracefs) {
 		tb.Skip("tracefs is not mounted: the tracker's tracepoints cannot be attached")
 	}
+	if errors.Is(err, tracker.ErrNoBTF) {
+		tb.Skip(err)
+	}
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -74,7 +74,7 @@ func run(workers int, duration time.Duration, slowEvery int) error {
 	fmt.Printf("\n%d requests served; only their system calls were measured:\n", served.Load())
 	snap := tr.Snapshot()
 	tracker.WriteTable(os.Stdout, tr.Rows(snap, snap.Top(0, nil)), tracker.Auto)
-	fmt.Printf("%d slow calls reported, %d dropped\n", tr.Delivered(), tr.Drops())
+	fmt.Printf("%s reported, %d dropped\n", tracker.Plural(tr.Delivered(), "slow call"), tr.Drops())
 	return nil
 }
 

@@ -6,7 +6,7 @@
 // same maps) set each syscall's threshold from the observed behaviour.
 // Needs root.
 //
-//	latency-tracker --pid 1234 --follow
+//	latency-tracker -p 1234 --follow
 //	latency-tracker --comm nginx --policy stddev --k 4
 //	latency-tracker --static 1ms -e read,write --json -- ./server --port 8080
 //	latency-tracker -a -P --duration 10s
@@ -64,6 +64,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "latency-tracker: %s\n(latency-tracker -h lists the flags)\n", strings.TrimPrefix(err.Error(), errUsage.Error()+": "))
 		return 2
+	}
+	for _, w := range o.warnings {
+		fmt.Fprintln(stderr, "latency-tracker:", w)
 	}
 	status, err := track(o, &lockedWriter{w: stdout})
 	if err != nil {
@@ -397,7 +400,7 @@ func findComm(name string) []int {
 			continue
 		}
 		b, err := os.ReadFile("/proc/" + e.Name() + "/comm")
-		if err == nil && strings.TrimSpace(string(b)) == name {
+		if err == nil && strings.TrimSuffix(string(b), "\n") == name {
 			pids = append(pids, pid)
 		}
 	}

@@ -45,7 +45,12 @@ type options struct {
 	json     bool
 	metrics  string // address of the Prometheus endpoint, or ""
 	unit     tracker.Unit
+	warnings []string // printed before tracking starts
 }
+
+// commLen is the longest command name the kernel keeps (TASK_COMM_LEN
+// less its NUL).
+const commLen = 15
 
 // parseArgs parses and checks the command line; help, when asked for, is
 // written to out and flag.ErrHelp returned.
@@ -55,6 +60,7 @@ func parseArgs(args []string, out io.Writer) (*options, error) {
 	var (
 		o          options
 		pids       = fs.String("pid", "", "comma-separated process ids to track (all their threads)")
+		pidsShort  = fs.String("p", "", "same as --pid")
 		tids       = fs.String("tid", "", "comma-separated thread ids to track")
 		policy     = fs.String("policy", "percentile", "threshold policy: percentile or stddev")
 		percentile = fs.Float64("percentile", 99, "percentile policy: the percentile, in (0, 100]")
@@ -77,7 +83,7 @@ func parseArgs(args []string, out io.Writer) (*options, error) {
 	fs.DurationVar(&o.interval, "interval", time.Second, "how often the policy runs and the table is printed")
 	fs.BoolVar(&o.cfg.Decay, "decay", false, "halve the histograms every interval (follow recent behaviour)")
 	fs.BoolVar(&o.table, "table", true, "print the per-syscall table every interval")
-	fs.IntVar(&o.top, "top", 10, "rows of the tables (0: all)")
+	fs.IntVar(&o.top, "top", 10, "rows of the tables, most calls first (0: all; with --json all unless given)")
 	fs.BoolVar(&o.hist, "hist", true, "print log2 histograms of the --top syscalls on exit")
 	fs.BoolVar(&o.failed, "x", false, "report only slow calls that failed")
 	fs.DurationVar(&o.duration, "duration", 0, "stop after this long (0: until Ctrl-C or the targets exit)")
@@ -88,7 +94,7 @@ func parseArgs(args []string, out io.Writer) (*options, error) {
 	fs.Usage = func() {} // the flag package calls it on every error
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintf(out, "usage: latency-tracker [flags] (--pid PID | --tid TID | --comm NAME | -a | -- command args...)\n\n")
+			fmt.Fprintf(out, "usage: latency-tracker [flags] (-p PID | --tid TID | --comm NAME | -a | -- command args...)\n\n")
 			fs.SetOutput(out)
 			fs.PrintDefaults()
 			return nil, err
@@ -100,8 +106,21 @@ func parseArgs(args []string, out io.Writer) (*options, error) {
 	o.cmd = fs.Args()
 
 	var err error
-	if o.pids, err = parseIDs("--pid", *pids); err != nil {
+	pidFlag := "--pid"
+	switch {
+	case set["p"] && set["pid"]:
+		return nil, usageErr("-p and --pid: give the processes once")
+	case set["p"]:
+		pidFlag, *pids = "-p", *pidsShort
+	}
+	if o.pids, err = parseIDs(pidFlag, *pids); err != nil {
 		return nil, err
+	}
+	if len(o.comm) > commLen {
+		// /proc/PID/comm holds the first 15 bytes of the name: compare
+		// those, and say so, rather than match nothing.
+		o.warnings = append(o.warnings, fmt.Sprintf("--comm %q: the kernel keeps the first %d bytes of a command name: tracking processes named %q", o.comm, commLen, o.comm[:commLen]))
+		o.comm = o.comm[:commLen]
 	}
 	if o.tids, err = parseIDs("--tid", *tids); err != nil {
 		return nil, err
@@ -114,7 +133,7 @@ func parseArgs(args []string, out io.Writer) (*options, error) {
 	}
 	switch {
 	case targets == 0:
-		return nil, usageErr("nothing to track: give --pid, --tid, --comm, -a or a command after --")
+		return nil, usageErr("nothing to track: give -p/--pid, --tid, --comm, -a or a command after --")
 	case o.all && targets > 1 && len(o.cmd) == 0:
 		return nil, usageErr("-a tracks every thread already: drop --pid, --tid and --comm")
 	}
@@ -150,6 +169,9 @@ func parseArgs(args []string, out io.Writer) (*options, error) {
 		return nil, usageErr("-m and -u: choose one unit")
 	case *perProc && *perThread:
 		return nil, usageErr("-P and -T: choose one")
+	}
+	if o.json && !set["top"] {
+		o.top = 0 // a program reads JSON: every row, unless asked for fewer
 	}
 	// The policy program works in whole permille and percent.
 	if *percentile*10 != math.Trunc(*percentile*10) {

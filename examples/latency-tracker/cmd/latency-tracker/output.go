@@ -71,6 +71,9 @@ type jsonTable struct {
 	Syscalls   []jsonRow  `json:"syscalls"`
 	Tasks      []jsonTask `json:"tasks,omitempty"`
 	TasksBy    string     `json:"tasks_by,omitempty"` // "process" or "thread"
+	// Rows --top left out (absent: none).
+	SyscallsOmitted int `json:"syscalls_omitted,omitempty"`
+	TasksOmitted    int `json:"tasks_omitted,omitempty"`
 	// Summary only.
 	SlowReported *uint64 `json:"slow_reported,omitempty"`
 	Dropped      *uint64 `json:"dropped,omitempty"`
@@ -137,18 +140,22 @@ func (p *printer) writeJSON(v any) {
 
 // table prints one interval's table (and per-task table).
 func (p *printer) table(now time.Time, d *tracker.Snapshot, tasks []tracker.TaskStats) {
-	rows := p.tr.Rows(d, d.Top(p.o.top, p.keep))
-	tasks = p.topTasks(tasks)
+	nrs, omitted := top(d.Top(0, p.keep), p.o.top)
+	rows := p.tr.Rows(d, nrs)
+	tasks, tasksOmitted := top(p.sortTasks(tasks), p.o.top)
 	if p.o.json {
-		p.writeJSON(p.jsonTable("table", now, p.o.interval, rows, tasks))
+		t := p.jsonTable("table", now, p.o.interval, rows, tasks)
+		t.SyscallsOmitted, t.TasksOmitted = omitted, tasksOmitted
+		p.writeJSON(t)
 		return
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n--- %s: last %v ---\n", now.Format("15:04:05"), p.o.interval)
 	tracker.WriteTable(&b, rows, p.o.unit)
-	p.writeTasks(&b, tasks)
+	writeOmitted(&b, omitted, "syscall")
+	p.writeTasks(&b, tasks, tasksOmitted)
 	if dr := p.tr.Drops(); dr > 0 {
-		fmt.Fprintf(&b, "WARNING: %d slow calls dropped so far (ring buffer full)\n", dr)
+		fmt.Fprintf(&b, "WARNING: %s dropped so far (ring buffer full)\n", tracker.Plural(dr, "slow call"))
 	}
 	b.WriteString("\n")
 	io.WriteString(p.w, b.String())
@@ -159,12 +166,13 @@ func (p *printer) summary(elapsed time.Duration, all, minmax *tracker.Snapshot, 
 	for nr := range all {
 		all[nr].Min, all[nr].Max = minmax[nr].Min, minmax[nr].Max
 	}
-	nrs := all.Top(p.o.top, p.keep)
+	nrs, omitted := top(all.Top(0, p.keep), p.o.top)
 	rows := p.tr.Rows(all, nrs)
-	tasks = p.topTasks(tasks)
+	tasks, tasksOmitted := top(p.sortTasks(tasks), p.o.top)
 	reported, dropped := p.reported, p.tr.Drops()
 	if p.o.json {
 		t := p.jsonTable("summary", time.Now(), elapsed, rows, tasks)
+		t.SyscallsOmitted, t.TasksOmitted = omitted, tasksOmitted
 		t.SlowReported, t.Dropped = &reported, &dropped
 		if withCmd {
 			t.ExitStatus = &status
@@ -175,14 +183,32 @@ func (p *printer) summary(elapsed time.Duration, all, minmax *tracker.Snapshot, 
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n=== summary: %v ===\n", elapsed.Round(time.Millisecond))
 	tracker.WriteTable(&b, rows, p.o.unit)
-	p.writeTasks(&b, tasks)
+	writeOmitted(&b, omitted, "syscall")
+	p.writeTasks(&b, tasks, tasksOmitted)
 	if p.o.hist {
 		for _, nr := range nrs {
 			tracker.WriteHistogram(&b, tracker.SyscallName(nr), &all[nr])
 		}
 	}
-	fmt.Fprintf(&b, "\n%d slow calls reported, %d dropped\n", reported, dropped)
+	fmt.Fprintf(&b, "\n%s reported, %d dropped\n", tracker.Plural(reported, "slow call"), dropped)
 	io.WriteString(p.w, b.String())
+}
+
+// top returns the first n rows (n 0: all) and how many it left out.
+func top[T any](rows []T, n int) ([]T, int) {
+	if n > 0 && len(rows) > n {
+		return rows[:n], len(rows) - n
+	}
+	return rows, 0
+}
+
+// writeOmitted says how many rows --top left out of a table.
+func writeOmitted(b *strings.Builder, n int, what string) {
+	if n == 1 {
+		fmt.Fprintf(b, "... and 1 more %s (--top 0 shows all)\n", what)
+	} else if n > 1 {
+		fmt.Fprintf(b, "... and %d more %ss (--top 0 shows all)\n", n, what)
+	}
 }
 
 func (p *printer) jsonTable(typ string, now time.Time, span time.Duration, rows []tracker.Row, tasks []tracker.TaskStats) jsonTable {
@@ -217,9 +243,8 @@ func (p *printer) taskWord() string {
 	return "process"
 }
 
-// topTasks keeps the -e syscalls' rows with calls, most calls first, up
-// to --top.
-func (p *printer) topTasks(tasks []tracker.TaskStats) []tracker.TaskStats {
+// sortTasks keeps the -e syscalls' rows with calls, most calls first.
+func (p *printer) sortTasks(tasks []tracker.TaskStats) []tracker.TaskStats {
 	var out []tracker.TaskStats
 	for _, t := range tasks {
 		if t.Count > 0 && p.keep(t.Syscall) {
@@ -232,13 +257,10 @@ func (p *printer) topTasks(tasks []tracker.TaskStats) []tracker.TaskStats {
 		}
 		return out[i].ID < out[j].ID
 	})
-	if p.o.top > 0 && len(out) > p.o.top {
-		out = out[:p.o.top]
-	}
 	return out
 }
 
-func (p *printer) writeTasks(b *strings.Builder, tasks []tracker.TaskStats) {
+func (p *printer) writeTasks(b *strings.Builder, tasks []tracker.TaskStats, omitted int) {
 	if p.o.cfg.GroupBy == tracker.GroupNone {
 		return
 	}
@@ -253,6 +275,7 @@ func (p *printer) writeTasks(b *strings.Builder, tasks []tracker.TaskStats) {
 		fmt.Fprintf(b, "%7d %-16s %-18s %9d %6d %9s %12s\n", t.ID, t.Comm, tracker.SyscallName(t.Syscall), t.Count, t.Slow,
 			tracker.FormatDuration(t.Sum/time.Duration(max(t.Count, 1)), u), tracker.FormatDuration(t.Max, u))
 	}
+	writeOmitted(b, omitted, "row")
 }
 
 // taskDelta returns cur's counts minus prev's (Max stays cur's: since
