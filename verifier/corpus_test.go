@@ -40,7 +40,7 @@ func clangPrograms(t testing.TB, pattern string, fixed int, readOnly bool) (map[
 	progs := map[string]*elf.Program{}
 	opts := map[string]verifier.Options{}
 	for _, path := range paths {
-		coll, err := elf.Load(path, &elf.Options{Helpers: helpers.Standard(nil), AllPrograms: true})
+		coll, err := elf.Load(path, &elf.Options{Helpers: helpers.Standard(nil)})
 		if err != nil {
 			t.Fatalf("%s: %v", path, err)
 		}
